@@ -1,0 +1,99 @@
+/**
+ * Helpers shared by the Pod templates: container iteration, exemptImages, and the
+ * Rego-compatible bits that keep messages and violation counts identical to Gatekeeper's.
+ */
+import type { K8sObject, Violation } from "../../types";
+
+export type ContainerKind = "container" | "initContainer" | "ephemeralContainer";
+
+/** A container of a Pod spec, as plain JSON. */
+export interface Container {
+    name?: string;
+    image?: string;
+    securityContext?: Record<string, any> | null;
+    [key: string]: any;
+}
+
+export interface PodContainer {
+    container: Container;
+    kind: ContainerKind;
+}
+
+const CONTAINER_LISTS: ReadonlyArray<readonly [string, ContainerKind]> = [
+    ["containers", "container"],
+    ["initContainers", "initContainer"],
+    ["ephemeralContainers", "ephemeralContainer"],
+];
+
+/** containers, initContainers and ephemeralContainers of a Pod, in that order. */
+export function allContainers(pod: K8sObject): PodContainer[] {
+    const out: PodContainer[] = [];
+    const spec = pod.spec;
+    if (!spec || typeof spec !== "object") return out;
+    for (const [field, kind] of CONTAINER_LISTS) {
+        const list = spec[field];
+        if (!Array.isArray(list)) continue;
+        for (const container of list) {
+            if (container && typeof container === "object") out.push({ container, kind });
+        }
+    }
+    return out;
+}
+
+/**
+ * Gatekeeper's exemptImages: an entry ending in `*` is a prefix, any other entry must equal
+ * the image.
+ */
+export function isExempt(image: unknown, exemptImages: readonly string[] | undefined): boolean {
+    if (typeof image !== "string" || !Array.isArray(exemptImages)) return false;
+    for (const exemption of exemptImages) {
+        if (typeof exemption !== "string") continue;
+        if (exemption.endsWith("*") ? image.startsWith(exemption.slice(0, -1)) : exemption === image) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/** The containers of a Pod whose image is not exempt. */
+export function checkedContainers(pod: K8sObject, exemptImages: readonly string[] | undefined): PodContainer[] {
+    const all = allContainers(pod);
+    if (!Array.isArray(exemptImages) || exemptImages.length === 0) return all;
+    return all.filter(({ container }) => !isExempt(container.image, exemptImages));
+}
+
+/** Rego truthiness: a value counts unless it is undefined or `false` (0, "" and {} count). */
+export function isSet(value: unknown): boolean {
+    return value !== undefined && value !== false;
+}
+
+/**
+ * Renders a value as Rego's sprintf("%v") does: a top-level string bare, everything else in
+ * OPA's term syntax (quoted strings, ", " separators, object keys and set members sorted).
+ */
+export function regoFormat(value: unknown): string {
+    return typeof value === "string" ? value : regoTerm(value);
+}
+
+function regoTerm(value: unknown): string {
+    if (value === undefined) return "";
+    if (value === null) return "null";
+    if (typeof value === "string") return JSON.stringify(value);
+    if (typeof value !== "object") return String(value);
+    if (Array.isArray(value)) return `[${value.map(regoTerm).join(", ")}]`;
+    if (value instanceof Set) {
+        if (value.size === 0) return "set()";
+        return `{${[...value].map(regoTerm).sort().join(", ")}}`;
+    }
+    const entries = Object.keys(value)
+        .sort()
+        .map((key) => `${JSON.stringify(key)}: ${regoTerm((value as Record<string, unknown>)[key])}`);
+    return `{${entries.join(", ")}}`;
+}
+
+/** Rego's violation rule is a set: a message produced twice is one violation. */
+export function violations(messages: readonly string[]): Violation[] {
+    if (messages.length === 0) return [];
+    const unique = messages.length === 1 ? messages : [...new Set(messages)];
+    return unique.map((msg) => ({ msg }));
+}
