@@ -1,0 +1,113 @@
+#!/bin/sh
+# postgres-backup.sh - full-cluster dump plus one dump per database (spec 8.3, "Relational database").
+#
+# Layout written (one folder per run, renamed into place only when everything succeeded):
+#   $BACKUP_DIR/<YYYY-MM-DDTHHMMSSZ>/
+#     cluster.sql.gz        pg_dumpall (roles, tablespaces, every database), plain SQL, gzip
+#     databases/<file>.dump pg_dump -Fc of each non-template database that accepts connections
+#     databases.tsv         file <TAB> database <TAB> owner <TAB> encoding <TAB> collate <TAB> ctype
+#     SHA256SUMS            checksums of the files above (checked by postgres-restore.sh)
+# Work happens in $BACKUP_DIR/.partial-<stamp>-<pid>; on any failure it is removed and earlier
+# backups are not touched. Retention (folders older than $RETENTION_DAYS days) runs only after success.
+#
+# Environment (all settings come from here; nothing is hard-coded):
+#   BACKUP_DIR      directory on the backup volume (must exist)
+#   RETENTION_DAYS  delete backup folders older than this many days (0 = keep everything)
+#   PGHOST PGPORT PGUSER  server address and superuser (libpq variables)
+#   PGPASSWORD      password (secret; read by libpq, never printed)
+#   PGDATABASE      maintenance database used to list databases (default postgres)
+#   PGSSLMODE       optional, passed through to libpq
+set -eu
+umask 077
+SCRIPT=postgres-backup
+TAB=$(printf '\t')
+
+ts() { date -u +%Y-%m-%dT%H:%M:%SZ; }
+log() { printf '%s [%s] %s\n' "$(ts)" "$SCRIPT" "$*"; }
+die() { printf '%s [%s] ERROR: %s\n' "$(ts)" "$SCRIPT" "$*" >&2; exit 1; }
+oneline() { printf '%s' "$1" | tr '\n\t' '  ' | sed 's/  */ /g'; }
+require() {
+  for _v in "$@"; do
+    eval "_val=\${$_v:-}"
+    [ -n "$_val" ] || die "required environment variable $_v is not set"
+  done
+}
+pg_fail() { # $1 = step, $2 = client output
+  case $2 in
+    *"password authentication failed"*|*"no password supplied"*|*"SCRAM"*|*"authentication failed"*)
+      die "$1: authentication failed for user '${PGUSER:-}' at $TARGET (check the PGPASSWORD secret). Server said: $(oneline "$2")" ;;
+    *"pg_hba.conf"*)
+      die "$1: access refused by pg_hba.conf for user '${PGUSER:-}' at $TARGET. Server said: $(oneline "$2")" ;;
+    *"Connection refused"*|*"could not connect"*|*"could not translate host name"*|*"timeout expired"*|*"No route to host"*|*"Is the server running"*|*"server closed the connection"*)
+      die "$1: PostgreSQL server unreachable at $TARGET. Client said: $(oneline "$2")" ;;
+    *) die "$1 failed: $(oneline "$2")" ;;
+  esac
+}
+fsync_tree() { find "$1" -type f -exec sync {} + 2>/dev/null || sync; sync "$1" 2>/dev/null || true; }
+
+require BACKUP_DIR RETENTION_DAYS PGHOST
+case $RETENTION_DAYS in *[!0-9]*) die "RETENTION_DAYS must be a whole number of days, got '$RETENTION_DAYS'" ;; esac
+[ -d "$BACKUP_DIR" ] || die "backup directory $BACKUP_DIR does not exist (is the backup volume mounted?)"
+[ -w "$BACKUP_DIR" ] || die "backup directory $BACKUP_DIR is not writable"
+export PGDATABASE="${PGDATABASE:-postgres}"
+TARGET="${PGHOST}:${PGPORT:-5432}"
+
+stamp=$(date -u +%Y-%m-%dT%H%M%SZ)
+final="$BACKUP_DIR/$stamp"
+n=1
+while [ -e "$final" ]; do n=$((n + 1)); final="$BACKUP_DIR/$stamp-$n"; done
+work="$BACKUP_DIR/.partial-$stamp-$$"
+trap 'rm -rf -- "$work"' EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
+mkdir -p "$work/databases"
+
+log "connecting to PostgreSQL at $TARGET as '${PGUSER:-}'"
+out=$(psql -X -A -t -v ON_ERROR_STOP=1 -c 'SELECT version()' 2>&1) || pg_fail "connection check" "$out"
+log "server: $(oneline "$out")"
+
+log "listing databases (templates excluded)"
+out=$(psql -X -A -t -v ON_ERROR_STOP=1 -F "$TAB" -c "SELECT datname, pg_get_userbyid(datdba), pg_encoding_to_char(encoding), datcollate, datctype FROM pg_database WHERE NOT datistemplate AND datallowconn ORDER BY datname" 2>&1) \
+  || pg_fail "listing databases" "$out"
+printf '%s\n' "$out" > "$work/list.tsv"
+log "databases: $(cut -f1 "$work/list.tsv" | tr '\n' ' ')"
+
+log "full-cluster dump (pg_dumpall) -> cluster.sql.gz"
+pg_dumpall -f "$work/cluster.sql" 2> "$work/err" || pg_fail "pg_dumpall" "$(cat "$work/err")"
+gzip -6 "$work/cluster.sql" || die "compressing cluster.sql failed (disk full?)"
+
+: > "$work/databases.tsv"
+i=0
+while IFS="$TAB" read -r db owner enc coll ctype; do
+  [ -n "$db" ] || continue
+  i=$((i + 1))
+  # Safe file name: the database name when it is plain, otherwise a numbered name (mapping kept in databases.tsv).
+  case $db in
+    *[!A-Za-z0-9._-]*|.*) file="db-$i.dump" ;;
+    *) file="$db.dump" ;;
+  esac
+  log "dumping database '$db' (pg_dump -Fc) -> databases/$file"
+  PGDATABASE="$db" pg_dump -Fc -f "$work/databases/$file" 2> "$work/err" || pg_fail "pg_dump of database '$db'" "$(cat "$work/err")"
+  pg_restore -l "$work/databases/$file" > /dev/null 2> "$work/err" || die "dump of '$db' is unreadable: $(oneline "$(cat "$work/err")")"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$file" "$db" "$owner" "$enc" "$coll" "$ctype" >> "$work/databases.tsv"
+done < "$work/list.tsv"
+rm -f "$work/list.tsv" "$work/err"
+
+(cd "$work" && find . -type f ! -name SHA256SUMS -exec sha256sum {} + > SHA256SUMS) || die "writing checksums failed"
+fsync_tree "$work"
+mv "$work" "$final" || die "could not move the finished backup into place ($final)"
+sync "$BACKUP_DIR" 2>/dev/null || true
+log "backup complete: $final ($(du -sk "$final" | cut -f1) KiB, $i database dumps + cluster dump)"
+
+# Retention: only after a successful dump; only our own dated folders (and stale partial folders).
+if [ "$RETENTION_DAYS" -eq 0 ]; then
+  log "retention disabled (RETENTION_DAYS=0)"
+else
+  log "retention: deleting backups older than $RETENTION_DAYS days"
+  find "$BACKUP_DIR" -mindepth 1 -maxdepth 1 \( -name '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T*' -o -name '.partial-*' \) \
+    -mmin +$((RETENTION_DAYS * 1440)) -print | while IFS= read -r old; do
+      log "retention: deleting $old"
+      rm -rf -- "$old"
+    done
+fi
+log "done"
