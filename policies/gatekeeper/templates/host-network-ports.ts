@@ -1,0 +1,62 @@
+import type { TemplateRule } from "../types";
+import { checkedContainers, isSet, regoFormat, violations } from "./lib/pod";
+
+export interface Params {
+    exemptImages?: string[];
+    hostNetwork?: boolean;
+    min?: number;
+    max?: number;
+}
+
+function hostPortOutOfRange(port: unknown, params: Params): boolean {
+    if (typeof port !== "number") return false;
+    return (typeof params.min === "number" && port < params.min) || (typeof params.max === "number" && port > params.max);
+}
+
+export const rule: TemplateRule<Params> = {
+    kind: "K8sPSPHostNetworkingPorts",
+    template: "host-network-ports",
+    category: "pod-security-policy",
+    description: "Controls usage of host network namespace by pod containers. HostNetwork verification happens without exception for exemptImages. Specific ports must be specified. Corresponds to the `hostNetwork` and `hostPorts` fields in a PodSecurityPolicy. For more information, see https://kubernetes.io/docs/concepts/policy/pod-security-policy/#host-namespaces",
+    parameterSchema: {
+        "type": "object",
+        "description": "Controls usage of host network namespace by pod containers. HostNetwork verification happens without exception for exemptImages. Specific ports must be specified. Corresponds to the `hostNetwork` and `hostPorts` fields in a PodSecurityPolicy. For more information, see https://kubernetes.io/docs/concepts/policy/pod-security-policy/#host-namespaces",
+        "properties": {
+            "exemptImages": {
+                "description": "Any container that uses an image that matches an entry in this list will be excluded from enforcement. Prefix-matching can be signified with `*`. For example: `my-image-*`.\nIt is recommended that users use the fully-qualified Docker image name (e.g. start with a domain name) in order to avoid unexpectedly exempting images from an untrusted repository.",
+                "type": "array",
+                "items": {
+                    "type": "string"
+                }
+            },
+            "hostNetwork": {
+                "description": "Determines if the policy allows the use of HostNetwork in the pod spec.",
+                "type": "boolean"
+            },
+            "min": {
+                "description": "The start of the allowed port range, inclusive.",
+                "type": "integer"
+            },
+            "max": {
+                "description": "The end of the allowed port range, inclusive.",
+                "type": "integer"
+            }
+        }
+    },
+    validate({ review, parameters }) {
+        const params = parameters ?? {};
+        const pod = review.object;
+        // hostNetwork is a pod-level setting: exemptImages do not apply to it.
+        let violating = !isSet(params.hostNetwork) && isSet(pod.spec?.hostNetwork);
+        if (!violating) {
+            violating = checkedContainers(pod, params.exemptImages).some(
+                ({ container }) =>
+                    Array.isArray(container.ports) && container.ports.some((port: any) => hostPortOutOfRange(port?.hostPort, params)),
+            );
+        }
+        if (!violating) return [];
+        return violations([
+            `The specified hostNetwork and hostPort are not allowed, pod: ${regoFormat(pod.metadata?.name)}. Allowed values: ${regoFormat(params)}`,
+        ]);
+    },
+};
