@@ -1,0 +1,512 @@
+// Shared helpers for the backup script tests: binary discovery (skip outside CI, fail in CI),
+// free ports, temporary directories, throw-away PostgreSQL and Redis servers on 127.0.0.1,
+// a tiny RESP client, and running a backup script with a controlled environment.
+//
+// Every server and temporary directory is registered in a cleanup list that also runs on
+// process exit, so servers are stopped even when a test fails or throws.
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+export const REPO_ROOT = path.resolve(__dirname, '..', '..');
+export const SCRIPTS_DIR = path.join(REPO_ROOT, 'backups', 'scripts');
+
+// ---------------------------------------------------------------------------------------------
+// cleanup registry
+const cleanups = new Map<number, () => void>();
+let nextCleanup = 1;
+function registerCleanup(fn: () => void): number {
+  const id = nextCleanup++;
+  cleanups.set(id, fn);
+  return id;
+}
+function runCleanup(id: number): void {
+  const fn = cleanups.get(id);
+  cleanups.delete(id);
+  if (fn) {
+    try {
+      fn();
+    } catch {
+      /* best effort */
+    }
+  }
+}
+process.on('exit', () => {
+  for (const id of [...cleanups.keys()].reverse()) runCleanup(id);
+});
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(sig, () => {
+    for (const id of [...cleanups.keys()].reverse()) runCleanup(id);
+    process.exit(130);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// binaries: skip with a clear message outside CI, fail in CI
+export const isCI = (): boolean => {
+  const v = process.env.CI;
+  return v !== undefined && v !== '' && v !== '0' && v.toLowerCase() !== 'false';
+};
+
+export function which(name: string, extraDirs: string[] = []): string | undefined {
+  const dirs = [...extraDirs, ...(process.env.PATH ?? '').split(path.delimiter)].filter(Boolean);
+  for (const d of dirs) {
+    const p = path.join(d, name);
+    try {
+      fs.accessSync(p, fs.constants.X_OK);
+      if (fs.statSync(p).isFile()) return p;
+    } catch {
+      /* next */
+    }
+  }
+  return undefined;
+}
+
+/** Directory of the PostgreSQL server binaries (initdb, pg_ctl): $PG_BINDIR or the newest /usr/lib/postgresql/<v>/bin. */
+export function pgBinDir(): string | undefined {
+  if (process.env.PG_BINDIR) return process.env.PG_BINDIR;
+  const base = '/usr/lib/postgresql';
+  let versions: string[] = [];
+  try {
+    versions = fs.readdirSync(base).filter((v) => fs.existsSync(path.join(base, v, 'bin', 'initdb')));
+  } catch {
+    /* none */
+  }
+  versions.sort((a, b) => Number(b) - Number(a));
+  if (versions.length) return path.join(base, versions[0], 'bin');
+  const initdb = which('initdb');
+  return initdb ? path.dirname(initdb) : undefined;
+}
+
+export interface BinaryNeed {
+  name: string;
+  /** Debian package that provides it */
+  apt: string;
+  /** extra directories to look in (e.g. the PostgreSQL bin dir) */
+  dirs?: string[];
+}
+
+export function missingBinaries(needs: BinaryNeed[]): BinaryNeed[] {
+  return needs.filter((n) => !which(n.name, n.dirs ?? []));
+}
+
+/**
+ * For node:test's `skip` option. Outside CI: a message naming the missing binaries and the
+ * apt-get command. In CI (CI=true): never skip (returns false) - call `assertBinaries` in a
+ * before() hook so the tests fail with the same message.
+ */
+export function skipUnless(needs: BinaryNeed[]): string | false {
+  const missing = missingBinaries(needs);
+  if (!missing.length || isCI()) return false;
+  return missingMessage(missing);
+}
+
+export function assertBinaries(needs: BinaryNeed[]): void {
+  const missing = missingBinaries(needs);
+  if (missing.length) throw new Error(`${missingMessage(missing)} (CI is set, so this is a failure, not a skip)`);
+}
+
+function missingMessage(missing: BinaryNeed[]): string {
+  const pkgs = [...new Set(missing.map((m) => m.apt))].join(' ');
+  return `skipped: missing binary ${missing.map((m) => m.name).join(', ')}; install with: apt-get install -y ${pkgs}`;
+}
+
+export const PG_NEEDS = (): BinaryNeed[] => {
+  const dir = pgBinDir();
+  const dirs = dir ? [dir] : [];
+  return [
+    { name: 'initdb', apt: 'postgresql', dirs },
+    { name: 'pg_ctl', apt: 'postgresql', dirs },
+    { name: 'psql', apt: 'postgresql', dirs },
+    { name: 'pg_dump', apt: 'postgresql', dirs },
+    { name: 'pg_dumpall', apt: 'postgresql', dirs },
+    { name: 'pg_restore', apt: 'postgresql', dirs },
+  ];
+};
+export const REDIS_NEEDS: BinaryNeed[] = [
+  { name: 'redis-server', apt: 'redis-server' },
+  { name: 'redis-cli', apt: 'redis-server' },
+];
+export const SQLITE_NEEDS: BinaryNeed[] = [{ name: 'sqlite3', apt: 'sqlite3' }];
+export const GIT_NEEDS: BinaryNeed[] = [{ name: 'git', apt: 'git' }];
+export const CURL_NEEDS: BinaryNeed[] = [{ name: 'curl', apt: 'curl' }];
+
+// ---------------------------------------------------------------------------------------------
+// ports, directories, files
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** A temporary directory removed at the end of the process (or earlier by calling the returned remove()). */
+export function tempDir(prefix: string): { dir: string; remove: () => void } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `bk-${prefix}-`));
+  const id = registerCleanup(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return { dir, remove: () => runCleanup(id) };
+}
+
+/** Set the modification time of a path like `touch -d "<n> days ago"`. */
+export function touchDaysAgo(p: string, days: number): void {
+  execFileSync('touch', ['-d', `${days} days ago`, p]);
+}
+
+/** Relative path -> sha256 of every file under dir (to prove earlier backups stay byte-identical). */
+export function treeHashes(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (d: string): void => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else out[path.relative(dir, p)] = createHash('sha256').update(fs.readFileSync(p)).digest('hex');
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+/** Dated backup folders / files (names starting with YYYY-MM-DDT) in a backup directory, sorted. */
+export function backupEntries(dir: string): string[] {
+  return fs
+    .readdirSync(dir)
+    .filter((n) => /^\d{4}-\d{2}-\d{2}T/.test(n))
+    .sort();
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+// ---------------------------------------------------------------------------------------------
+// running scripts
+export interface RunResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** The PATH the scripts see: the PostgreSQL bin dir first (pg_dump matching the server), then the normal PATH. */
+export function scriptPath(extra: string[] = []): string {
+  const pg = pgBinDir();
+  return [...extra, ...(pg ? [pg] : []), process.env.PATH ?? '/usr/bin:/bin'].join(path.delimiter);
+}
+
+/**
+ * Run backups/scripts/<name>.sh with /bin/sh (dash on Debian: proves the scripts are POSIX sh)
+ * and only the given environment (plus PATH/HOME/LANG), like a CronJob container would.
+ */
+export function runScript(
+  name: string,
+  env: Record<string, string | undefined>,
+  opts: { pathPrepend?: string[]; timeoutMs?: number } = {},
+): Promise<RunResult> {
+  const file = path.join(SCRIPTS_DIR, `${name}.sh`);
+  const cleanEnv: Record<string, string> = {
+    PATH: scriptPath(opts.pathPrepend),
+    HOME: env.HOME ?? os.tmpdir(),
+    LANG: 'C.UTF-8',
+  };
+  for (const [k, v] of Object.entries(env)) if (v !== undefined) cleanEnv[k] = v;
+  return new Promise((resolve, reject) => {
+    const child = spawn('sh', [file], { env: cleanEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 60_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** Assert-friendly description of a script run. */
+export function describeRun(r: RunResult): string {
+  return `exit ${r.code}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`;
+}
+
+export function run(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string; input?: string } = {}): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(cmd, args, { env: opts.env ?? process.env, cwd: opts.cwd, maxBuffer: 256 * 1024 * 1024 }, (err, stdout, stderr) => {
+      if (err) reject(new Error(`${cmd} ${args.join(' ')} failed: ${err.message}\n${stderr}`));
+      else resolve(stdout);
+    });
+    if (opts.input !== undefined) child.stdin?.end(opts.input);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// PostgreSQL
+export interface PgServer {
+  host: string;
+  port: number;
+  user: string;
+  password: string;
+  dir: string;
+  /** libpq environment for scripts and clients */
+  env(): Record<string, string>;
+  psql(sql: string, db?: string): Promise<string>;
+  stop(): void;
+}
+
+function asPostgresUser(args: string[]): [string, string[]] {
+  if (process.getuid && process.getuid() === 0) return ['runuser', ['-u', 'postgres', '--', ...args]];
+  return [args[0], args.slice(1)];
+}
+
+/** initdb + pg_ctl start on a free port, loopback only, as the postgres user when we are root. */
+export async function startPostgres(password = 'test-secret-pw'): Promise<PgServer> {
+  const bin = pgBinDir();
+  if (!bin) throw new Error('PostgreSQL server binaries not found (apt-get install -y postgresql)');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bk-pg-'));
+  const data = path.join(dir, 'data');
+  const pwfile = path.join(dir, 'pw');
+  fs.writeFileSync(pwfile, password + '\n', { mode: 0o600 });
+  if (process.getuid && process.getuid() === 0) execFileSync('chown', ['-R', 'postgres:', dir]);
+  const port = await freePort();
+  let started = false;
+  const stopSync = (): void => {
+    if (started) {
+      try {
+        const [c, a] = asPostgresUser([path.join(bin, 'pg_ctl'), '-D', data, '-m', 'immediate', '-w', 'stop']);
+        execFileSync(c, a, { stdio: 'ignore' });
+      } catch {
+        /* already down */
+      }
+      started = false;
+    }
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+  const id = registerCleanup(stopSync);
+  const [c1, a1] = asPostgresUser([
+    path.join(bin, 'initdb'), '-D', data, '-U', 'postgres', '-A', 'scram-sha-256', `--pwfile=${pwfile}`, '-N', '-E', 'UTF8', '--locale=C.UTF-8',
+  ]);
+  execFileSync(c1, a1, { stdio: 'pipe' });
+  const opts = [
+    '-c listen_addresses=127.0.0.1',
+    `-c port=${port}`,
+    `-c unix_socket_directories=${dir}`,
+    '-c fsync=off',
+    '-c synchronous_commit=off',
+    '-c full_page_writes=off',
+    '-c max_connections=50',
+  ].join(' ');
+  const [c2, a2] = asPostgresUser([path.join(bin, 'pg_ctl'), '-D', data, '-w', '-t', '60', '-l', path.join(dir, 'server.log'), '-o', opts, 'start']);
+  started = true;
+  execFileSync(c2, a2, { stdio: 'pipe' });
+  const env = (): Record<string, string> => ({ PGHOST: '127.0.0.1', PGPORT: String(port), PGUSER: 'postgres', PGPASSWORD: password });
+  return {
+    host: '127.0.0.1',
+    port,
+    user: 'postgres',
+    password,
+    dir,
+    env,
+    psql: (sql, db = 'postgres') =>
+      run(path.join(bin, 'psql'), ['-X', '-A', '-t', '-q', '-v', 'ON_ERROR_STOP=1', '-d', db, '-c', sql], {
+        env: { ...process.env, ...env(), PGCONNECT_TIMEOUT: '5' },
+      }).then((s) => s.replace(/\n$/, '')),
+    stop: () => runCleanup(id),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Redis: a tiny RESP2 client (enough for tests) and a server on a free port
+export type RespValue = string | number | null | RespValue[] | Error;
+
+export class Resp {
+  private buf = Buffer.alloc(0);
+  private waiting: { resolve: (v: RespValue) => void }[] = [];
+  private constructor(private sock: net.Socket) {
+    sock.on('data', (d) => {
+      this.buf = Buffer.concat([this.buf, d]);
+      this.drain();
+    });
+    sock.on('error', () => {
+      /* reported through pending promises */
+    });
+    sock.on('close', () => {
+      for (const w of this.waiting.splice(0)) w.resolve(new Error('connection closed'));
+    });
+  }
+
+  static connect(port: number, password?: string): Promise<Resp> {
+    return new Promise((resolve, reject) => {
+      const sock = net.connect({ host: '127.0.0.1', port });
+      sock.once('error', reject);
+      sock.once('connect', async () => {
+        sock.removeListener('error', reject);
+        const c = new Resp(sock);
+        if (password) {
+          const r = await c.send(['AUTH', password]);
+          if (r instanceof Error) return reject(r);
+        }
+        resolve(c);
+      });
+    });
+  }
+
+  private parse(off: number): [RespValue, number] | undefined {
+    const b = this.buf;
+    const eol = b.indexOf('\r\n', off);
+    if (eol < 0) return undefined;
+    const type = String.fromCharCode(b[off]);
+    const line = b.toString('utf8', off + 1, eol);
+    const next = eol + 2;
+    switch (type) {
+      case '+':
+        return [line, next];
+      case '-':
+        return [new Error(line), next];
+      case ':':
+        return [Number(line), next];
+      case '$': {
+        const len = Number(line);
+        if (len < 0) return [null, next];
+        if (b.length < next + len + 2) return undefined;
+        return [b.toString('utf8', next, next + len), next + len + 2];
+      }
+      case '*': {
+        const n = Number(line);
+        if (n < 0) return [null, next];
+        const arr: RespValue[] = [];
+        let p = next;
+        for (let i = 0; i < n; i++) {
+          const r = this.parse(p);
+          if (!r) return undefined;
+          arr.push(r[0]);
+          p = r[1];
+        }
+        return [arr, p];
+      }
+      default:
+        throw new Error(`bad RESP type ${type}`);
+    }
+  }
+
+  private drain(): void {
+    while (this.waiting.length) {
+      const r = this.parse(0);
+      if (!r) return;
+      this.buf = this.buf.subarray(r[1]);
+      this.waiting.shift()!.resolve(r[0]);
+    }
+  }
+
+  private encode(args: (string | number)[]): string {
+    let s = `*${args.length}\r\n`;
+    for (const a of args) {
+      const v = String(a);
+      s += `$${Buffer.byteLength(v)}\r\n${v}\r\n`;
+    }
+    return s;
+  }
+
+  /** Send one command; error replies are returned as Error values. */
+  send(args: (string | number)[]): Promise<RespValue> {
+    return new Promise((resolve) => {
+      this.waiting.push({ resolve });
+      this.sock.write(this.encode(args));
+    });
+  }
+
+  /** Send one command; error replies throw. */
+  async call(...args: (string | number)[]): Promise<RespValue> {
+    const r = await this.send(args);
+    if (r instanceof Error) throw r;
+    return r;
+  }
+
+  /** Pipeline many commands in one write. */
+  pipeline(cmds: (string | number)[][]): Promise<RespValue[]> {
+    const ps = cmds.map(
+      (c) =>
+        new Promise<RespValue>((resolve) => {
+          this.waiting.push({ resolve });
+        }),
+    );
+    this.sock.write(cmds.map((c) => this.encode(c)).join(''));
+    return Promise.all(ps);
+  }
+
+  close(): void {
+    this.sock.destroy();
+  }
+}
+
+export interface RedisServer {
+  port: number;
+  password: string;
+  dataDir: string;
+  client(): Promise<Resp>;
+  env(): Record<string, string>;
+  /** stop the server (SHUTDOWN NOSAVE, then SIGKILL if needed) */
+  stop(): Promise<void>;
+  /** start (again) on the same data dir and port */
+  start(): Promise<void>;
+}
+
+export async function startRedis(password = 'redis-test-pw', extraArgs: string[] = []): Promise<RedisServer> {
+  const { dir: dataDir } = tempDir('redis');
+  const port = await freePort();
+  let child: ChildProcess | undefined;
+  const killSync = (): void => {
+    if (child && child.exitCode === null) child.kill('SIGKILL');
+  };
+  registerCleanup(killSync);
+  const server: RedisServer = {
+    port,
+    password,
+    dataDir,
+    client: () => Resp.connect(port, password),
+    env: () => ({ REDIS_HOST: '127.0.0.1', REDIS_PORT: String(port), REDISCLI_AUTH: password }),
+    async start() {
+      const log = fs.openSync(path.join(dataDir, '..', `${path.basename(dataDir)}.log`), 'a');
+      child = spawn(
+        'redis-server',
+        ['--port', String(port), '--bind', '127.0.0.1', '--dir', dataDir, '--requirepass', password, '--save', '', '--appendonly', 'no', '--daemonize', 'no', ...extraArgs],
+        { stdio: ['ignore', log, log] },
+      );
+      fs.closeSync(log);
+      const deadline = Date.now() + 15_000;
+      for (;;) {
+        try {
+          const c = await Resp.connect(port, password);
+          const pong = await c.send(['PING']);
+          c.close();
+          if (pong === 'PONG') return;
+        } catch {
+          /* not yet */
+        }
+        if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}`);
+        if (Date.now() > deadline) throw new Error('redis-server did not start');
+        await sleep(50);
+      }
+    },
+    async stop() {
+      if (!child || child.exitCode !== null) return;
+      const exited = new Promise<void>((r) => child!.once('exit', () => r()));
+      try {
+        const c = await Resp.connect(port, password);
+        c.send(['SHUTDOWN', 'NOSAVE']).catch(() => undefined);
+      } catch {
+        child.kill('SIGKILL');
+      }
+      const t = setTimeout(() => child?.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(t);
+    },
+  };
+  await server.start();
+  return server;
+}
