@@ -1,0 +1,235 @@
+/**
+ * The agent server (sections 2.8, 4.1, 5.1-5.3, 8.2): one Deployment per configured port, each
+ * with its data and workspace volumes, a read-only configuration file generated from typed
+ * config, basic authentication, an optional OAuth 2.0 reverse proxy, and the gateway admin tool
+ * server as a local tool server.
+ */
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import * as random from "@pulumi/random";
+import type { StackConfig } from "../config";
+import { disruptionBudget } from "./lib/availability";
+import { hostOf, webIngress } from "./lib/ingress";
+import { appLabels, reloaderAnnotations } from "./lib/labels";
+import { allowOnly, Flow, ingressController, internet, namespace as inNamespace, podsIn } from "./lib/network";
+import { hardenedContainer, hardenedPodSpec, httpProbe, scratch } from "./lib/pod";
+import { agentConfigFile, ENV } from "./agentServerConfig";
+
+export interface AgentServerArgs {
+    config: StackConfig;
+    /** The bridge the provider talks to, unless agentServerProviderBaseUrl is set. */
+    bridge: { baseUrl: pulumi.Input<string>; selector: Record<string, string>; namespace: string; port: number };
+}
+
+const APP = "agent-server";
+
+export class AgentServer extends pulumi.ComponentResource {
+    public readonly urls: pulumi.Output<string>[];
+    public readonly serviceNames: string[];
+    public readonly passwordSecretName: string;
+    public readonly configMapName: string;
+
+    constructor(name: string, args: AgentServerArgs, opts?: pulumi.ComponentResourceOptions) {
+        super("ops:apps:AgentServer", name, {}, opts);
+        const cfg = args.config;
+        const a = cfg.agentServer;
+        const g = cfg.gatewayTool;
+        const ns = a.namespace;
+        const child = { parent: this };
+        const common = appLabels(cfg, { name: APP, component: "server", instance: APP });
+
+        const password = new random.RandomPassword(`${name}-password`, { length: a.passwordLength, special: false, upper: true, lower: true, numeric: true }, child);
+        const authSecret = new k8s.core.v1.Secret(`${name}-auth`, {
+            metadata: { name: `${APP}-auth`, namespace: ns, labels: common.labels },
+            type: "Opaque",
+            stringData: { username: a.username, password: password.result },
+        }, child);
+        const modelSecret = new k8s.core.v1.Secret(`${name}-model`, {
+            metadata: { name: `${APP}-model`, namespace: ns, labels: common.labels },
+            type: "Opaque",
+            stringData: { "api-key": a.provider.apiKey },
+        }, child);
+        const gatewaySecret = new k8s.core.v1.Secret(`${name}-gateway-admin`, {
+            metadata: { name: "gateway-admin", namespace: ns, labels: common.labels },
+            type: "Opaque",
+            stringData: { "admin-api-key": g.adminApiKey },
+        }, child);
+
+        const configMap = new k8s.core.v1.ConfigMap(`${name}-config`, {
+            metadata: { name: `${APP}-config`, namespace: ns, labels: common.labels },
+            data: { "config.json": pulumi.output(args.bridge.baseUrl).apply((bridgeUrl) => agentConfigFile(cfg, bridgeUrl)) },
+        }, child);
+
+        let oauthSecret: k8s.core.v1.Secret | undefined;
+        if (a.oauthProxy.enabled) {
+            const cookie = new random.RandomPassword(`${name}-cookie-secret`, { length: a.oauthProxy.cookieSecretLength, special: false }, child);
+            oauthSecret = new k8s.core.v1.Secret(`${name}-oauth`, {
+                metadata: { name: `${APP}-oauth`, namespace: ns, labels: common.labels },
+                type: "Opaque",
+                stringData: {
+                    "client-id": a.oauthProxy.clientId!,
+                    "client-secret": a.oauthProxy.clientSecret!,
+                    "cookie-secret": cookie.result,
+                },
+            }, child);
+        }
+
+        this.urls = [];
+        this.serviceNames = [];
+        a.ports.forEach((port, index) => {
+            const instance = `${APP}-${port}`;
+            const l = appLabels(cfg, { name: APP, component: "server", instance });
+            const pvc = (suffix: string, size: string) =>
+                new k8s.core.v1.PersistentVolumeClaim(`${name}-${port}-${suffix}`, {
+                    metadata: { name: `${instance}-${suffix}`, namespace: ns, labels: l.labels },
+                    spec: { accessModes: ["ReadWriteOnce"], storageClassName: a.storageClass, resources: { requests: { storage: size } } },
+                }, { ...child, protect: cfg.environment.tier === "prod" });
+            const data = pvc("data", a.dataVolumeSize);
+            const workspace = pvc("workspace", a.workspaceVolumeSize);
+            const tmp = scratch("tmp", "/tmp");
+            const cache = scratch("cache", "/home/agent/.cache", "1Gi");
+
+            const env = [
+                { name: "AGENT_SERVER_USERNAME", valueFrom: { secretKeyRef: { name: authSecret.metadata.name, key: "username" } } },
+                { name: "AGENT_SERVER_PASSWORD", valueFrom: { secretKeyRef: { name: authSecret.metadata.name, key: "password" } } },
+                { name: ENV.modelApiKey, valueFrom: { secretKeyRef: { name: modelSecret.metadata.name, key: "api-key" } } },
+                { name: ENV.gatewayAdminKey, valueFrom: { secretKeyRef: { name: gatewaySecret.metadata.name, key: "admin-api-key" } } },
+                { name: "OPENCODE_CONFIG", value: "/etc/agent-server/config.json" },
+                { name: "HOME", value: "/home/agent" },
+                { name: "XDG_DATA_HOME", value: "/var/lib/agent-server" },
+                ...proxyEnv(cfg),
+            ];
+            const server = hardenedContainer({
+                name: "server",
+                image: a.image,
+                args: ["serve", "--port", String(port), "--hostname", a.bindAddress],
+                ports: [{ name: "http", containerPort: port }],
+                env,
+                resources: a,
+                startupProbe: httpProbe(a.healthPath, "http", { period: a.startup.period, failureThreshold: a.startup.failureThreshold }),
+                livenessProbe: httpProbe(a.healthPath, "http", a.liveness),
+                readinessProbe: httpProbe(a.healthPath, "http", a.readiness),
+                preStopDelay: a.preStopDelay,
+                workingDir: "/workspace",
+                volumeMounts: [
+                    { name: "config", mountPath: "/etc/agent-server", readOnly: true },
+                    { name: "data", mountPath: "/var/lib/agent-server" },
+                    { name: "workspace", mountPath: "/workspace" },
+                    tmp.mount,
+                    cache.mount,
+                ],
+            });
+            const containers = [server];
+            let servicePort = port;
+            if (oauthSecret) {
+                servicePort = a.oauthProxy.port;
+                containers.push(oauthProxyContainer(cfg, port, oauthSecret.metadata.name));
+            }
+
+            new k8s.apps.v1.Deployment(`${name}-${port}`, {
+                metadata: {
+                    name: instance,
+                    namespace: ns,
+                    labels: l.labels,
+                    annotations: reloaderAnnotations(cfg, { configMaps: [`${APP}-config`], secrets: [`${APP}-auth`, `${APP}-model`, "gateway-admin", ...(oauthSecret ? [`${APP}-oauth`] : [])] }),
+                },
+                spec: {
+                    replicas: 1,
+                    // The configuration is read only at start (section 9.6): stop the old pod before the new one starts.
+                    strategy: { type: "Recreate" },
+                    selector: { matchLabels: l.selector },
+                    template: {
+                        metadata: { labels: l.labels },
+                        spec: hardenedPodSpec(cfg, {
+                            terminationGracePeriodSeconds: a.terminationGracePeriod,
+                            containers,
+                            volumes: [
+                                { name: "config", configMap: { name: configMap.metadata.name, defaultMode: 0o444 } },
+                                { name: "data", persistentVolumeClaim: { claimName: data.metadata.name } },
+                                { name: "workspace", persistentVolumeClaim: { claimName: workspace.metadata.name } },
+                                tmp.volume,
+                                cache.volume,
+                            ],
+                        }),
+                    },
+                },
+            }, { ...child, dependsOn: [authSecret, modelSecret, gatewaySecret] });
+
+            const service = new k8s.core.v1.Service(`${name}-${port}`, {
+                metadata: { name: instance, namespace: ns, labels: l.labels },
+                spec: { type: "ClusterIP", selector: l.selector, ports: [{ name: "http", port: servicePort, targetPort: servicePort, protocol: "TCP" }] },
+            }, child);
+
+            const hostLabel = index === 0 ? a.hostLabel : `${a.hostLabel}-${port}`;
+            webIngress(instance, cfg, { namespace: ns, hostLabel, serviceName: instance, servicePort, labels: l.labels }, { ...child, dependsOn: [service] });
+
+            disruptionBudget(instance, { namespace: ns, labels: l.labels, selector: l.selector, replicas: 1 }, child);
+            allowOnly(instance, {
+                namespace: ns,
+                podSelector: l.selector,
+                labels: l.labels,
+                ingress: [{ peer: ingressController(cfg.ingress.controllerNamespace), ports: [{ port: servicePort }] }],
+                egress: egressFlows(cfg, args.bridge),
+            }, child);
+
+            this.serviceNames.push(instance);
+            this.urls.push(pulumi.output(`https://${hostOf(cfg, hostLabel)}`));
+        });
+
+        this.passwordSecretName = `${APP}-auth`;
+        this.configMapName = `${APP}-config`;
+        this.registerOutputs({ urls: this.urls, serviceNames: this.serviceNames, passwordSecretName: this.passwordSecretName });
+    }
+}
+
+function egressFlows(cfg: StackConfig, bridge: AgentServerArgs["bridge"]): Flow[] {
+    const a = cfg.agentServer;
+    const g = cfg.gatewayTool;
+    const flows: Flow[] = [{ peer: podsIn(bridge.namespace, bridge.selector, "the model bridge"), ports: [{ port: bridge.port }] }];
+    if (g.enabled) flows.push({ peer: inNamespace(g.namespace), ports: [{ port: portOf(g.baseUrl) }] });
+    const external = [a.provider.baseUrl, a.oauthProxy.enabled ? a.oauthProxy.issuerUrl : undefined, a.httpProxy].filter((u): u is string => !!u && !isInCluster(u));
+    if (external.length > 0) flows.push({ peer: internet(), ports: [...new Set(external.map(portOf))].map((port) => ({ port })) });
+    return flows;
+}
+
+const portOf = (u: string) => Number(new URL(u).port) || (new URL(u).protocol === "https:" ? 443 : 80);
+const isInCluster = (u: string) => /\.svc(\.cluster\.local)?$/.test(new URL(u).hostname) || !new URL(u).hostname.includes(".");
+
+/** HTTP(S)_PROXY and a NO_PROXY that covers every in-cluster host (section 7, UND_ERR_SOCKET). */
+function proxyEnv(cfg: StackConfig) {
+    const proxy = cfg.agentServer.httpProxy;
+    if (!proxy) return [];
+    const noProxy = ["localhost", "127.0.0.1", "::1", ".svc", ".svc.cluster.local", ".cluster.local", "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", new URL(cfg.gatewayTool.baseUrl).hostname, ...cfg.agentServer.noProxyExtra].join(",");
+    return [
+        { name: "HTTP_PROXY", value: proxy },
+        { name: "HTTPS_PROXY", value: proxy },
+        { name: "NO_PROXY", value: noProxy },
+        { name: "http_proxy", value: proxy },
+        { name: "https_proxy", value: proxy },
+        { name: "no_proxy", value: noProxy },
+    ];
+}
+
+function oauthProxyContainer(cfg: StackConfig, upstreamPort: number, secretName: pulumi.Input<string>) {
+    const o = cfg.agentServer.oauthProxy;
+    const fromSecret = (name: string, key: string) => ({ name, valueFrom: { secretKeyRef: { name: secretName, key } } });
+    return hardenedContainer({
+        name: "oauth-proxy",
+        image: o.image,
+        args: [
+            `--provider=${o.provider}`,
+            `--oidc-issuer-url=${o.issuerUrl}`,
+            `--http-address=0.0.0.0:${o.port}`,
+            `--upstream=http://127.0.0.1:${upstreamPort}/`,
+            "--email-domain=*",
+            "--skip-provider-button=true",
+            "--reverse-proxy=true",
+        ],
+        env: [fromSecret("OAUTH2_PROXY_CLIENT_ID", "client-id"), fromSecret("OAUTH2_PROXY_CLIENT_SECRET", "client-secret"), fromSecret("OAUTH2_PROXY_COOKIE_SECRET", "cookie-secret")],
+        ports: [{ name: "proxy", containerPort: o.port }],
+        resources: o,
+        livenessProbe: httpProbe("/ping", o.port, { period: 30 }),
+        readinessProbe: httpProbe("/ready", o.port, { period: 10 }),
+        preStopDelay: cfg.agentServer.preStopDelay,
+    });
+}

@@ -1,0 +1,74 @@
+/**
+ * The agent server's configuration file (section 2.8), generated from typed config. It never
+ * holds a secret: the provider apiKey and the gateway admin key are `{env:NAME}` references that
+ * the agent server substitutes from environment variables fed by Secrets.
+ */
+import type { StackConfig } from "../config";
+
+export const ENV = {
+    modelApiKey: "MODEL_API_KEY",
+    gatewayAdminKey: "GATEWAY_ADMIN_API_KEY",
+} as const;
+
+export const GATEWAY_TOOLS = [
+    "describe", "health", "read", "find_user", "preview_recharge", "recharge", "update_user_limits", "set_account_schedulable", "model_control_options",
+] as const;
+export const GATEWAY_MCP = "gateway-admin";
+
+const envRef = (name: string) => `{env:${name}}`;
+
+export function agentConfig(cfg: StackConfig, bridgeBaseUrl: string): Record<string, unknown> {
+    const a = cfg.agentServer;
+    const g = cfg.gatewayTool;
+    const p = a.provider;
+    const models = Object.fromEntries(
+        p.models.map((key) => [key, { name: key, id: key, limit: { context: p.contextLimit, output: p.outputLimit }, options: { store: a.storeResponses } }]),
+    );
+    const tool = (t: string) => `${GATEWAY_MCP}_${t}`;
+    const maintainer = {
+        [`${GATEWAY_MCP}_*`]: g.defaultPermission,
+        ...Object.fromEntries(g.maintainerAllow.map((t) => [tool(t), "allow"])),
+        ...Object.fromEntries(g.maintainerAsk.map((t) => [tool(t), "ask"])),
+    };
+    const config: Record<string, unknown> = {
+        $schema: a.configSchemaUrl,
+        model: a.model,
+        small_model: a.smallModel,
+        provider: {
+            [p.name]: {
+                npm: p.npm,
+                name: p.displayName,
+                options: { baseURL: p.baseUrl ?? bridgeBaseUrl, apiKey: envRef(ENV.modelApiKey) },
+                models,
+            },
+        },
+        // Every gateway admin tool is denied unless an agent says otherwise (section 5.3).
+        permission: { [`${GATEWAY_MCP}_*`]: g.defaultPermission },
+        agent: {
+            build: { options: { store: a.storeResponses } },
+            plan: { options: { store: a.storeResponses } },
+            [g.maintainerAgent]: { description: "Operates the gateway through its admin tools", options: { store: a.storeResponses }, permission: maintainer },
+        },
+        mcp: {},
+    };
+    if (g.enabled) {
+        config.mcp = {
+            [GATEWAY_MCP]: {
+                type: "local",
+                command: [...g.command],
+                enabled: true,
+                timeout: g.toolTimeoutMs,
+                environment: {
+                    GATEWAY_BASE_URL: g.baseUrl,
+                    GATEWAY_ALLOWED_HOST: g.allowedHost,
+                    GATEWAY_TIMEOUT_MS: String(g.timeoutMs),
+                    GATEWAY_MAX_RECHARGE: String(g.maxRecharge),
+                    GATEWAY_ADMIN_API_KEY: envRef(ENV.gatewayAdminKey),
+                },
+            },
+        };
+    }
+    return config;
+}
+
+export const agentConfigFile = (cfg: StackConfig, bridgeBaseUrl: string) => JSON.stringify(agentConfig(cfg, bridgeBaseUrl), null, 2) + "\n";

@@ -1,0 +1,105 @@
+import {
+    bool, cpu, image, int, intList, list, memory, millis, oneOf, optional, port, replicas, secret, seconds, storage, str, url,
+} from "../schema";
+
+const ADMIN_KEY = /^admin-[0-9a-f]{64}$/;
+
+/** The agent server (section 2.8, 4.1, 5.1, 8.2) and the gateway admin tool server it runs (2.9, 5.2, 5.3). */
+export const agentServer = {
+    namespace: str("the namespace of the agent server, its bridge and its tool server", "agent"),
+    image: image("the agent server image", "registry.example.com/ops/agent-server:1.2.26"),
+    ports: intList("the agent server instances, one per port (section 8.2: 4000 and 4001)", [4000, 4001], port("a TCP port")),
+    bindAddress: str("the address the agent server binds", "0.0.0.0"),
+    hostLabel: str("first label of the public host of the first instance (<label>.<domain>); the others get <label>-<port>", "agent"),
+    username: str("AGENT_SERVER_USERNAME, the basic-authentication user", "agent"),
+    passwordLength: int("length of the generated AGENT_SERVER_PASSWORD (alphanumeric)", 16, { min: 16, max: 128 }),
+    healthPath: str("the health path probed by the kubelet", "/global/health"),
+    liveness: {
+        initialDelay: seconds("liveness probe initial delay", 15),
+        period: seconds("liveness probe period", 30),
+    },
+    readiness: {
+        initialDelay: seconds("readiness probe initial delay", 10),
+        period: seconds("readiness probe period", 10),
+    },
+    startup: {
+        period: seconds("startup probe period", 5),
+        failureThreshold: int("startup probe failure threshold", 30, { min: 1, max: 1000 }),
+    },
+    terminationGracePeriod: seconds("terminationGracePeriodSeconds of the agent server pods", 30),
+    preStopDelay: seconds("seconds the preStop hook waits so the address leaves the endpoints first", 5, 60),
+    requests: { cpu: cpu("agent server cpu request", "500m"), memory: memory("agent server memory request", "1Gi") },
+    limits: { cpu: cpu("agent server cpu limit", "2"), memory: memory("agent server memory limit", "4Gi") },
+    dataVolumeSize: storage("agent server data volume", "1Gi"),
+    workspaceVolumeSize: storage("agent server workspace volume", "5Gi"),
+    storageClass: optional(str("storage class of the agent server volumes (the cluster default when unset)")),
+    configSchemaUrl: url("$schema of the agent configuration file", "https://opencode.ai/config.json"),
+    model: str("the default model, <provider>/<model_key>", "bridge/gpt-5", { pattern: /^[\w.-]+\/[\w.:-]+$/, expected: "<provider>/<model_key>" }),
+    smallModel: str("the small model, <provider>/<model_key>", "bridge/gpt-5-mini", { pattern: /^[\w.-]+\/[\w.:-]+$/, expected: "<provider>/<model_key>" }),
+    provider: {
+        name: str("the provider key in the agent configuration", "bridge"),
+        displayName: str("the provider's display name", "Model bridge"),
+        npm: str("the provider's npm package", "@ai-sdk/openai-compatible"),
+        baseUrl: optional(url("the provider baseURL (defaults to the in-cluster bridge)")),
+        apiKey: secret("the model API key, substituted into the configuration from an environment variable", { expected: "a non-empty API key", placeholder: "sk-render-placeholder-0000000000000000" }),
+        models: list("model keys offered by the provider", ["gpt-5", "gpt-5-mini"]),
+        contextLimit: int("model context limit in tokens", 128000, { min: 1024, max: 10_000_000 }),
+        outputLimit: int("model output limit in tokens", 32000, { min: 256, max: 1_000_000 }),
+    },
+    storeResponses: bool("agent.build/agent.plan options.store (false avoids HTTP 502 on item_reference, section 7)", false),
+    httpProxy: optional(url("an outbound HTTP proxy; NO_PROXY then covers every in-cluster host")),
+    noProxyExtra: list("hosts added to NO_PROXY besides the in-cluster ones", []),
+    oauthProxy: {
+        enabled: bool("put an OAuth 2.0 reverse proxy in front of the agent server", false),
+        image: image("the OAuth 2.0 reverse proxy image", "quay.io/oauth2-proxy/oauth2-proxy:v7.6.0"),
+        port: port("the OAuth proxy's listening port", 4180),
+        provider: str("the identity provider type", "oidc"),
+        issuerUrl: url("the identity provider's issuer URL", "https://id.example.com/realms/ops"),
+        clientId: optional(secret("the OAuth client id", { expected: "a non-empty client id", placeholder: "render-placeholder-client-id" })),
+        clientSecret: optional(secret("the OAuth client secret", { expected: "a non-empty client secret", placeholder: "render-placeholder-client-secret" })),
+        cookieSecretLength: int("length of the generated cookie secret (alphanumeric)", 32, { min: 32, max: 32 }),
+        requests: { cpu: cpu("OAuth proxy cpu request", "50m"), memory: memory("OAuth proxy memory request", "64Mi") },
+        limits: { cpu: cpu("OAuth proxy cpu limit", "200m"), memory: memory("OAuth proxy memory limit", "128Mi") },
+    },
+};
+
+export const gatewayTool = {
+    enabled: bool("run the gateway admin tool server as a local tool server of the agent server", true),
+    command: list("the command that starts the tool server inside the agent server container", ["gateway-admin-mcp"]),
+    baseUrl: url("GATEWAY_BASE_URL: the gateway's internal URL", "http://gateway.gateway.svc.cluster.local:3000"),
+    allowedHost: str("GATEWAY_ALLOWED_HOST: the only host the tool server may contact; must equal the host of GATEWAY_BASE_URL", "gateway.gateway.svc.cluster.local"),
+    namespace: str("the namespace of the gateway the tool server calls (opened in the agent server's egress)", "gateway"),
+    timeoutMs: millis("GATEWAY_TIMEOUT_MS", 30000, 600000),
+    toolTimeoutMs: millis("the tool timeout in the agent configuration (mcp timeout)", 40000, 600000),
+    maxRecharge: int("GATEWAY_MAX_RECHARGE", 10000, { min: 1, max: 10000 }),
+    adminApiKey: secret("GATEWAY_ADMIN_API_KEY (secret key admin-api-key)", {
+        pattern: ADMIN_KEY,
+        expected: "admin- followed by 64 lower-case hexadecimal characters",
+        placeholder: `admin-${"0".repeat(64)}`,
+    }),
+    defaultPermission: oneOf("permission of every gateway-admin_* tool for agents without an explicit rule", ["deny"] as const, "deny"),
+    maintainerAgent: str("the agent that may use the gateway admin tools", "maintainer"),
+    maintainerAllow: list("tools the maintainer agent may use without asking", ["describe", "health", "read", "find_user", "preview_recharge", "model_control_options"]),
+    maintainerAsk: list("tools the maintainer agent must confirm first", ["recharge", "update_user_limits", "set_account_schedulable"]),
+};
+
+export const bridge = {
+    image: image("the model bridge image", "registry.example.com/ops/model-bridge:0.4.2"),
+    port: port("the bridge's HTTP port", 8080),
+    host: str("the bridge's public host name (under the stack domain)", "bridge"),
+    minReplicas: replicas("bridge autoscaler minimum", 2),
+    maxReplicas: replicas("bridge autoscaler maximum", 6),
+    cpuUtilization: int("bridge autoscaler target cpu utilization (percent of request)", 70, { min: 1, max: 100 }),
+    scaleDownWindow: seconds("bridge autoscaler scale-down stabilization window", 300, 3600),
+    requests: { cpu: cpu("bridge cpu request", "100m"), memory: memory("bridge memory request", "128Mi") },
+    limits: { cpu: cpu("bridge cpu limit", "500m"), memory: memory("bridge memory limit", "256Mi") },
+    defaultModel: str("bridge defaultModel, <provider>/<model_key>", "openai/gpt-5", { pattern: /^[\w.-]+\/[\w.:-]+$/, expected: "<provider>/<model_key>" }),
+    streamChunkSize: int("openaiStreamChunkSize", 4, { min: 1, max: 1024 }),
+    streamChunkDelayMs: int("openaiStreamChunkDelayMs", 10, { min: 0, max: 10000 }),
+    enableLeadingEchoFilter: bool("enableLeadingEchoFilter", true),
+    replicas: replicas("bridge replicas before the autoscaler takes over", 2),
+    terminationGracePeriod: seconds("terminationGracePeriodSeconds of the bridge pods", 30),
+    preStopDelay: seconds("seconds the bridge's preStop hook waits", 5, 60),
+    upstreamPort: port("the port of the upstream model provider (egress allowed to it)", 443),
+    upstreamApiKey: secret("the upstream model provider API key the bridge uses", { expected: "a non-empty API key", placeholder: "sk-render-placeholder-upstream-00000000" }),
+};

@@ -1,0 +1,113 @@
+/**
+ * The one place that reads stack configuration. `loadConfig` reads every key of the schema,
+ * checks it, runs the cross-key rules, and returns one typed, frozen object; on any problem it
+ * throws a ConfigError that lists every offending key before a single resource is registered.
+ */
+import * as pulumi from "@pulumi/pulumi";
+import { flatten, Infer, isField, Schema } from "./schema";
+import { schema } from "./stack";
+import { crossChecks } from "./rules";
+
+export { schema } from "./stack";
+export type StackConfig = Infer<typeof schema> & { readonly stack: string; readonly project: string };
+
+export interface ConfigProblem {
+    key: string;
+    problem: string;
+    expected: string;
+}
+
+export class ConfigError extends Error {
+    constructor(readonly project: string, readonly problems: ConfigProblem[]) {
+        super(
+            `Invalid stack configuration: ${problems.length} problem${problems.length === 1 ? "" : "s"}; nothing was created.\n` +
+                problems.map((p) => `  - ${project}:${p.key}: ${p.problem}; expected ${p.expected}`).join("\n"),
+        );
+        this.name = "ConfigError";
+    }
+}
+
+/** Where raw values come from: the Pulumi runtime in a real run, a map in tests. */
+export interface ConfigSource {
+    readonly project: string;
+    readonly stack: string;
+    /** The raw value of `<project>:<key>` (a string, or parsed YAML/JSON), or undefined. */
+    get(key: string): unknown;
+    /** Every key the stack sets in the project's namespace, to catch misspelt keys. */
+    keys(): string[];
+}
+
+export function pulumiSource(): ConfigSource {
+    const project = pulumi.getProject();
+    return {
+        project,
+        stack: pulumi.getStack(),
+        get: (key) => pulumi.runtime.getConfig(`${project}:${key}`),
+        keys: () =>
+            Object.keys(pulumi.runtime.allConfig())
+                .filter((k) => k.startsWith(`${project}:`))
+                .map((k) => k.slice(project.length + 1)),
+    };
+}
+
+export function mapSource(project: string, stack: string, values: Record<string, unknown>): ConfigSource {
+    return { project, stack, get: (key) => values[key], keys: () => Object.keys(values) };
+}
+
+export function loadConfig(source: ConfigSource = pulumiSource()): StackConfig {
+    const problems: ConfigProblem[] = [];
+    const fields = flatten(schema);
+    const known = new Set(fields.map((f) => f.key));
+    const values = new Map<string, unknown>();
+    for (const { key, field } of fields) {
+        const raw = source.get(key);
+        if (raw === undefined || raw === null) {
+            if (field.default !== undefined) values.set(key, field.default);
+            else if (!field.optional)
+                problems.push({ key, problem: "is not set", expected: field.secret ? `${field.description}, set with \`pulumi config set --secret ${key}\`` : field.description });
+            continue;
+        }
+        const checked = field.check(raw);
+        if (checked.ok) values.set(key, checked.value);
+        else problems.push({ key, problem: checked.problem, expected: checked.expected });
+    }
+    for (const key of source.keys()) {
+        if (!known.has(key)) problems.push({ key, problem: "is not a key of this project", expected: suggest(key, known) });
+    }
+    const config = build(schema, [], values) as Infer<typeof schema>;
+    if (problems.length === 0) problems.push(...crossChecks(config));
+    if (problems.length > 0) throw new ConfigError(source.project, problems);
+    return deepFreeze({ ...config, stack: source.stack, project: source.project });
+}
+
+function build(node: Schema, path: string[], values: Map<string, unknown>): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    for (const [name, child] of Object.entries(node)) {
+        const p = [...path, name];
+        out[name] = isField(child) ? values.get(flatten({ [name]: child }, path)[0].key) : build(child as Schema, p, values);
+    }
+    return out;
+}
+
+function suggest(key: string, known: Set<string>): string {
+    const lower = key.toLowerCase();
+    const close = [...known].filter((k) => k.toLowerCase().includes(lower) || lower.includes(k.toLowerCase()) || editDistance(k.toLowerCase(), lower) <= 3);
+    return close.length > 0 ? `one of the keys declared in Pulumi.yaml (did you mean ${close.slice(0, 3).join(", ")}?)` : "one of the keys declared in Pulumi.yaml";
+}
+
+function editDistance(a: string, b: string): number {
+    const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array(b.length).fill(0)]);
+    for (let j = 1; j <= b.length; j++) d[0][j] = j;
+    for (let i = 1; i <= a.length; i++)
+        for (let j = 1; j <= b.length; j++)
+            d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    return d[a.length][b.length];
+}
+
+function deepFreeze<T>(value: T): T {
+    if (value && typeof value === "object" && !pulumi.Output.isInstance(value) && !Object.isFrozen(value)) {
+        Object.freeze(value);
+        for (const v of Object.values(value as object)) deepFreeze(v);
+    }
+    return value;
+}

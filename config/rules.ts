@@ -1,0 +1,88 @@
+/**
+ * Rules that relate several keys. Each returns the problems it finds, naming the key to change.
+ */
+import type { ConfigProblem } from "./index";
+import { cpuMillis, flatten, imageProblem, Infer, isDigestPinned, quantityBytes } from "./schema";
+import { schema } from "./stack";
+
+type Config = Infer<typeof schema>;
+type Rule = (c: Config) => ConfigProblem[];
+
+const imagesPinned: Rule = (c) =>
+    flatten(schema)
+        .filter(({ path }) => path[path.length - 1] === "image" || path[path.length - 1].endsWith("Image"))
+        .flatMap(({ key, path }) => {
+            const ref = path.reduce<any>((node, p) => node?.[p], c) as string | undefined;
+            if (typeof ref !== "string") return [];
+            const problem = imageProblem(ref);
+            if (problem) return [{ key, problem, expected: "an image pinned by tag or digest" }];
+            if (c.environment.tier === "prod" && !isDigestPinned(ref))
+                return [{ key, problem: "prod images must be pinned by digest", expected: "an image reference ending in @sha256:<64 hex>" }];
+            return [];
+        });
+
+const gatewayHost: Rule = (c) => {
+    const host = new URL(c.gatewayTool.baseUrl).hostname;
+    return host === c.gatewayTool.allowedHost
+        ? []
+        : [{ key: "gatewayToolAllowedHost", problem: `"${c.gatewayTool.allowedHost}" is not the host of gatewayToolBaseUrl (${host})`, expected: "the host of gatewayToolBaseUrl" }];
+};
+
+const gatewayPermissions: Rule = (c) => {
+    const both = c.gatewayTool.maintainerAllow.filter((t) => c.gatewayTool.maintainerAsk.includes(t));
+    const known = ["describe", "health", "read", "find_user", "preview_recharge", "recharge", "update_user_limits", "set_account_schedulable", "model_control_options"];
+    const unknown = [...c.gatewayTool.maintainerAllow, ...c.gatewayTool.maintainerAsk].filter((t) => !known.includes(t));
+    return [
+        ...both.map((t) => ({ key: "gatewayToolMaintainerAsk", problem: `${t} is also in gatewayToolMaintainerAllow`, expected: "each tool in at most one of the allow and ask lists" })),
+        ...unknown.map((t) => ({ key: "gatewayToolMaintainerAllow", problem: `${t} is not a gateway admin tool`, expected: `tools among ${known.join(", ")}` })),
+    ];
+};
+
+/** min <= max for every pair of keys named <x>MinReplicas / <x>MaxReplicas (or minReplicas / maxReplicas in one area). */
+const replicaRanges: Rule = (c) => {
+    const fields = flatten(schema);
+    const problems: ConfigProblem[] = [];
+    for (const { key, path } of fields) {
+        const last = path[path.length - 1];
+        if (!last.startsWith("min") || !last.endsWith("Replicas")) continue;
+        const maxPath = [...path.slice(0, -1), "max" + last.slice(3)];
+        const max = maxPath.reduce<any>((n, p) => n?.[p], c);
+        const min = path.reduce<any>((n, p) => n?.[p], c);
+        if (typeof max === "number" && typeof min === "number" && min > max)
+            problems.push({ key, problem: `${min} is above the maximum ${max}`, expected: `at most ${maxPath.map((p, i) => (i ? p[0].toUpperCase() + p.slice(1) : p)).join("")}` });
+    }
+    return problems;
+};
+
+const requestsWithinLimits: Rule = (c) => {
+    const problems: ConfigProblem[] = [];
+    const walk = (node: any, path: string[]) => {
+        if (!node || typeof node !== "object") return;
+        if (node.requests && node.limits && typeof node.requests.memory === "string") {
+            const key = path.map((p, i) => (i ? p[0].toUpperCase() + p.slice(1) : p)).join("");
+            if (quantityBytes(node.requests.memory) > quantityBytes(node.limits.memory))
+                problems.push({ key: `${key}RequestsMemory`, problem: `${node.requests.memory} exceeds the limit ${node.limits.memory}`, expected: "a request at most the limit" });
+            if (cpuMillis(node.requests.cpu) > cpuMillis(node.limits.cpu))
+                problems.push({ key: `${key}RequestsCpu`, problem: `${node.requests.cpu} exceeds the limit ${node.limits.cpu}`, expected: "a request at most the limit" });
+        }
+        for (const [k, v] of Object.entries(node)) if (v && typeof v === "object" && !Array.isArray(v)) walk(v, [...path, k]);
+    };
+    walk(c, []);
+    return problems;
+};
+
+const distinctPorts: Rule = (c) =>
+    new Set(c.agentServer.ports).size === c.agentServer.ports.length && c.agentServer.ports.length > 0
+        ? []
+        : [{ key: "agentServerPorts", problem: "ports repeat or the list is empty", expected: "one or more distinct ports" }];
+
+const oauthSecrets: Rule = (c) =>
+    c.agentServer.oauthProxy.enabled && (!c.agentServer.oauthProxy.clientId || !c.agentServer.oauthProxy.clientSecret)
+        ? [{ key: "agentServerOauthProxyClientSecret", problem: "the OAuth proxy is enabled but its client id or secret is not set", expected: "agentServerOauthProxyClientId and agentServerOauthProxyClientSecret set with `pulumi config set --secret`" }]
+        : [];
+
+const RULES: Rule[] = [imagesPinned, gatewayHost, gatewayPermissions, replicaRanges, requestsWithinLimits, distinctPorts, oauthSecrets];
+
+export function crossChecks(c: Config): ConfigProblem[] {
+    return RULES.flatMap((r) => r(c));
+}

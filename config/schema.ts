@@ -1,0 +1,293 @@
+/**
+ * The configuration schema language: every key of the project is a Field with its Pulumi type,
+ * default, description and check. One nested schema yields the Pulumi.yaml declarations, the
+ * validation and the typed, immutable object the components receive.
+ *
+ * A field's key is the camelCase join of its path: { agentServer: { image } } -> `agentServerImage`.
+ */
+import * as pulumi from "@pulumi/pulumi";
+
+export type PulumiType = "string" | "integer" | "boolean" | "array";
+
+/** The result of checking one raw value: the typed value, or what is wrong and what was expected. */
+export type Checked<T> = { ok: true; value: T } | { ok: false; problem: string; expected: string };
+
+export interface Field<T> {
+    readonly __field: true;
+    readonly type: PulumiType;
+    readonly description: string;
+    /** The value when the stack sets none; a field with no default and not optional is required. */
+    readonly default?: T;
+    readonly optional: boolean;
+    readonly secret: boolean;
+    /** A value of the right shape used by the offline render when a secret cannot be read. */
+    readonly placeholder?: string;
+    /** Parses and checks a raw value (from YAML/JSON config: string, number, boolean or array). */
+    readonly check: (raw: unknown) => Checked<T>;
+}
+
+export type Schema = { readonly [key: string]: Field<any> | Schema };
+
+export type Infer<S> = S extends Field<infer T>
+    ? T
+    : { readonly [K in keyof S]: Infer<S[K]> };
+
+const ok = <T>(value: T): Checked<T> => ({ ok: true, value });
+const bad = (problem: string, expected: string): Checked<never> => ({ ok: false, problem, expected });
+
+function describeRaw(raw: unknown): string {
+    const s = typeof raw === "string" ? JSON.stringify(raw) : JSON.stringify(raw) ?? String(raw);
+    return s.length > 60 ? `${s.slice(0, 57)}...` : s;
+}
+
+type Rule<T> = (value: T) => string | undefined;
+
+function field<T>(
+    type: PulumiType,
+    description: string,
+    def: T | undefined,
+    check: (raw: unknown) => Checked<T>,
+    extra: Partial<Pick<Field<T>, "secret" | "placeholder" | "optional">> = {},
+): Field<T> {
+    return { __field: true, type, description, default: def, optional: extra.optional ?? false, secret: extra.secret ?? false, placeholder: extra.placeholder, check };
+}
+
+/** Builds a string field whose value must match `pattern`; `expected` says the form in words. */
+export function patterned(pattern: RegExp, expected: string) {
+    return (description: string, def?: string, rule?: Rule<string>): Field<string> =>
+        field("string", description, def, (raw) => {
+            if (typeof raw !== "string") return bad(`got ${describeRaw(raw)}`, expected);
+            if (!pattern.test(raw)) return bad(`got ${describeRaw(raw)}`, expected);
+            const problem = rule?.(raw);
+            return problem ? bad(problem, expected) : ok(raw);
+        });
+}
+
+export function str(description: string, def?: string, opts: { pattern?: RegExp; expected?: string; oneOf?: readonly string[] } = {}): Field<string> {
+    const expected = opts.oneOf ? `one of ${opts.oneOf.join(", ")}` : (opts.expected ?? "a non-empty string");
+    return field("string", description, def, (raw) => {
+        if (typeof raw !== "string" || raw.length === 0) return bad(`got ${describeRaw(raw)}`, expected);
+        if (opts.oneOf && !opts.oneOf.includes(raw)) return bad(`got ${describeRaw(raw)}`, expected);
+        if (opts.pattern && !opts.pattern.test(raw)) return bad(`got ${describeRaw(raw)}`, expected);
+        return ok(raw);
+    });
+}
+
+export function oneOf<const T extends string>(description: string, values: readonly T[], def?: T): Field<T> {
+    return str(description, def, { oneOf: values }) as Field<T>;
+}
+
+function toInteger(raw: unknown): number | undefined {
+    if (typeof raw === "number" && Number.isInteger(raw)) return raw;
+    if (typeof raw === "string" && /^-?\d+$/.test(raw.trim())) return Number(raw.trim());
+    return undefined;
+}
+
+export function int(description: string, def: number | undefined, range: { min?: number; max?: number; unit?: string } = {}): Field<number> {
+    const { min, max, unit } = range;
+    const bounds = min !== undefined && max !== undefined ? ` from ${min} to ${max}` : min !== undefined ? ` of at least ${min}` : max !== undefined ? ` of at most ${max}` : "";
+    const expected = `an integer${bounds}${unit ? ` (${unit})` : ""}`;
+    return field("integer", description, def, (raw) => {
+        const n = toInteger(raw);
+        if (n === undefined) return bad(`got ${describeRaw(raw)}`, expected);
+        if (min !== undefined && n < min) return bad(`${n} is below ${min}`, expected);
+        if (max !== undefined && n > max) return bad(`${n} is above ${max}`, expected);
+        return ok(n);
+    });
+}
+
+export const port = (description: string, def?: number) => int(description, def, { min: 1, max: 65535, unit: "TCP port" });
+export const nodePort = (description: string, def?: number) => int(description, def, { min: 30000, max: 32767, unit: "node port" });
+export const seconds = (description: string, def: number, max = 86400) => int(description, def, { min: 0, max, unit: "seconds" });
+export const millis = (description: string, def: number, max = 3_600_000) => int(description, def, { min: 1, max, unit: "milliseconds" });
+export const replicas = (description: string, def: number, max = 100) => int(description, def, { min: 0, max });
+
+export function bool(description: string, def?: boolean): Field<boolean> {
+    return field("boolean", description, def, (raw) => {
+        if (typeof raw === "boolean") return ok(raw);
+        if (raw === "true" || raw === "false") return ok(raw === "true");
+        return bad(`got ${describeRaw(raw)}`, "true or false");
+    });
+}
+
+/** An array of strings (YAML list in the stack file, JSON array through the runtime). */
+export function list(description: string, def: readonly string[] | undefined, item?: Field<string>): Field<readonly string[]> {
+    const expected = `a list${item ? ` of ${item.description}` : " of strings"}`;
+    return field("array", description, def, (raw) => {
+        let value = raw;
+        if (typeof value === "string") {
+            try {
+                value = JSON.parse(value);
+            } catch {
+                return bad(`got ${describeRaw(raw)}`, expected);
+            }
+        }
+        if (!Array.isArray(value)) return bad(`got ${describeRaw(raw)}`, expected);
+        const out: string[] = [];
+        for (const [i, v] of value.entries()) {
+            if (!item) {
+                if (typeof v !== "string") return bad(`item ${i} is ${describeRaw(v)}`, expected);
+                out.push(v);
+                continue;
+            }
+            const c = item.check(v);
+            if (!c.ok) return bad(`item ${i}: ${c.problem}`, `${expected}, each ${c.expected}`);
+            out.push(c.value);
+        }
+        return ok(out);
+    });
+}
+
+export function intList(description: string, def: readonly number[], item: Field<number>): Field<readonly number[]> {
+    const expected = `a list of ${item.description}`;
+    return field("array", description, def, (raw) => {
+        let value = raw;
+        if (typeof value === "string") {
+            try {
+                value = JSON.parse(value);
+            } catch {
+                return bad(`got ${describeRaw(raw)}`, expected);
+            }
+        }
+        if (!Array.isArray(value)) return bad(`got ${describeRaw(raw)}`, expected);
+        const out: number[] = [];
+        for (const [i, v] of value.entries()) {
+            const c = item.check(v);
+            if (!c.ok) return bad(`item ${i}: ${c.problem}`, `${expected}, each ${c.expected}`);
+            out.push(c.value);
+        }
+        return ok(out);
+    });
+}
+
+// Kubernetes quantities: https://kubernetes.io/docs/reference/kubernetes-api/common-definitions/quantity/
+const CPU = /^(\d+m|\d+(\.\d{1,3})?)$/;
+const MEMORY = /^\d+(\.\d+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$/;
+export const cpu = patterned(CPU, 'a CPU quantity such as "500m" or "2"');
+export const memory = patterned(MEMORY, 'a memory quantity with a binary suffix such as "128Mi" or "4Gi"');
+export const storage = patterned(MEMORY, 'a storage quantity such as "10Gi"');
+
+/** A memory quantity in bytes, for comparisons (requests <= limits). */
+export function quantityBytes(q: string): number {
+    const m = /^(\d+(?:\.\d+)?)([A-Za-z]*)$/.exec(q);
+    if (!m) throw new Error(`not a quantity: ${q}`);
+    const factors: Record<string, number> = {
+        "": 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18,
+        Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60,
+    };
+    return Number(m[1]) * (factors[m[2]] ?? NaN);
+}
+
+/** A CPU quantity in millicores. */
+export function cpuMillis(q: string): number {
+    return q.endsWith("m") ? Number(q.slice(0, -1)) : Math.round(Number(q) * 1000);
+}
+
+// Cron: five fields (minute hour day month weekday), or six with seconds first (search engine lifecycle policy).
+const CRON_FIELD = /^(\*|\?|[0-9A-Za-z]+(-[0-9A-Za-z]+)?)(\/\d+)?(,(\*|[0-9A-Za-z]+(-[0-9A-Za-z]+)?)(\/\d+)?)*$/;
+const CRON_RANGES: [number, number][] = [[0, 59], [0, 23], [1, 31], [1, 12], [0, 7]];
+
+function cronFieldsValid(fields: string[], ranges: [number, number][]): boolean {
+    return fields.every((f, i) => {
+        if (!CRON_FIELD.test(f)) return false;
+        const [lo, hi] = ranges[i];
+        const numbers = f.match(/\d+/g) ?? [];
+        const steps = f.match(/\/\d+/g)?.map((s) => s.slice(1)) ?? [];
+        return numbers.filter((n) => !steps.includes(n)).every((n) => Number(n) >= lo && Number(n) <= hi)
+            || /[A-Za-z]/.test(f);
+    });
+}
+
+export const cron = (description: string, def?: string) =>
+    field<string>("string", description, def, (raw) => {
+        const expected = 'a five-field cron schedule "minute hour day-of-month month day-of-week", e.g. "0 3 * * *"';
+        if (typeof raw !== "string") return bad(`got ${describeRaw(raw)}`, expected);
+        const fields = raw.trim().split(/\s+/);
+        if (fields.length !== 5 || !cronFieldsValid(fields, CRON_RANGES)) return bad(`got ${describeRaw(raw)}`, expected);
+        return ok(raw);
+    });
+
+export const cronWithSeconds = (description: string, def?: string) =>
+    field<string>("string", description, def, (raw) => {
+        const expected = 'a six-field cron schedule with seconds first "sec min hour day month weekday", e.g. "0 30 1 * * ?"';
+        if (typeof raw !== "string") return bad(`got ${describeRaw(raw)}`, expected);
+        const fields = raw.trim().split(/\s+/);
+        if (fields.length !== 6 || !cronFieldsValid(fields, [[0, 59], ...CRON_RANGES])) return bad(`got ${describeRaw(raw)}`, expected);
+        return ok(raw);
+    });
+
+const HOSTNAME = /^(?=.{1,253}$)([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$/;
+export const hostname = patterned(HOSTNAME, 'a lower-case DNS hostname such as "agent.example.com"');
+
+export function url(description: string, def?: string, schemes: readonly string[] = ["http", "https"]): Field<string> {
+    const expected = `an absolute ${schemes.join(" or ")} URL such as "${schemes[schemes.length - 1]}://host.example.com/path"`;
+    return field("string", description, def, (raw) => {
+        if (typeof raw !== "string") return bad(`got ${describeRaw(raw)}`, expected);
+        let u: URL;
+        try {
+            u = new URL(raw);
+        } catch {
+            return bad(`got ${describeRaw(raw)}`, expected);
+        }
+        if (!schemes.includes(u.protocol.replace(/:$/, ""))) return bad(`scheme ${u.protocol} is not allowed`, expected);
+        if (!u.hostname) return bad("the URL has no host", expected);
+        return ok(raw);
+    });
+}
+
+export const email = patterned(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'an e-mail address such as "ops@example.com"');
+
+// Image references: [registry/]repository(:tag)(@sha256:<64 hex>); `latest` is never allowed.
+const IMAGE = /^([a-z0-9.-]+(:\d+)?\/)?[a-z0-9]+([._-][a-z0-9]+)*(\/[a-z0-9]+([._-][a-z0-9]+)*)*(:[\w][\w.-]{0,127})?(@sha256:[a-f0-9]{64})?$/;
+export const image = patterned(
+    IMAGE,
+    'an image reference pinned by tag or digest, such as "registry.example.com/app:1.2.3" or "...@sha256:<64 hex>", never "latest"',
+);
+export function imageProblem(ref: string): string | undefined {
+    if (!/:[\w][\w.-]*$|@sha256:/.test(ref.replace(/^[^/]*:\d+\//, ""))) return "no tag or digest";
+    if (/:latest(@|$)/.test(ref)) return "the tag latest is not a pin";
+    return undefined;
+}
+export const isDigestPinned = (ref: string) => /@sha256:[a-f0-9]{64}$/.test(ref);
+
+/** A chart version: an exact semantic version (no ranges, no "latest"). */
+export const chartVersion = patterned(/^v?\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/, 'an exact chart version such as "4.11.3" (no ranges, no "latest")');
+
+/** Percentages or quantities, as in evictionHard ("100Mi" or "10%"). */
+export const quantityOrPercent = patterned(/^(\d+(\.\d+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?|\d{1,2}(\.\d+)?%|100%)$/, 'a quantity such as "100Mi" or a percentage such as "10%"');
+
+/**
+ * A secret string: read from `pulumi config set --secret <key>`; the value is checked for shape
+ * (never echoed in errors) and handed to components as a secret Output.
+ */
+export function secret(description: string, opts: { pattern?: RegExp; expected: string; placeholder: string }): Field<pulumi.Output<string>> {
+    return field<pulumi.Output<string>>("string", description, undefined, (raw) => {
+        if (typeof raw !== "string" || raw.length === 0) return bad("empty (value not shown)", opts.expected);
+        if (opts.pattern && !opts.pattern.test(raw)) return bad("has the wrong shape (value not shown)", opts.expected);
+        return ok(pulumi.secret(raw));
+    }, { secret: true, placeholder: opts.placeholder });
+}
+
+/** Makes any field optional: absent means undefined. */
+export function optional<T>(f: Field<T>): Field<T | undefined> {
+    return { ...f, optional: true };
+}
+
+export function isField(x: unknown): x is Field<unknown> {
+    return typeof x === "object" && x !== null && (x as Field<unknown>).__field === true;
+}
+
+/** Every field of a schema with its flat key, in declaration order. */
+export function flatten(schema: Schema, prefix: string[] = []): { key: string; path: string[]; field: Field<unknown> }[] {
+    const out: { key: string; path: string[]; field: Field<unknown> }[] = [];
+    for (const [name, node] of Object.entries(schema)) {
+        const path = [...prefix, name];
+        if (isField(node)) out.push({ key: keyOf(path), path, field: node });
+        else out.push(...flatten(node as Schema, path));
+    }
+    return out;
+}
+
+export function keyOf(path: string[]): string {
+    return path.map((p, i) => (i === 0 ? p : p[0].toUpperCase() + p.slice(1))).join("");
+}

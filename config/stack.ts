@@ -1,0 +1,15 @@
+/**
+ * The whole configuration schema of the project, one area per application or platform part.
+ * Pulumi.yaml is generated from it (`npm run gen:project`), and a test keeps the two in sync.
+ */
+import { agentServer, bridge, gatewayTool } from "./areas/agent";
+import { environment } from "./areas/environment";
+import { ingress } from "./areas/ingress";
+
+export const schema = {
+    environment,
+    ingress,
+    agentServer,
+    gatewayTool,
+    bridge,
+};

@@ -1,0 +1,36 @@
+/**
+ * Program tests render through the same harness as `npm run render`; renders are cached per
+ * test process (each test file runs in its own process).
+ */
+import { render, RenderResult } from "../tools/harness/render";
+import type { K8sObject } from "../policies/gatekeeper/types";
+
+const cache = new Map<string, Promise<RenderResult>>();
+
+/** Renders a stack (optionally with config overrides, keys without the project prefix). Renders run one at a time. */
+export function renderStack(stack: string, overrides: Record<string, unknown> = {}): Promise<RenderResult> {
+    const key = `${stack}:${JSON.stringify(overrides)}`;
+    if (!cache.has(key)) {
+        const previous = [...cache.values()].pop() ?? Promise.resolve(undefined);
+        cache.set(key, previous.catch(() => undefined).then(() => render(stack, overrides)));
+    }
+    return cache.get(key)!;
+}
+
+export function find(r: RenderResult, kind: string, name: string, namespace?: string): K8sObject {
+    const o = r.objects.find((x) => x.kind === kind && x.metadata?.name === name && (namespace === undefined || x.metadata?.namespace === namespace));
+    if (!o) throw new Error(`no ${kind} ${namespace ? namespace + "/" : ""}${name} in the ${r.stack} render; have: ${r.objects.filter((x) => x.kind === kind).map((x) => x.metadata?.name).join(", ")}`);
+    return o;
+}
+
+export const all = (r: RenderResult, kind: string) => r.objects.filter((o) => o.kind === kind);
+
+/** Every container of a workload's pod template (Deployment, StatefulSet, DaemonSet, Job, CronJob). */
+export function podSpecOf(o: K8sObject): any {
+    return o.kind === "CronJob" ? o.spec.jobTemplate.spec.template.spec : o.spec.template.spec;
+}
+
+export function containersOf(o: K8sObject): any[] {
+    const spec = podSpecOf(o);
+    return [...(spec.initContainers ?? []), ...spec.containers];
+}

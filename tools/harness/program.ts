@@ -1,0 +1,107 @@
+/**
+ * Runs the real program (index.ts) under the Pulumi SDK's mock runtime and records every
+ * resource it registers: type, name, parent and inputs (secret values keep their secret mark).
+ */
+import * as path from "path";
+import * as pulumi from "@pulumi/pulumi";
+import { renderMocks } from "./mocks";
+
+// Internal SDK modules: the mock monitor and the RPC queue.
+// eslint-disable-next-line @typescript-eslint/no-var-requires
+const settings = require("@pulumi/pulumi/runtime/settings");
+// eslint-disable-next-line @typescript-eslint/no-var-requires
+const runtimeConfig = require("@pulumi/pulumi/runtime/config");
+
+export const SECRET_SIG = "4dabf18193072939515e22adb298388d";
+export const SECRET_VALUE = "1b47061264138c4ac30d75fd1eb44270";
+
+export interface RegisteredResource {
+    urn: string;
+    type: string;
+    name: string;
+    parent?: string;
+    custom: boolean;
+    /** Inputs as registered; secret values are { [SECRET_SIG]: SECRET_VALUE, value }. */
+    inputs: Record<string, unknown>;
+}
+
+export interface ProgramRun {
+    resources: RegisteredResource[];
+    outputs: Record<string, unknown>;
+    errors: string[];
+}
+
+export interface RunOptions {
+    project: string;
+    stack: string;
+    /** Flat config values keyed `<project>:<key>`; strings, or JSON for arrays and objects. */
+    config: Record<string, string>;
+    secretKeys: string[];
+    programPath?: string;
+}
+
+const REPO_ROOT = path.resolve(__dirname, "..", "..");
+
+export async function runProgram(opts: RunOptions): Promise<ProgramRun> {
+    const errors: string[] = [];
+    const resources: RegisteredResource[] = [];
+    const seen = new Set<string>();
+
+    await pulumi.runtime.setMocks(renderMocks, opts.project, opts.stack, false);
+    // Replace, not merge: a previous run in this process must not leak its config.
+    delete process.env.PULUMI_CONFIG;
+    delete process.env.PULUMI_CONFIG_SECRET_KEYS;
+    runtimeConfig.setAllConfig(opts.config, opts.secretKeys);
+
+    const monitor = settings.getMonitor();
+    const register = monitor.registerResource.bind(monitor);
+    monitor.registerResource = (req: any, callback: any) => {
+        const type: string = req.getType();
+        const name: string = req.getName();
+        const parent: string = req.getParent();
+        const urn: string = monitor.newUrn(parent, type, name);
+        // The engine refuses two resources with one URN; the mock monitor would silently overwrite.
+        if (seen.has(urn)) errors.push(`duplicate resource URN ${urn}`);
+        seen.add(urn);
+        resources.push({ urn, type, name, parent: parent || undefined, custom: req.getCustom(), inputs: req.getObject()?.toJavaScript() ?? {} });
+        return register(req, callback);
+    };
+
+    const onRejection = (reason: unknown) => errors.push(`unhandled rejection: ${errorText(reason)}`);
+    process.on("unhandledRejection", onRejection);
+    let outputs: Record<string, unknown> = {};
+    try {
+        const programPath = require.resolve(opts.programPath ?? path.join(REPO_ROOT, "index.ts"));
+        delete require.cache[programPath];
+        const exported = require(programPath);
+        outputs = await resolveOutputs(exported);
+        await settledRegistrations(resources);
+    } catch (err) {
+        errors.push(errorText(err));
+    } finally {
+        process.off("unhandledRejection", onRejection);
+    }
+    return { resources, outputs, errors };
+}
+
+function errorText(err: unknown): string {
+    return err instanceof Error ? err.message : String(err);
+}
+
+async function resolveOutputs(exported: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(exported ?? {})) {
+        out[k] = await new Promise((resolve) => pulumi.output(v as pulumi.Input<unknown>).apply((x) => resolve(x)));
+    }
+    return out;
+}
+
+/** Waits until the SDK's RPC queue is drained and no new registration arrives. */
+async function settledRegistrations(resources: RegisteredResource[]): Promise<void> {
+    let count = -1;
+    while (count !== resources.length) {
+        count = resources.length;
+        await settings.waitForRPCs();
+        await new Promise((r) => setImmediate(r));
+    }
+}

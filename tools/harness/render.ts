@@ -1,0 +1,78 @@
+/**
+ * The offline render: the real program under mocks with a stack's configuration, its objects
+ * checked against the Kubernetes schemas, written as reviewable files.
+ */
+import * as fs from "fs";
+import * as path from "path";
+import type { K8sObject } from "../../policies/gatekeeper/types";
+import { kubernetesObjects, manifestsYaml, resourceRecords, ResourceRecord } from "./manifests";
+import { RegisteredResource, runProgram } from "./program";
+import { readStackValues } from "./stackConfig";
+import { validateObject } from "./validate";
+
+export interface RenderResult {
+    stack: string;
+    resources: RegisteredResource[];
+    /** Kubernetes objects with secret values in place: for checks only, never written. */
+    objects: K8sObject[];
+    redactedObjects: K8sObject[];
+    records: ResourceRecord[];
+    manifests: string;
+    resourcesJson: string;
+    outputs: Record<string, unknown>;
+    placeholders: string[];
+    errors: string[];
+}
+
+export async function render(stack: string, overrides: Record<string, unknown> = {}): Promise<RenderResult> {
+    const values = readStackValues(stack, overrides);
+    const run = await runProgram({ project: values.project, stack, config: values.config, secretKeys: values.secretKeys });
+    const { objects, redacted, duplicates } = kubernetesObjects(run.resources);
+    const schemaErrors = objects.flatMap(validateObject).map((p) => `schema: ${p.object}: ${p.problem}`);
+    const records = resourceRecords(run.resources);
+    return {
+        stack,
+        resources: run.resources,
+        objects,
+        redactedObjects: redacted,
+        records,
+        manifests: manifestsYaml(redacted),
+        resourcesJson: JSON.stringify(records, null, 2) + "\n",
+        outputs: run.outputs,
+        placeholders: values.placeholders,
+        errors: [...run.errors, ...duplicates, ...schemaErrors],
+    };
+}
+
+export function writeRender(result: RenderResult, outDir: string): void {
+    fs.mkdirSync(outDir, { recursive: true });
+    fs.writeFileSync(path.join(outDir, "manifests.yaml"), result.manifests);
+    fs.writeFileSync(path.join(outDir, "resources.json"), result.resourcesJson);
+}
+
+/** The top-level component a resource belongs to (the resource itself when it has no parent). */
+function componentOf(r: RegisteredResource, byUrn: Map<string, RegisteredResource>): string {
+    let cur = r;
+    while (cur.parent && byUrn.get(cur.parent)) cur = byUrn.get(cur.parent)!;
+    return cur === r && r.custom ? "(no component)" : `${cur.type} ${cur.name}`;
+}
+
+export function summary(result: RenderResult): string {
+    const byUrn = new Map(result.resources.map((r) => [r.urn, r]));
+    const perComponent = new Map<string, number>();
+    for (const r of result.resources) perComponent.set(componentOf(r, byUrn), (perComponent.get(componentOf(r, byUrn)) ?? 0) + 1);
+    const perKind = new Map<string, number>();
+    for (const o of result.objects) perKind.set(`${o.kind}`, (perKind.get(`${o.kind}`) ?? 0) + 1);
+    const table = (m: Map<string, number>) => [...m].sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, n]) => `  ${String(n).padStart(4)}  ${k}`).join("\n");
+    const lines = [
+        `stack ${result.stack}: ${result.resources.length} resources, ${result.objects.length} Kubernetes objects`,
+        "resources per component:",
+        table(perComponent),
+        "objects per kind:",
+        table(perKind),
+    ];
+    if (result.placeholders.length > 0)
+        lines.push(`secret config replaced by render placeholders (not decryptable offline): ${result.placeholders.join(", ")}`);
+    lines.push(result.errors.length === 0 ? "failed: nothing" : `failed: ${result.errors.length} problem(s)\n${result.errors.map((e) => `  - ${e}`).join("\n")}`);
+    return lines.join("\n");
+}
