@@ -1,0 +1,165 @@
+import { parseAllDocuments } from "yaml";
+import type { TemplateRule } from "../types";
+import { compileMatch, type CompiledMatch, type Match } from "./match";
+import { validateParameters } from "./parameter-schema";
+import { compileWildcardList } from "./wildcard";
+
+export type EnforcementAction = "deny" | "warn" | "dryrun";
+export const ENFORCEMENT_ACTIONS: readonly EnforcementAction[] = ["deny", "warn", "dryrun"];
+
+/** Templates by constraint kind (e.g. "K8sAllowedRepos"). */
+export type TemplateRegistry = ReadonlyMap<string, TemplateRule>;
+
+export function createTemplateRegistry(rules: readonly TemplateRule[]): TemplateRegistry {
+    const registry = new Map<string, TemplateRule>();
+    for (const rule of rules) {
+        if (registry.has(rule.kind)) throw new Error(`two templates declare constraint kind ${rule.kind}`);
+        registry.set(rule.kind, rule);
+    }
+    return registry;
+}
+
+/** A constraint as written: the parts of a Constraint object the engine uses. */
+export interface ConstraintInput {
+    kind: string;
+    name: string;
+    enforcementAction?: string;
+    match?: Match;
+    parameters?: Record<string, unknown>;
+}
+
+/** A constraint ready to evaluate: template resolved, parameters validated (defaults applied), match compiled. */
+export interface Constraint {
+    readonly kind: string;
+    readonly name: string;
+    readonly enforcementAction: EnforcementAction;
+    readonly match: Match;
+    readonly parameters: Record<string, unknown>;
+    readonly rule: TemplateRule;
+    readonly compiledMatch: CompiledMatch;
+}
+
+export function buildConstraint(input: ConstraintInput, registry: TemplateRegistry): Constraint {
+    const where = `constraint ${input.kind}/${input.name}`;
+    if (!input.name) throw new Error(`constraint of kind ${input.kind}: metadata.name is required`);
+    const rule = registry.get(input.kind);
+    if (!rule) {
+        throw new Error(
+            `${where}: unknown constraint kind ${JSON.stringify(input.kind)}; no template is registered for it ` +
+                `(known kinds: ${[...registry.keys()].sort().join(", ")})`,
+        );
+    }
+    const action = input.enforcementAction ?? "deny";
+    if (!ENFORCEMENT_ACTIONS.includes(action as EnforcementAction)) {
+        throw new Error(`${where}: spec.enforcementAction must be one of deny, warn, dryrun; got ${JSON.stringify(action)}`);
+    }
+    const parameters = validateParameters(rule.parameterSchema, input.parameters, where);
+    const compiledMatch = compileMatch(input.match, `${where}: spec.match`);
+    return {
+        kind: input.kind,
+        name: input.name,
+        enforcementAction: action as EnforcementAction,
+        match: input.match ?? {},
+        parameters,
+        rule,
+        compiledMatch,
+    };
+}
+
+/** The namespace exclusions of Gatekeeper's Config object that apply to us. */
+export interface GatekeeperConfig {
+    /** True when the namespace is excluded for the webhook/audit processes. */
+    isNamespaceExcluded(namespace: string): boolean;
+}
+
+export const EMPTY_CONFIG: GatekeeperConfig = { isNamespaceExcluded: () => false };
+
+/** Processes of Config.spec.match[].processes whose exclusions a preview-time check honours. */
+const OUR_PROCESSES = new Set(["*", "webhook", "audit"]);
+
+/** Parses a config.gatekeeper.sh Config object; only spec.match exclusions affect validation. */
+export function parseGatekeeperConfig(doc: unknown, source = "Config"): GatekeeperConfig {
+    const spec = (doc as { spec?: { match?: unknown } } | undefined)?.spec;
+    const entries = spec?.match ?? [];
+    if (!Array.isArray(entries)) throw new Error(`${source}: spec.match must be a list`);
+    const excluded: string[] = [];
+    entries.forEach((entry, i) => {
+        const where = `${source}: spec.match[${i}]`;
+        const namespaces = entry?.excludedNamespaces ?? [];
+        const processes = entry?.processes ?? [];
+        if (!isStringList(namespaces)) throw new Error(`${where}.excludedNamespaces must be a list of strings`);
+        if (!isStringList(processes)) throw new Error(`${where}.processes must be a list of strings`);
+        if (processes.some((p) => OUR_PROCESSES.has(p))) excluded.push(...namespaces);
+    });
+    if (excluded.length === 0) return EMPTY_CONFIG;
+    return { isNamespaceExcluded: compileWildcardList(excluded) };
+}
+
+export interface ConstraintSet {
+    constraints: Constraint[];
+    config: GatekeeperConfig;
+}
+
+/**
+ * Loads Gatekeeper Constraint objects (constraints.gatekeeper.sh/*) and at most one Config
+ * (config.gatekeeper.sh/v1alpha1) from multi-document YAML; `kind: List` documents are flattened.
+ * `source` (a file name) prefixes error messages.
+ */
+export function loadConstraintSet(yamlText: string, registry: TemplateRegistry, source = "constraints"): ConstraintSet {
+    const docs = parseAllDocuments(yamlText);
+    const objects: unknown[] = [];
+    for (const [i, doc] of (Array.isArray(docs) ? docs : []).entries()) {
+        if (doc.errors.length > 0) throw new Error(`${source}: document ${i + 1}: ${doc.errors[0].message}`);
+        const value = doc.toJS();
+        if (value === null || value === undefined) continue;
+        if (isObject(value) && value.kind === "List" && Array.isArray(value.items)) objects.push(...value.items);
+        else objects.push(value);
+    }
+    return constraintSetFromObjects(objects, registry, source);
+}
+
+/** Same as loadConstraintSet, from objects already parsed. */
+export function constraintSetFromObjects(objects: readonly unknown[], registry: TemplateRegistry, source = "constraints"): ConstraintSet {
+    const constraints: Constraint[] = [];
+    const seen = new Set<string>();
+    let config: GatekeeperConfig | undefined;
+    objects.forEach((obj, i) => {
+        const where = `${source}: object ${i + 1}`;
+        if (!isObject(obj)) throw new Error(`${where}: expected a Kubernetes object, got ${typeof obj}`);
+        const apiVersion = String(obj.apiVersion ?? "");
+        const kind = String(obj.kind ?? "");
+        const name = (obj.metadata as { name?: string } | undefined)?.name ?? "";
+        if (apiVersion.startsWith("config.gatekeeper.sh/") && kind === "Config") {
+            if (config) throw new Error(`${where}: more than one Gatekeeper Config object`);
+            config = parseGatekeeperConfig(obj, `${source}: Config ${name}`);
+            return;
+        }
+        if (apiVersion.startsWith("templates.gatekeeper.sh/")) {
+            throw new Error(
+                `${where}: ConstraintTemplate ${name} is not supported; templates are built in (policies/gatekeeper/templates), declare only constraints`,
+            );
+        }
+        if (!apiVersion.startsWith("constraints.gatekeeper.sh/")) {
+            throw new Error(`${where}: ${apiVersion || "(no apiVersion)"} ${kind} ${name} is neither a Gatekeeper constraint nor a Config`);
+        }
+        const key = `${kind}/${name}`;
+        if (seen.has(key)) throw new Error(`${where}: duplicate constraint ${key}`);
+        seen.add(key);
+        const spec = (obj.spec ?? {}) as { enforcementAction?: string; match?: Match; parameters?: Record<string, unknown> };
+        constraints.push(
+            buildConstraint(
+                { kind, name, enforcementAction: spec.enforcementAction, match: spec.match, parameters: spec.parameters },
+                registry,
+            ),
+        );
+    });
+    return { constraints, config: config ?? EMPTY_CONFIG };
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+    return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function isStringList(v: unknown): v is string[] {
+    return Array.isArray(v) && v.every((s) => typeof s === "string");
+}

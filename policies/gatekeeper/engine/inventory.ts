@@ -1,0 +1,66 @@
+import type { Inventory, K8sObject } from "../types";
+import { parseApiVersion } from "./gvk";
+import { defaultIsClusterScoped, effectiveNamespace, type ScopePredicate } from "./scope";
+
+/** Label the API server sets on every Namespace (Kubernetes >= 1.21). */
+export const NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name";
+
+export interface StackInventory extends Inventory {
+    /** Labels of a namespace: those declared in the stack plus kubernetes.io/metadata.name. */
+    namespaceLabels(namespace: string): Record<string, string>;
+}
+
+interface Entry {
+    obj: K8sObject;
+    group: string;
+    namespace: string | undefined;
+}
+
+/**
+ * Gatekeeper's data.inventory built from the objects of a stack. Objects without a namespace
+ * count as in `default` unless their kind is cluster-scoped. Lists are cached and shared:
+ * callers must not modify them.
+ */
+export function buildInventory(objects: readonly K8sObject[], isClusterScoped: ScopePredicate = defaultIsClusterScoped): StackInventory {
+    const byKind = new Map<string, Entry[]>();
+    const namespaceLabelsByName = new Map<string, Record<string, string>>();
+    for (const obj of objects) {
+        if (!obj || typeof obj !== "object" || !obj.kind) continue;
+        const { group } = parseApiVersion(obj.apiVersion);
+        const entry = { obj, group, namespace: effectiveNamespace(obj, isClusterScoped) };
+        let list = byKind.get(obj.kind);
+        if (!list) byKind.set(obj.kind, (list = []));
+        list.push(entry);
+        if (obj.kind === "Namespace" && group === "" && obj.metadata?.name) {
+            const name = obj.metadata.name;
+            namespaceLabelsByName.set(name, { ...(obj.metadata.labels ?? {}), [NAMESPACE_NAME_LABEL]: name });
+        }
+    }
+    const cache = new Map<string, K8sObject[]>();
+    const empty: K8sObject[] = [];
+    return {
+        list(kind, opts) {
+            const entries = byKind.get(kind);
+            if (!entries) return empty;
+            const group = opts?.group;
+            const namespace = opts?.namespace;
+            const key = `${kind}\u0000${group ?? "\u0001"}\u0000${namespace ?? "\u0001"}`;
+            let result = cache.get(key);
+            if (!result) {
+                result = entries
+                    .filter((e) => (group === undefined || e.group === group) && (namespace === undefined || e.namespace === namespace))
+                    .map((e) => e.obj);
+                cache.set(key, result);
+            }
+            return result;
+        },
+        namespaceLabels(namespace) {
+            let labels = namespaceLabelsByName.get(namespace);
+            if (!labels) {
+                labels = { [NAMESPACE_NAME_LABEL]: namespace };
+                namespaceLabelsByName.set(namespace, labels);
+            }
+            return labels;
+        },
+    };
+}

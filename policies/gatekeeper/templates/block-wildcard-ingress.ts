@@ -1,0 +1,28 @@
+import type { TemplateRule } from "../types";
+import { violations } from "./lib/pod";
+
+export type Params = Record<string, never>;
+
+export const rule: TemplateRule<Params> = {
+    kind: "K8sBlockWildcardIngress",
+    template: "block-wildcard-ingress",
+    category: "general",
+    description: "Users should not be able to create Ingresses with a blank or wildcard (*) hostname since that would enable them to intercept traffic for other services in the cluster, even if they don't have access to those services.",
+    parameterSchema: null,
+    validate({ review }) {
+        if (review.kind.kind !== "Ingress") return [];
+        const rules = review.object.spec?.rules;
+        if (!Array.isArray(rules)) return [];
+        const messages: string[] = [];
+        for (const r of rules) {
+            // An omitted host is the same as a blank one: it matches every hostname.
+            const host = typeof r?.host === "string" ? r.host : "";
+            if (host === "" || host.includes("*")) {
+                messages.push(
+                    `Hostname '${host}' is not allowed since it counts as a wildcard, which can be used to intercept traffic from other applications.`,
+                );
+            }
+        }
+        return violations(messages);
+    },
+};
