@@ -3,6 +3,7 @@
  * Pulumi.yaml is generated from it (`npm run gen:project`), and a test keeps the two in sync.
  */
 import { agentServer, bridge, gatewayTool } from "./areas/agent";
+import { backups } from "./areas/backups";
 import { environment } from "./areas/environment";
 import { ingress } from "./areas/ingress";
 
@@ -12,4 +13,5 @@ export const schema = {
     agentServer,
     gatewayTool,
     bridge,
+    backups,
 };
