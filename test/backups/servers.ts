@@ -474,7 +474,12 @@ export async function startRedis(password = 'redis-test-pw', extraArgs: string[]
       const log = fs.openSync(path.join(dataDir, '..', `${path.basename(dataDir)}.log`), 'a');
       child = spawn(
         'redis-server',
-        ['--port', String(port), '--bind', '127.0.0.1', '--dir', dataDir, '--requirepass', password, '--save', '', '--appendonly', 'no', '--daemonize', 'no', ...extraArgs],
+        [
+          '--port', String(port), '--bind', '127.0.0.1', '--dir', dataDir, '--requirepass', password, '--save', '', '--appendonly', 'no', '--daemonize', 'no',
+          // redis-cli --rdb is a diskless replica sync; the default 5 s wait for more replicas only slows the tests down
+          '--repl-diskless-sync-delay', '0',
+          ...extraArgs,
+        ],
         { stdio: ['ignore', log, log] },
       );
       fs.closeSync(log);
