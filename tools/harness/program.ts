@@ -91,7 +91,8 @@ function errorText(err: unknown): string {
 async function resolveOutputs(exported: Record<string, unknown>): Promise<Record<string, unknown>> {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(exported ?? {})) {
-        out[k] = await new Promise((resolve) => pulumi.output(v as pulumi.Input<unknown>).apply((x) => resolve(x)));
+        const output: pulumi.Output<unknown> = pulumi.output(v);
+        out[k] = await new Promise((resolve) => output.apply((x) => resolve(x)));
     }
     return out;
 }

@@ -24,9 +24,10 @@ export interface RenderResult {
     errors: string[];
 }
 
-export async function render(stack: string, overrides: Record<string, unknown> = {}): Promise<RenderResult> {
+/** programPath: another program than index.ts (tests use fixtures). */
+export async function render(stack: string, overrides: Record<string, unknown> = {}, programPath?: string): Promise<RenderResult> {
     const values = readStackValues(stack, overrides);
-    const run = await runProgram({ project: values.project, stack, config: values.config, secretKeys: values.secretKeys });
+    const run = await runProgram({ project: values.project, stack, config: values.config, secretKeys: values.secretKeys, programPath });
     const { objects, redacted, duplicates } = kubernetesObjects(run.resources);
     const schemaErrors = objects.flatMap(validateObject).map((p) => `schema: ${p.object}: ${p.problem}`);
     const records = resourceRecords(run.resources);

@@ -1,0 +1,116 @@
+import { test } from "node:test";
+import * as assert from "node:assert/strict";
+import { execFileSync, spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { render } from "../tools/harness/render";
+import { REDACTED } from "../tools/harness/manifests";
+import { SECRET_SIG } from "../tools/harness/program";
+import { renderStack } from "./render";
+
+const ROOT = path.resolve(__dirname, "..");
+const TSX = path.join(ROOT, "node_modules", ".bin", "tsx");
+
+function renderCli(args: string[]) {
+    return spawnSync(TSX, ["tools/render.ts", ...args], { cwd: ROOT, encoding: "utf8" });
+}
+
+test("two renders of the same commit are byte-identical (separate processes)", () => {
+    const a = fs.mkdtempSync(path.join(os.tmpdir(), "render-a-"));
+    const b = fs.mkdtempSync(path.join(os.tmpdir(), "render-b-"));
+    for (const dir of [a, b]) {
+        const r = renderCli(["--stack", "prod", "--out", dir]);
+        assert.equal(r.status, 0, r.stdout + r.stderr);
+        assert.match(r.stdout, /failed: nothing/);
+    }
+    for (const file of ["manifests.yaml", "resources.json"]) {
+        assert.ok(fs.readFileSync(path.join(a, file)).equals(fs.readFileSync(path.join(b, file))), `${file} differs between two renders`);
+    }
+});
+
+test("render prints a summary per component and per kind and exits 0 for dev", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "render-dev-"));
+    const r = renderCli(["--stack", "dev", "--out", dir]);
+    assert.equal(r.status, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /resources per component:\n.*ops:apps:AgentServer agent-server/s);
+    assert.match(r.stdout, /objects per kind:\n(.|\n)*\d+ {2}Deployment/);
+    assert.match(r.stdout, /failed: nothing/);
+    const manifests = fs.readFileSync(path.join(dir, "manifests.yaml"), "utf8");
+    const kinds = [...manifests.matchAll(/^kind: (\S+)$/gm)].map((m) => m[1]);
+    assert.deepEqual(kinds, [...kinds].sort(), "manifests are sorted by kind");
+});
+
+test("render refuses an unknown stack and bad arguments with a clear message", () => {
+    const r = renderCli(["--stack", "staging"]);
+    assert.notEqual(r.status, 0);
+    assert.match(r.stderr, /no stack file Pulumi\.staging\.yaml: stacks are .*dev.*prod/);
+    const r2 = renderCli(["--bogus"]);
+    assert.notEqual(r2.status, 0);
+    assert.match(r2.stderr, /unknown argument --bogus; usage: npm run render -- --stack/);
+});
+
+test("render fails on a schema error, an unknown field and duplicate objects", async () => {
+    const result = await render("dev", {}, path.join(__dirname, "fixtures", "brokenProgram.ts"));
+    const errors = result.errors.join("\n");
+    assert.match(errors, /schema: apps\/v1\/Deployment apps\/web: spec\/replicas must be integer/);
+    assert.match(errors, /schema: apps\/v1\/Deployment apps\/web: spec\.template\.spec\.containers\[0\]\.bogusField: unknown field/);
+    assert.match(errors, /ConfigMap apps\/settings is declared twice/);
+    assert.match(errors, /duplicate resource URN urn:pulumi:dev::ops::kubernetes:core\/v1:Service::same-urn/);
+});
+
+test("a bad configuration stops the program before any resource is registered", async () => {
+    const result = await render("dev", { agentServerRequestsCpu: "lots", gatewayToolMaxRecharge: 50000 });
+    assert.equal(result.resources.length, 0);
+    assert.match(result.errors.join("\n"), /2 problems; nothing was created(.|\n)*ops:agentServerRequestsCpu(.|\n)*ops:gatewayToolMaxRecharge: 50000 is above 10000/);
+});
+
+test("secret inputs stay marked secret and never reach the rendered files", async () => {
+    for (const stack of ["dev", "prod"]) {
+        const r = await renderStack(stack);
+        assert.deepEqual(r.errors, []);
+        const secrets = r.resources.filter((x) => x.type === "kubernetes:core/v1:Secret");
+        assert.ok(secrets.length > 0);
+        for (const s of secrets) {
+            const payload = (s.inputs.stringData ?? s.inputs.data) as Record<string, unknown>;
+            assert.ok(payload && SECRET_SIG in payload, `${s.name}: Secret payload is not marked secret`);
+        }
+        const passwords = r.resources.filter((x) => x.type === "random:index/randomPassword:RandomPassword");
+        assert.ok(passwords.length > 0);
+        // Every secret value the stack knows: placeholders of secret config and generated passwords.
+        const secretValues = new Set<string>();
+        for (const s of secrets) {
+            const payload = (s.inputs.stringData as any)?.value ?? (s.inputs.data as any)?.value ?? {};
+            for (const v of Object.values(payload)) if (typeof v === "string" && v.length >= 8) secretValues.add(v);
+        }
+        assert.ok(secretValues.size >= 3);
+        for (const v of secretValues) {
+            assert.ok(!r.manifests.includes(v), `a secret value appears in ${stack} manifests.yaml`);
+            assert.ok(!r.resourcesJson.includes(v), `a secret value appears in ${stack} resources.json`);
+            for (const o of r.objects.filter((x) => x.kind !== "Secret")) {
+                assert.ok(!JSON.stringify(o).includes(v), `a secret value appears in ${o.kind} ${o.metadata?.name}`);
+            }
+        }
+        assert.ok(r.manifests.includes(REDACTED));
+    }
+});
+
+test("no env literal, annotation or ConfigMap carries a secret-shaped value", async () => {
+    const r = await renderStack("prod");
+    const secretShaped = /admin-[0-9a-f]{64}|sk-[A-Za-z0-9-]{8,}|-----BEGIN [A-Z ]*PRIVATE KEY-----/;
+    for (const o of r.objects) {
+        if (o.kind === "Secret") continue;
+        for (const [k, v] of Object.entries(o.metadata?.annotations ?? {})) assert.doesNotMatch(String(v), secretShaped, `${o.kind} ${o.metadata?.name} annotation ${k}`);
+        if (o.kind === "ConfigMap") for (const [k, v] of Object.entries(o.data ?? {})) assert.doesNotMatch(String(v), secretShaped, `ConfigMap ${o.metadata?.name} key ${k}`);
+        const json = JSON.stringify(o);
+        for (const m of json.matchAll(/"name":"([A-Z_]+)","value":"([^"]*)"/g)) {
+            assert.doesNotMatch(m[2], secretShaped, `${o.kind} ${o.metadata?.name} env ${m[1]}`);
+            assert.doesNotMatch(m[1], /PASSWORD|SECRET|API_KEY|TOKEN/, `${o.kind} ${o.metadata?.name}: ${m[1]} is set as a literal instead of from a Secret`);
+        }
+    }
+});
+
+test("the committed Pulumi.yaml is what the schema generates", () => {
+    const generated = execFileSync(TSX, ["-e", "process.stdout.write(require('./tools/projectFile').projectFile())"], { cwd: ROOT, encoding: "utf8" });
+    assert.equal(fs.readFileSync(path.join(ROOT, "Pulumi.yaml"), "utf8"), generated, "Pulumi.yaml is stale: run npm run gen:project");
+});
