@@ -9,7 +9,9 @@
  */
 export type Schema = Record<string, unknown>;
 
-export class ParameterError extends Error {}
+export class ParameterError extends Error {
+    override name = "ParameterError";
+}
 
 /** Returns a copy of `value` with defaults applied; throws ParameterError naming `where` and the key. */
 export function validateParameters(schema: Schema | null | undefined, value: unknown, where: string): Record<string, unknown> {
