@@ -1,0 +1,28 @@
+/**
+ * npm run bench [-- --runs N]: medians, not single timings; these machines are noisy.
+ */
+import * as fs from "fs";
+import * as path from "path";
+import { benchProgram } from "./bench/program";
+
+async function main() {
+    const runsArg = process.argv.indexOf("--runs");
+    const runs = runsArg > 0 ? Number(process.argv[runsArg + 1]) : 9;
+    console.log(`program run vs the SDK floor (median of ${runs} interleaved runs, same mocks, same resource count)`);
+    for (const stack of ["dev", "prod"]) {
+        const b = await benchProgram(stack, runs);
+        console.log(`  ${stack.padEnd(5)} ${String(b.resources).padStart(4)} resources: program ${b.programMs.toFixed(1)} ms, floor ${b.floorMs.toFixed(1)} ms, ratio ${b.ratio.toFixed(2)}x (target <= 1.5x)`);
+    }
+    const packBench = path.join(__dirname, "bench", "policyPack.ts");
+    if (fs.existsSync(packBench)) {
+        // eslint-disable-next-line @typescript-eslint/no-var-requires
+        const mod = require(packBench);
+        const fn = mod.benchPolicyPack ?? mod.default ?? mod.main;
+        if (typeof fn === "function") await fn({ runs });
+    }
+}
+
+main().catch((err) => {
+    console.error(`bench failed: ${err instanceof Error ? err.stack : err}`);
+    process.exitCode = 1;
+});
