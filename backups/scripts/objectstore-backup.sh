@@ -1,0 +1,111 @@
+#!/bin/sh
+# objectstore-backup.sh - spec 8.3 "Object store": client mirror of each bucket into a dated folder.
+#
+# Uses the MinIO client (`mc mirror`). Credentials are written to a private, temporary mc config
+# directory (mktemp, removed on exit) instead of `mc alias set ... KEY SECRET`, so they never appear
+# on a command line or in the logs.
+#
+# Layout: $BACKUP_DIR/<YYYY-MM-DDTHHMMSSZ>/<bucket>/<object keys...>
+# The run mirrors into $BACKUP_DIR/.partial-<stamp>-<pid>/ and renames it only when every bucket
+# mirrored successfully; a failure removes the partial folder, exits non-zero and deletes nothing.
+# Retention: dated folders older than $RETENTION_DAYS days, after a successful run only.
+#
+# Environment:
+#   BACKUP_DIR RETENTION_DAYS   backup volume, retention in days (0 = keep everything)
+#   OBJECTSTORE_URL             S3 endpoint, e.g. http://minio.<ns>.svc:9000
+#   OBJECTSTORE_ACCESS_KEY      access key (secret)
+#   OBJECTSTORE_SECRET_KEY      secret key (secret)
+#   OBJECTSTORE_BUCKETS         optional: buckets to back up (space or comma separated); default: all
+#   OBJECTSTORE_INSECURE        optional: "true" adds --insecure (self-signed TLS)
+set -eu
+umask 077
+SCRIPT=objectstore-backup
+ALIAS=objstore
+
+ts() { date -u +%Y-%m-%dT%H:%M:%SZ; }
+log() { printf '%s [%s] %s\n' "$(ts)" "$SCRIPT" "$*"; }
+die() { printf '%s [%s] ERROR: %s\n' "$(ts)" "$SCRIPT" "$*" >&2; exit 1; }
+oneline() { printf '%s' "$1" | tr '\r\n\t' '   ' | sed 's/  */ /g'; }
+require() {
+  for _v in "$@"; do
+    eval "_val=\${$_v:-}"
+    [ -n "$_val" ] || die "required environment variable $_v is not set"
+  done
+}
+json_escape() { printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g'; }
+fsync_tree() { find "$1" -type f -exec sync {} + 2>/dev/null || sync; sync "$1" 2>/dev/null || true; }
+mc_fail() { # $1 = step, $2 = output
+  case $2 in
+    *"Access Key Id you provided does not exist"*|*"signature we calculated does not match"*|*"SignatureDoesNotMatch"*|*"InvalidAccessKeyId"*|*"Access Denied"*|*"AccessDenied"*)
+      die "$1: authentication failed at $OBJECTSTORE_URL (check the OBJECTSTORE_ACCESS_KEY / OBJECTSTORE_SECRET_KEY secret): $(oneline "$2")" ;;
+    *"connection refused"*|*"no such host"*|*"i/o timeout"*|*"dial tcp"*|*"Server not initialized"*|*"network is unreachable"*)
+      die "$1: object store unreachable at $OBJECTSTORE_URL: $(oneline "$2")" ;;
+    *"NoSuchBucket"*|*"does not exist"*)
+      die "$1: bucket not found: $(oneline "$2")" ;;
+    *) die "$1 failed: $(oneline "$2")" ;;
+  esac
+}
+
+require BACKUP_DIR RETENTION_DAYS OBJECTSTORE_URL OBJECTSTORE_ACCESS_KEY OBJECTSTORE_SECRET_KEY
+case $RETENTION_DAYS in *[!0-9]*) die "RETENTION_DAYS must be a whole number of days, got '$RETENTION_DAYS'" ;; esac
+[ -d "$BACKUP_DIR" ] || die "backup directory $BACKUP_DIR does not exist (is the backup volume mounted?)"
+[ -w "$BACKUP_DIR" ] || die "backup directory $BACKUP_DIR is not writable"
+command -v mc > /dev/null 2>&1 || die "the MinIO client 'mc' is not installed in this image"
+
+stamp=$(date -u +%Y-%m-%dT%H%M%SZ)
+final="$BACKUP_DIR/$stamp"
+n=1
+while [ -e "$final" ]; do n=$((n + 1)); final="$BACKUP_DIR/$stamp-$n"; done
+work="$BACKUP_DIR/.partial-$stamp-$$"
+cfg=$(mktemp -d "${TMPDIR:-/tmp}/mc-config.XXXXXX")
+trap 'rm -rf -- "$work" "$cfg"' EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
+mkdir -p "$work"
+
+printf '{"version":"10","aliases":{"%s":{"url":"%s","accessKey":"%s","secretKey":"%s","api":"S3v4","path":"auto"}}}\n' \
+  "$ALIAS" "$(json_escape "$OBJECTSTORE_URL")" "$(json_escape "$OBJECTSTORE_ACCESS_KEY")" "$(json_escape "$OBJECTSTORE_SECRET_KEY")" > "$cfg/config.json"
+insecure=""
+[ "${OBJECTSTORE_INSECURE:-false}" = true ] && insecure=--insecure
+mcq() { mc --config-dir "$cfg" --no-color --quiet $insecure "$@"; }
+
+log "listing buckets at $OBJECTSTORE_URL"
+out=$(mcq ls "$ALIAS" 2>&1) || mc_fail "listing buckets" "$out"
+all=$(printf '%s\n' "$out" | awk 'NF { print $NF }' | sed 's#/$##')
+if [ -n "${OBJECTSTORE_BUCKETS:-}" ]; then
+  buckets=$(printf '%s' "$OBJECTSTORE_BUCKETS" | tr ',' ' ')
+  for b in $buckets; do
+    printf '%s\n' "$all" | grep -qxF "$b" || die "bucket '$b' (from OBJECTSTORE_BUCKETS) does not exist at $OBJECTSTORE_URL; existing: $(printf '%s' "$all" | tr '\n' ' ')"
+  done
+else
+  buckets=$all
+fi
+[ -n "$(printf '%s' "$buckets" | tr -d ' \n')" ] || die "no buckets to back up at $OBJECTSTORE_URL"
+log "buckets: $(printf '%s' "$buckets" | tr '\n' ' ')"
+
+count=0
+for b in $buckets; do
+  case $b in */*|.|..) die "refusing unexpected bucket name '$b'" ;; esac
+  log "mirroring bucket $b -> $stamp/$b"
+  mkdir -p "$work/$b"
+  out=$(mcq mirror --preserve "$ALIAS/$b" "$work/$b" 2>&1) || mc_fail "mirror of bucket '$b'" "$out"
+  log "bucket $b: $(find "$work/$b" -type f | wc -l | tr -d ' ') objects, $(du -sk "$work/$b" | cut -f1) KiB"
+  count=$((count + 1))
+done
+
+fsync_tree "$work"
+mv "$work" "$final" || die "could not move the finished backup into place ($final)"
+sync "$BACKUP_DIR" 2>/dev/null || true
+log "backup complete: $final ($count buckets)"
+
+if [ "$RETENTION_DAYS" -eq 0 ]; then
+  log "retention disabled (RETENTION_DAYS=0)"
+else
+  log "retention: deleting backups older than $RETENTION_DAYS days"
+  find "$BACKUP_DIR" -mindepth 1 -maxdepth 1 \( -name '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T*' -o -name '.partial-*' \) \
+    -mmin +$((RETENTION_DAYS * 1440)) -print | while IFS= read -r old; do
+      log "retention: deleting $old"
+      rm -rf -- "$old"
+    done
+fi
+log "done"

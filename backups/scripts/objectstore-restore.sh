@@ -1,0 +1,80 @@
+#!/bin/sh
+# objectstore-restore.sh - spec 8.3 "Object store": reverse mirror of a dated backup folder.
+#
+# For each bucket folder in the backup (or only RESTORE_BUCKETS): create the bucket if missing
+# (mc mb --ignore-existing), then `mc mirror --overwrite <backup>/<bucket> <alias>/<bucket>`.
+# Objects that exist in the bucket but not in the backup are kept unless RESTORE_REMOVE_EXTRA=true
+# (adds --remove). Credentials go through a temporary mc config directory, never the command line.
+#
+# Environment:
+#   BACKUP_DIR                 backup volume
+#   RESTORE_FROM               backup folder name under BACKUP_DIR (or absolute path); default: newest
+#   RESTORE_BUCKETS            optional: buckets to restore (space or comma separated); default: all in the backup
+#   RESTORE_REMOVE_EXTRA       "true" to delete objects that are not in the backup
+#   OBJECTSTORE_URL OBJECTSTORE_ACCESS_KEY(secret) OBJECTSTORE_SECRET_KEY(secret) OBJECTSTORE_INSECURE
+set -eu
+umask 077
+SCRIPT=objectstore-restore
+ALIAS=objstore
+
+ts() { date -u +%Y-%m-%dT%H:%M:%SZ; }
+log() { printf '%s [%s] %s\n' "$(ts)" "$SCRIPT" "$*"; }
+die() { printf '%s [%s] ERROR: %s\n' "$(ts)" "$SCRIPT" "$*" >&2; exit 1; }
+oneline() { printf '%s' "$1" | tr '\r\n\t' '   ' | sed 's/  */ /g'; }
+require() {
+  for _v in "$@"; do
+    eval "_val=\${$_v:-}"
+    [ -n "$_val" ] || die "required environment variable $_v is not set"
+  done
+}
+json_escape() { printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g'; }
+latest() {
+  ls -1 "$BACKUP_DIR" | grep -E '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{6}Z(-[0-9]+)?$' | sort | tail -n 1
+}
+mc_fail() {
+  case $2 in
+    *"Access Key Id you provided does not exist"*|*"signature we calculated does not match"*|*"SignatureDoesNotMatch"*|*"InvalidAccessKeyId"*|*"Access Denied"*|*"AccessDenied"*)
+      die "$1: authentication failed at $OBJECTSTORE_URL (check the OBJECTSTORE_ACCESS_KEY / OBJECTSTORE_SECRET_KEY secret): $(oneline "$2")" ;;
+    *"connection refused"*|*"no such host"*|*"i/o timeout"*|*"dial tcp"*|*"Server not initialized"*|*"network is unreachable"*)
+      die "$1: object store unreachable at $OBJECTSTORE_URL: $(oneline "$2")" ;;
+    *) die "$1 failed: $(oneline "$2")" ;;
+  esac
+}
+
+require BACKUP_DIR OBJECTSTORE_URL OBJECTSTORE_ACCESS_KEY OBJECTSTORE_SECRET_KEY
+command -v mc > /dev/null 2>&1 || die "the MinIO client 'mc' is not installed in this image"
+from="${RESTORE_FROM:-}"
+if [ -z "$from" ]; then
+  from=$(latest) || true
+  [ -n "$from" ] || die "no backup found in $BACKUP_DIR"
+fi
+case $from in /*) src=$from ;; *) src="$BACKUP_DIR/$from" ;; esac
+[ -d "$src" ] || die "backup folder $src does not exist"
+
+if [ -n "${RESTORE_BUCKETS:-}" ]; then
+  buckets=$(printf '%s' "$RESTORE_BUCKETS" | tr ',' ' ')
+  for b in $buckets; do [ -d "$src/$b" ] || die "backup $src has no bucket '$b'"; done
+else
+  buckets=$(cd "$src" && for d in *; do [ -d "$d" ] && printf '%s\n' "$d"; done)
+fi
+[ -n "$(printf '%s' "$buckets" | tr -d ' \n')" ] || die "backup $src contains no bucket folders"
+
+cfg=$(mktemp -d "${TMPDIR:-/tmp}/mc-config.XXXXXX")
+trap 'rm -rf -- "$cfg"' EXIT
+printf '{"version":"10","aliases":{"%s":{"url":"%s","accessKey":"%s","secretKey":"%s","api":"S3v4","path":"auto"}}}\n' \
+  "$ALIAS" "$(json_escape "$OBJECTSTORE_URL")" "$(json_escape "$OBJECTSTORE_ACCESS_KEY")" "$(json_escape "$OBJECTSTORE_SECRET_KEY")" > "$cfg/config.json"
+insecure=""
+[ "${OBJECTSTORE_INSECURE:-false}" = true ] && insecure=--insecure
+mcq() { mc --config-dir "$cfg" --no-color --quiet $insecure "$@"; }
+remove=""
+[ "${RESTORE_REMOVE_EXTRA:-false}" = true ] && remove=--remove
+
+log "restoring from $src to $OBJECTSTORE_URL"
+out=$(mcq ls "$ALIAS" 2>&1) || mc_fail "connecting" "$out"
+for b in $buckets; do
+  log "bucket $b: creating if missing"
+  out=$(mcq mb --ignore-existing "$ALIAS/$b" 2>&1) || mc_fail "creating bucket '$b'" "$out"
+  log "bucket $b: reverse mirror ($(find "$src/$b" -type f | wc -l | tr -d ' ') objects)${remove:+, removing objects not in the backup}"
+  out=$(mcq mirror --overwrite $remove "$src/$b" "$ALIAS/$b" 2>&1) || mc_fail "reverse mirror of bucket '$b'" "$out"
+done
+log "restore complete"
