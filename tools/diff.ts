@@ -1,0 +1,146 @@
+/**
+ * npm run diff -- --stack prod [--stack dev ...] --base <git-ref> [--format markdown|json]
+ *
+ * Renders each stack at the base revision (a temporary git worktree, rendered by that revision's
+ * own render tool) and in the working tree (the offline render), and prints what changed:
+ * objects added, removed and changed with a field-level diff, and the policy results that
+ * appeared or disappeared. Offline: no cluster, no pulumi CLI, no credentials, secrets redacted.
+ *
+ * Exit status: 0 when every stack was diffed (whatever changed); 2 when a side could not be
+ * rendered at all or the arguments are wrong.
+ */
+import * as fs from "fs";
+import * as path from "path";
+import { render } from "./harness/render";
+import { listStacks, REPO_ROOT } from "./harness/stackConfig";
+import { renderJson } from "./diff/json";
+import { renderFailureMarkdown, renderMarkdown } from "./diff/markdown";
+import { loadPolicyEvaluator, PolicyEvaluator } from "./diff/policy";
+import { buildReport, RenderedSide, StackDiffReport } from "./diff/report";
+import { renderRevision, resolveCommit, withWorktree } from "./diff/worktree";
+
+export type Format = "markdown" | "json";
+
+export interface DiffArgs {
+    stacks: string[];
+    base: string;
+    format: Format;
+}
+
+export interface StackFailure {
+    stack: string;
+    error: string;
+}
+
+export interface DiffOutcome {
+    reports: StackDiffReport[];
+    failures: StackFailure[];
+}
+
+const USAGE = "usage: npm run diff -- --stack <stack> [--stack <stack> ...] --base <git-ref> [--format markdown|json]";
+
+export function parseArgs(argv: string[]): DiffArgs {
+    const stacks: string[] = [];
+    let base: string | undefined;
+    let format: Format = "markdown";
+    for (let i = 0; i < argv.length; i++) {
+        const m = /^--(stack|base|format)(?:=(.*))?$/.exec(argv[i]);
+        if (!m) throw new Error(`unknown argument ${argv[i]}; ${USAGE}`);
+        const value = m[2] ?? argv[++i];
+        if (value === undefined || value === "") throw new Error(`--${m[1]} needs a value; ${USAGE}`);
+        if (m[1] === "stack") stacks.push(value);
+        else if (m[1] === "base") base = value;
+        else if (value === "markdown" || value === "json") format = value;
+        else throw new Error(`--format must be markdown or json, not ${value}`);
+    }
+    if (stacks.length === 0) throw new Error(`--stack is required (one of ${listStacks().join(", ")}); ${USAGE}`);
+    if (!base) throw new Error(`--base is required (a branch, tag or commit); ${USAGE}`);
+    return { stacks, base, format };
+}
+
+async function headSide(stack: string): Promise<RenderedSide | StackFailure> {
+    try {
+        const result = await render(stack);
+        if (result.redactedObjects.length === 0 && result.errors.length > 0) return { stack, error: `the working tree could not be rendered: ${result.errors.join("; ")}` };
+        return { info: { ref: "working tree", problems: result.errors }, objects: result.redactedObjects };
+    } catch (err) {
+        return { stack, error: `the working tree could not be rendered: ${err instanceof Error ? err.message : String(err)}` };
+    }
+}
+
+function baseSide(dir: string, ref: string, commit: string, stack: string, notes: string[]): RenderedSide | StackFailure {
+    const info = { ref, commit, problems: [] as string[] };
+    if (fs.existsSync(path.join(dir, "tools", "render.ts")) && !fs.existsSync(path.join(dir, `Pulumi.${stack}.yaml`))) {
+        notes.push(`the base revision has no stack ${stack} (no Pulumi.${stack}.yaml): every object is new`);
+        return { info, objects: [] };
+    }
+    const rendered = renderRevision(dir, stack);
+    if (!rendered.rendered) return { stack, error: `the base revision ${ref} (${commit.slice(0, 12)}) could not be rendered: ${rendered.reason}` };
+    if (rendered.objects.length === 0 && rendered.problems.length > 0) return { stack, error: `the base revision ${ref} (${commit.slice(0, 12)}) could not be rendered: ${rendered.problems.join("; ")}` };
+    return { info: { ...info, problems: rendered.problems }, objects: rendered.objects };
+}
+
+const isFailure = (x: RenderedSide | StackFailure): x is StackFailure => "error" in x;
+
+async function safeEvaluator(root: string, notes: string[]): Promise<PolicyEvaluator | undefined> {
+    try {
+        return await loadPolicyEvaluator(root);
+    } catch (err) {
+        notes.push(`the policy evaluation of ${root === REPO_ROOT ? "the working tree" : "the base revision"} could not be loaded: ${err instanceof Error ? err.message : String(err)}`);
+        return undefined;
+    }
+}
+
+/** The diff of every stack; `repo` is the repository whose working tree is the head side. */
+export async function runDiff(args: DiffArgs, repo = REPO_ROOT): Promise<DiffOutcome> {
+    const commit = resolveCommit(repo, args.base);
+    const loadNotes: string[] = [];
+    const headEvaluator = await safeEvaluator(repo, loadNotes);
+    return withWorktree(repo, commit, async (dir) => {
+        const baseEvaluator = await safeEvaluator(dir, loadNotes);
+        const outcome: DiffOutcome = { reports: [], failures: [] };
+        for (const stack of args.stacks) {
+            const notes = [...loadNotes];
+            const head = await headSide(stack);
+            if (isFailure(head)) {
+                outcome.failures.push(head);
+                continue;
+            }
+            const base = baseSide(dir, args.base, commit, stack, notes);
+            if (isFailure(base)) {
+                outcome.failures.push(base);
+                continue;
+            }
+            outcome.reports.push(await buildReport(stack, base, head, { base: baseEvaluator, head: headEvaluator }, notes));
+        }
+        return outcome;
+    });
+}
+
+export function formatOutcome(outcome: DiffOutcome, format: Format): string {
+    if (format === "json") return renderJson(outcome.reports, outcome.failures);
+    const perStack = Math.floor(60000 / Math.max(1, outcome.reports.length + outcome.failures.length));
+    return [...outcome.failures.map((f) => renderFailureMarkdown(f.stack, f.error)), ...outcome.reports.map((r) => renderMarkdown(r, { maxChars: perStack }))].join("\n");
+}
+
+async function main() {
+    let args: DiffArgs;
+    try {
+        args = parseArgs(process.argv.slice(2));
+    } catch (err) {
+        console.error(err instanceof Error ? err.message : String(err));
+        process.exitCode = 2;
+        return;
+    }
+    const outcome = await runDiff(args);
+    process.stdout.write(formatOutcome(outcome, args.format));
+    for (const f of outcome.failures) console.error(`diff ${f.stack}: ${f.error}`);
+    process.exitCode = outcome.failures.length > 0 ? 2 : 0;
+}
+
+if (require.main === module) {
+    main().catch((err) => {
+        console.error(`diff failed: ${err instanceof Error ? err.message : String(err)}`);
+        process.exitCode = 2;
+    });
+}

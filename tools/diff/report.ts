@@ -1,0 +1,62 @@
+/**
+ * The diff of one stack between a base revision and the working tree, as data: what both
+ * formats (Markdown, JSON) print.
+ */
+import type { K8sObject } from "../../policies/gatekeeper/types";
+import { diffObjects, ObjectDiff } from "./objects";
+import { diffFindings, PolicyDiff, PolicyEvaluator } from "./policy";
+
+export interface RevisionInfo {
+    /** The revision as given (`main`, `origin/main`, a SHA) or "working tree". */
+    ref: string;
+    /** The resolved commit, when the side is a commit. */
+    commit?: string;
+    /** Render problems (schema errors, duplicates): the render produced objects anyway. */
+    problems: string[];
+}
+
+export interface StackDiffReport {
+    stack: string;
+    base: RevisionInfo;
+    head: RevisionInfo;
+    /** Things a reader must know about how the diff was made (e.g. the base has no such stack). */
+    notes: string[];
+    objects: ObjectDiff;
+    policy: PolicyDiff;
+}
+
+export interface RenderedSide {
+    info: RevisionInfo;
+    /** Redacted objects of the render. */
+    objects: K8sObject[];
+}
+
+export interface PolicyEvaluators {
+    base?: PolicyEvaluator;
+    head?: PolicyEvaluator;
+}
+
+export async function buildReport(stack: string, base: RenderedSide, head: RenderedSide, evaluators: PolicyEvaluators, notes: string[] = []): Promise<StackDiffReport> {
+    const objects = diffObjects(base.objects, head.objects);
+    let policy: PolicyDiff;
+    if (!evaluators.head) {
+        policy = { available: false, reason: "this revision has no in-process policy evaluation (policies/evaluate.ts evaluateStack)" };
+    } else {
+        // A base revision without the evaluation is judged by this revision's pack, so that only
+        // object changes (not the arrival of the pack) show up.
+        const baseEvaluator = evaluators.base ?? evaluators.head;
+        if (!evaluators.base) notes.push("the base revision has no in-process policy evaluation: both sides were evaluated with this revision's policy pack");
+        try {
+            policy = diffFindings(await baseEvaluator(stack, base.objects), await evaluators.head(stack, head.objects));
+        } catch (err) {
+            policy = { available: false, reason: `policy evaluation failed: ${err instanceof Error ? err.message : String(err)}` };
+        }
+    }
+    return { stack, base: base.info, head: head.info, notes, objects, policy };
+}
+
+export function hasChanges(r: StackDiffReport): boolean {
+    const o = r.objects;
+    const policyChanged = r.policy.available && (r.policy.appeared.length > 0 || r.policy.disappeared.length > 0);
+    return o.added.length + o.removed.length + o.changed.length > 0 || policyChanged;
+}

@@ -1,0 +1,86 @@
+/**
+ * The base side of the diff: a temporary `git worktree` of the base revision (with the
+ * repository's node_modules linked in), rendered by that revision's own render tool in a child
+ * process, and removed again whatever happens.
+ */
+import { execFileSync, spawnSync } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import * as YAML from "yaml";
+import type { K8sObject } from "../../policies/gatekeeper/types";
+
+const git = (repo: string, args: string[]) => execFileSync("git", ["-C", repo, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
+
+/** The commit a ref names, or an error naming the ref. */
+export function resolveCommit(repo: string, ref: string): string {
+    try {
+        return git(repo, ["rev-parse", "--verify", "--quiet", `${ref}^{commit}`]);
+    } catch {
+        throw new Error(`--base ${ref} is not a commit of ${repo} (fetch it first, e.g. git fetch origin ${ref})`);
+    }
+}
+
+/** Runs `use` in a detached worktree of `commit`; the worktree is removed afterwards, also on failure. */
+export async function withWorktree<T>(repo: string, commit: string, use: (dir: string) => Promise<T>): Promise<T> {
+    const parent = fs.mkdtempSync(path.join(os.tmpdir(), "ops-diff-"));
+    const dir = path.join(parent, "base");
+    try {
+        git(repo, ["worktree", "add", "--detach", dir, commit]);
+        const modules = path.join(repo, "node_modules");
+        if (fs.existsSync(modules) && !fs.existsSync(path.join(dir, "node_modules"))) fs.symlinkSync(modules, path.join(dir, "node_modules"), "dir");
+        return await use(dir);
+    } finally {
+        try {
+            git(repo, ["worktree", "remove", "--force", dir]);
+        } catch {
+            // Not created, or already gone: prune its administrative entry below.
+        }
+        fs.rmSync(parent, { recursive: true, force: true });
+        try {
+            git(repo, ["worktree", "prune"]);
+        } catch {
+            // best effort
+        }
+    }
+}
+
+export type BaseRender =
+    /** The render produced manifests; problems are what it reported (it may still have exited 1). */
+    | { rendered: true; objects: K8sObject[]; problems: string[] }
+    /** No render at all: the reason says why. */
+    | { rendered: false; reason: string };
+
+/** Renders `stack` with the revision's own tools/render.ts: `npx tsx tools/render.ts --stack <s> --out <dir>`. */
+export function renderRevision(dir: string, stack: string, timeoutMs = 180_000): BaseRender {
+    if (!fs.existsSync(path.join(dir, "tools", "render.ts"))) return { rendered: false, reason: "the base revision has no render tool (tools/render.ts)" };
+    const out = fs.mkdtempSync(path.join(os.tmpdir(), "ops-diff-render-"));
+    try {
+        const run = spawnSync("npx", ["--no", "--", "tsx", "tools/render.ts", "--stack", stack, "--out", out], { cwd: dir, encoding: "utf8", timeout: timeoutMs, env: childEnv() });
+        const manifests = path.join(out, "manifests.yaml");
+        const output = `${run.stdout ?? ""}${run.stderr ?? ""}`;
+        if (run.error || !fs.existsSync(manifests)) {
+            const why = run.error ? run.error.message : `exit status ${run.status}`;
+            return { rendered: false, reason: `the base render failed (${why}): ${lastLines(output)}` };
+        }
+        const objects = YAML.parseAllDocuments(fs.readFileSync(manifests, "utf8")).map((d) => d.toJS() as K8sObject).filter((o) => o && typeof o === "object");
+        return { rendered: true, objects, problems: run.status === 0 ? [] : renderProblems(output) };
+    } finally {
+        fs.rmSync(out, { recursive: true, force: true });
+    }
+}
+
+/** Pulumi settings of the calling shell must not leak into the base program's run. */
+function childEnv(): NodeJS.ProcessEnv {
+    const env = { ...process.env };
+    for (const k of Object.keys(env)) if (k.startsWith("PULUMI_")) delete env[k];
+    return env;
+}
+
+const lastLines = (text: string, n = 5) => text.trim().split("\n").slice(-n).join(" | ") || "no output";
+
+/** The `  - <problem>` lines after "failed: N problem(s)" in the render's summary. */
+function renderProblems(output: string): string[] {
+    const problems = output.split("\n").filter((l) => /^  - /.test(l)).map((l) => l.slice(4));
+    return problems.length > 0 ? problems : [`the base render exited non-zero: ${lastLines(output)}`];
+}
