@@ -112,5 +112,8 @@ test("no env literal, annotation or ConfigMap carries a secret-shaped value", as
 
 test("the committed Pulumi.yaml is what the schema generates", () => {
     const generated = execFileSync(TSX, ["-e", "process.stdout.write(require('./tools/projectFile').projectFile())"], { cwd: ROOT, encoding: "utf8" });
-    assert.equal(fs.readFileSync(path.join(ROOT, "Pulumi.yaml"), "utf8"), generated, "Pulumi.yaml is stale: run npm run gen:project");
+    const committed = fs.readFileSync(path.join(ROOT, "Pulumi.yaml"), "utf8").split("\n");
+    const expected = generated.split("\n");
+    const at = expected.findIndex((line, i) => committed[i] !== line);
+    assert.ok(at === -1 && committed.length === expected.length, `Pulumi.yaml is stale from line ${at + 1} (${JSON.stringify(committed[at])} instead of ${JSON.stringify(expected[at])}): run npm run gen:project`);
 });
