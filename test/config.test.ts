@@ -1,14 +1,14 @@
 import { test } from "node:test";
 import * as assert from "node:assert/strict";
 import * as pulumi from "@pulumi/pulumi";
-import { ConfigError, loadConfig, mapSource, StackConfig } from "../config";
+import { ConfigError, loadConfig, mapSource, schema, StackConfig } from "../config";
 import * as s from "../config/schema";
 
-const VALID = {
-    agentServerProviderApiKey: "sk-test-key",
-    gatewayToolAdminApiKey: `admin-${"ab12".repeat(16)}`,
-    bridgeUpstreamApiKey: "sk-upstream",
-};
+// Every required secret of the schema, with a value of the right shape.
+const VALID: Record<string, unknown> = Object.fromEntries(
+    s.flatten(schema).filter(({ field }) => field.secret && !field.optional).map(({ key, field }) => [key, field.placeholder]),
+);
+VALID.gatewayToolAdminApiKey = `admin-${"ab12".repeat(16)}`;
 
 function load(values: Record<string, unknown>): StackConfig {
     return loadConfig(mapSource("ops", "test", { ...VALID, ...values }));
