@@ -31,3 +31,22 @@ export function obj(apiVersion: string, kind: string, name: string, namespace?: 
     if (labels) metadata.labels = labels;
     return { apiVersion, kind, metadata };
 }
+
+/**
+ * Runs one template on one object the way the pack does: parameters validated against the
+ * template's schema (defaults applied), the object matched by its own kind, the inventory made of
+ * `others` plus the object itself. Returns the violation messages.
+ */
+export function checkTemplate(
+    rule: TemplateRule,
+    object: K8sObject,
+    parameters: Record<string, unknown> = {},
+    others: K8sObject[] = [],
+): string[] {
+    const group = object.apiVersion?.includes("/") ? object.apiVersion.split("/")[0] : "";
+    const constraint = buildConstraint(
+        { kind: rule.kind, name: "test", parameters, match: { kinds: [{ apiGroups: [group], kinds: [object.kind ?? ""] }] } },
+        createTemplateRegistry([rule]),
+    );
+    return evaluate([object], [constraint], undefined, { inventory: [...others, object] }).map((r) => r.message);
+}
