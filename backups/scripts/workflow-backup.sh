@@ -1,0 +1,114 @@
+#!/bin/sh
+# workflow-backup.sh - spec 8.3 "Workflow tool": workflows and credentials, two modes.
+#
+#   WF_BACKUP_MODE=database (default): pg_dump -Fc of the workflow tool's PostgreSQL database
+#     (everything: workflows, credentials, users, settings, execution history). Runs in a postgres
+#     client image. Credentials stay encrypted with the tool's encryption key: keep that secret too.
+#   WF_BACKUP_MODE=cli: the tool's own export commands, run in the tool's image with its database
+#     environment and encryption key:
+#       $WF_CLI export:workflow --all --output=<dir>/workflows.json
+#       $WF_CLI export:credentials --all --output=<dir>/credentials.json   (encrypted; never --decrypted)
+#
+# Layout: $BACKUP_DIR/<YYYY-MM-DDTHHMMSSZ>/
+#   database mode: workflow-db.dump + database.tsv (name, owner, encoding, collate, ctype) + SHA256SUMS
+#   cli mode:      workflows.json [+ credentials.json] + SHA256SUMS
+# Partial folder renamed only on success; retention after success only.
+#
+# Environment:
+#   BACKUP_DIR RETENTION_DAYS   backup volume, retention in days (0 = keep everything)
+#   WF_BACKUP_MODE              database (default) or cli
+#   database mode: PGHOST PGPORT PGUSER PGPASSWORD(secret) PGDATABASE(the tool's database) PGSSLMODE
+#   cli mode:      WF_CLI (CLI binary, default n8n), WF_EXPORT_CREDENTIALS (default true)
+set -eu
+umask 077
+SCRIPT=workflow-backup
+TAB=$(printf '\t')
+
+ts() { date -u +%Y-%m-%dT%H:%M:%SZ; }
+log() { printf '%s [%s] %s\n' "$(ts)" "$SCRIPT" "$*"; }
+die() { printf '%s [%s] ERROR: %s\n' "$(ts)" "$SCRIPT" "$*" >&2; exit 1; }
+oneline() { printf '%s' "$1" | tr '\r\n\t' '   ' | sed 's/  */ /g'; }
+require() {
+  for _v in "$@"; do
+    eval "_val=\${$_v:-}"
+    [ -n "$_val" ] || die "required environment variable $_v is not set"
+  done
+}
+pg_fail() {
+  case $2 in
+    *"password authentication failed"*|*"no password supplied"*|*"SCRAM"*|*"authentication failed"*)
+      die "$1: authentication failed for user '${PGUSER:-}' at $TARGET (check the PGPASSWORD secret). Server said: $(oneline "$2")" ;;
+    *"pg_hba.conf"*)
+      die "$1: access refused by pg_hba.conf for user '${PGUSER:-}' at $TARGET. Server said: $(oneline "$2")" ;;
+    *"Connection refused"*|*"could not connect"*|*"could not translate host name"*|*"timeout expired"*|*"No route to host"*|*"Is the server running"*|*"server closed the connection"*)
+      die "$1: PostgreSQL server unreachable at $TARGET. Client said: $(oneline "$2")" ;;
+    *) die "$1 failed: $(oneline "$2")" ;;
+  esac
+}
+fsync_tree() { find "$1" -type f -exec sync {} + 2>/dev/null || sync; sync "$1" 2>/dev/null || true; }
+
+require BACKUP_DIR RETENTION_DAYS
+case $RETENTION_DAYS in *[!0-9]*) die "RETENTION_DAYS must be a whole number of days, got '$RETENTION_DAYS'" ;; esac
+MODE="${WF_BACKUP_MODE:-database}"
+case $MODE in cli|database) ;; *) die "WF_BACKUP_MODE must be cli or database, got '$MODE'" ;; esac
+[ -d "$BACKUP_DIR" ] || die "backup directory $BACKUP_DIR does not exist (is the backup volume mounted?)"
+[ -w "$BACKUP_DIR" ] || die "backup directory $BACKUP_DIR is not writable"
+if [ "$MODE" = database ]; then
+  require PGHOST PGDATABASE
+  TARGET="${PGHOST}:${PGPORT:-5432}/${PGDATABASE}"
+else
+  WF_CLI="${WF_CLI:-n8n}"
+  command -v "$WF_CLI" > /dev/null 2>&1 || die "workflow CLI '$WF_CLI' not found (WF_CLI); cli mode must run in the workflow tool's image"
+fi
+
+stamp=$(date -u +%Y-%m-%dT%H%M%SZ)
+final="$BACKUP_DIR/$stamp"
+n=1
+while [ -e "$final" ]; do n=$((n + 1)); final="$BACKUP_DIR/$stamp-$n"; done
+work="$BACKUP_DIR/.partial-$stamp-$$"
+trap 'rm -rf -- "$work"' EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
+mkdir -p "$work"
+
+if [ "$MODE" = database ]; then
+  log "database mode: connecting to PostgreSQL at $TARGET as '${PGUSER:-}'"
+  out=$(psql -X -A -t -v ON_ERROR_STOP=1 -F "$TAB" -c "SELECT current_database(), pg_get_userbyid(datdba), pg_encoding_to_char(encoding), datcollate, datctype FROM pg_database WHERE datname = current_database()" 2>&1) \
+    || pg_fail "connection check" "$out"
+  printf '%s\n' "$out" > "$work/database.tsv"
+  log "dumping database '$PGDATABASE' (pg_dump -Fc) -> workflow-db.dump"
+  pg_dump -Fc -f "$work/workflow-db.dump" 2> "$work/err" || pg_fail "pg_dump of '$PGDATABASE'" "$(cat "$work/err")"
+  pg_restore -l "$work/workflow-db.dump" > "$work/toc" 2> "$work/err" || die "the dump is unreadable: $(oneline "$(cat "$work/err")")"
+  log "dump ok: $(grep -c ' TABLE DATA ' "$work/toc" || true) tables with data"
+  rm -f "$work/err" "$work/toc"
+else
+  log "cli mode: exporting workflows with $WF_CLI"
+  out=$("$WF_CLI" export:workflow --all --output="$work/workflows.json" 2>&1) || die "workflow export ($WF_CLI export:workflow) failed: $(oneline "$out" | tail -c 500)"
+  [ -s "$work/workflows.json" ] || die "workflow export wrote no file: $(oneline "$out" | tail -c 500)"
+  if [ "${WF_EXPORT_CREDENTIALS:-true}" = true ]; then
+    log "cli mode: exporting credentials (encrypted with the tool's encryption key)"
+    out=$("$WF_CLI" export:credentials --all --output="$work/credentials.json" 2>&1) || die "credentials export ($WF_CLI export:credentials) failed: $(oneline "$out" | tail -c 500)"
+    [ -s "$work/credentials.json" ] || die "credentials export wrote no file"
+  fi
+  for f in "$work"/*.json; do
+    case $(head -c 1 "$f") in '['|'{') ;; *) die "$(basename "$f") is not JSON" ;; esac
+  done
+fi
+
+(cd "$work" && find . -type f ! -name SHA256SUMS -exec sha256sum {} + > SHA256SUMS) || die "writing checksums failed"
+fsync_tree "$work"
+mv "$work" "$final" || die "could not move the finished backup into place ($final)"
+sync "$BACKUP_DIR" 2>/dev/null || true
+log "backup complete: $final ($MODE mode)"
+
+if [ "$RETENTION_DAYS" -eq 0 ]; then
+  log "retention disabled (RETENTION_DAYS=0)"
+else
+  log "retention: deleting backups older than $RETENTION_DAYS days"
+  find "$BACKUP_DIR" -mindepth 1 -maxdepth 1 \( -name '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T*' -o -name '.partial-*' \) \
+    -mmin +$((RETENTION_DAYS * 1440)) -print | while IFS= read -r old; do
+      log "retention: deleting $old"
+      rm -rf -- "$old"
+    done
+fi
+log "done"
