@@ -119,7 +119,7 @@ export function renderMarkdown(r: StackDiffReport, options: MarkdownOptions = {}
         text += ["#### Changed fields", "", ...details].join("\n");
         if (omitted > 0) text += `\n_${plural(omitted, "field diff")} left out to fit a comment: run \`npm run diff -- --stack ${r.stack} --base ${r.base.commit ?? r.base.ref} --format json\` for everything._\n\n`;
     }
-    return text + policyText;
+    return `${text.trimEnd()}\n\n${policyText}`;
 }
 
 export function renderFailureMarkdown(stack: string, error: string): string {
