@@ -4,8 +4,11 @@
  */
 import { agentServer, bridge, gatewayTool } from "./areas/agent";
 import { backups } from "./areas/backups";
+import { booking } from "./areas/booking";
+import { columnStore } from "./areas/columnStore";
 import { environment } from "./areas/environment";
 import { ingress } from "./areas/ingress";
+import { searchEngine } from "./areas/searchEngine";
 
 export const schema = {
     environment,
@@ -14,4 +17,7 @@ export const schema = {
     gatewayTool,
     bridge,
     backups,
+    booking,
+    searchEngine,
+    columnStore,
 };
