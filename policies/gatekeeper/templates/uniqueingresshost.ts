@@ -1,4 +1,5 @@
-import type { TemplateRule } from "../types";
+import type { K8sObject, TemplateRule } from "../types";
+import { derivedFrom } from "../engine/derived-index";
 import { parseApiVersion } from "../engine/gvk";
 import { DEFAULT_NAMESPACE } from "../engine/scope";
 import { violations } from "./lib/pod";
@@ -20,19 +21,36 @@ export const rule: TemplateRule<Params> = {
         const hosts = new Set(rules.map((r) => r?.host).filter((h): h is string => typeof h === "string"));
         if (hosts.size === 0) return [];
         const name = review.object.metadata?.name;
+        const byHost = derivedFrom(inventory.list("Ingress"), "uniqueingresshost:byHost", ingressesByHost);
         const messages: string[] = [];
-        for (const other of inventory.list("Ingress")) {
-            if (!INGRESS_GROUPS.has(parseApiVersion(other.apiVersion).group)) continue;
-            const otherNamespace = other.metadata?.namespace || DEFAULT_NAMESPACE;
-            if (other.metadata?.name === name && otherNamespace === review.namespace) continue;
-            const otherRules: unknown = other.spec?.rules;
-            if (!Array.isArray(otherRules)) continue;
-            for (const r of otherRules) {
-                if (typeof r?.host === "string" && hosts.has(r.host)) {
-                    messages.push(`Ingress host conflicts with an existing Ingress <${r.host}>`);
-                }
+        for (const host of hosts) {
+            const users = byHost.get(host) ?? [];
+            if (users.some((u) => u.name !== name || u.namespace !== review.namespace)) {
+                messages.push(`Ingress host conflicts with an existing Ingress <${host}>`);
             }
         }
         return violations(messages);
     },
 };
+
+interface IngressRef {
+    name: string | undefined;
+    namespace: string;
+}
+
+function ingressesByHost(ingresses: readonly K8sObject[]): Map<string, IngressRef[]> {
+    const byHost = new Map<string, IngressRef[]>();
+    for (const ingress of ingresses) {
+        if (!INGRESS_GROUPS.has(parseApiVersion(ingress.apiVersion).group)) continue;
+        const rules: unknown = ingress.spec?.rules;
+        if (!Array.isArray(rules)) continue;
+        const ref = { name: ingress.metadata?.name, namespace: ingress.metadata?.namespace || DEFAULT_NAMESPACE };
+        for (const r of rules) {
+            if (typeof r?.host !== "string") continue;
+            let users = byHost.get(r.host);
+            if (!users) byHost.set(r.host, (users = []));
+            users.push(ref);
+        }
+    }
+    return byHost;
+}

@@ -1,4 +1,5 @@
 import type { K8sObject, TemplateRule } from "../types";
+import { derivedFrom } from "../engine/derived-index";
 import { violations } from "./lib/pod";
 
 export type Params = Record<string, never>;
@@ -18,16 +19,28 @@ export const rule: TemplateRule<Params> = {
         if (review.kind.kind !== "Service" || review.kind.group !== "" || review.kind.version !== "v1") return [];
         const selector = flattenSelector(review.object);
         if (selector === "") return [];
+        const services = inventory.list("Service", { group: "", namespace: review.namespace });
+        const bySelector = derivedFrom(services, "uniqueserviceselector:bySelector", servicesBySelector);
         const messages: string[] = [];
-        for (const other of inventory.list("Service", { group: "", namespace: review.namespace })) {
+        for (const other of bySelector.get(selector) ?? []) {
             if (other.metadata?.name === review.object.metadata?.name && other.apiVersion === "v1") continue;
-            if (flattenSelector(other) === selector) {
-                messages.push(`same selector as service <${other.metadata?.name}> in namespace <${review.namespace}>`);
-            }
+            messages.push(`same selector as service <${other.metadata?.name}> in namespace <${review.namespace}>`);
         }
         return violations(messages);
     },
 };
+
+function servicesBySelector(services: readonly K8sObject[]): Map<string, K8sObject[]> {
+    const bySelector = new Map<string, K8sObject[]>();
+    for (const service of services) {
+        const selector = flattenSelector(service);
+        if (selector === "") continue;
+        let same = bySelector.get(selector);
+        if (!same) bySelector.set(selector, (same = []));
+        same.push(service);
+    }
+    return bySelector;
+}
 
 /** "key:value" pairs, sorted and comma-joined; "" for no selector. */
 function flattenSelector(service: K8sObject): string {
