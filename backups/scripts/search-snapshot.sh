@@ -1,0 +1,98 @@
+#!/bin/sh
+# search-snapshot.sh - spec 8.3 "Search engine": on-demand snapshot through the snapshot API (4.5):
+#   PUT $SEARCH_URL/_snapshot/<repository>/<snapshot>?wait_for_completion=true
+# The snapshot lands in the registered snapshot repository (fs path.repo or S3), not in a local
+# folder; its retention is the lifecycle policy's job (retention expire_after/min_count/max_count).
+# Basic authentication (user elastic by default) is used when SEARCH_PASSWORD is set; with security
+# disabled leave it empty. The credentials are handed to curl on stdin (-K -), never on its command
+# line, and never printed.
+#
+# Environment:
+#   SEARCH_URL           base URL, e.g. https://search-es-http.<ns>.svc:9200
+#   SNAPSHOT_REPOSITORY  registered repository name
+#   SNAPSHOT_NAME        optional; default snapshot-<yyyy.mm.dd-hhmmss> (UTC, lower case)
+#   SNAPSHOT_INDICES     optional index pattern; default: the engine's default (all indices + global state)
+#   SEARCH_USERNAME      default elastic
+#   SEARCH_PASSWORD      password (secret); empty = security disabled, no authentication
+#   SEARCH_CA_CERT       optional CA bundle file for https
+#   SEARCH_TIMEOUT       seconds to wait for completion (default 3600)
+set -eu
+umask 077
+SCRIPT=search-snapshot
+
+ts() { date -u +%Y-%m-%dT%H:%M:%SZ; }
+log() { printf '%s [%s] %s\n' "$(ts)" "$SCRIPT" "$*"; }
+die() { printf '%s [%s] ERROR: %s\n' "$(ts)" "$SCRIPT" "$*" >&2; exit 1; }
+oneline() { printf '%s' "$1" | tr '\r\n\t' '   ' | sed 's/  */ /g'; }
+require() {
+  for _v in "$@"; do
+    eval "_val=\${$_v:-}"
+    [ -n "$_val" ] || die "required environment variable $_v is not set"
+  done
+}
+cfg_escape() { printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g'; }
+masked_url() { printf '%s' "$SEARCH_URL" | sed 's#//[^/@]*@#//***@#'; }
+json_field() { sed -n "s/.*\"$1\" *: *\"\\([^\"]*\\)\".*/\\1/p" "$2" | head -n 1; }
+# request METHOD PATH [BODY] -> sets $code, body in $resp
+request() {
+  _body=${3:-}
+  {
+    if [ -n "${SEARCH_PASSWORD:-}" ]; then
+      printf 'user = "%s"\n' "$(cfg_escape "${SEARCH_USERNAME:-elastic}:$SEARCH_PASSWORD")"
+    fi
+    [ -n "${SEARCH_CA_CERT:-}" ] && printf 'cacert = "%s"\n' "$(cfg_escape "$SEARCH_CA_CERT")"
+    [ -n "$_body" ] && printf 'data-binary = "%s"\n' "$(cfg_escape "$_body")"
+    printf 'url = "%s"\n' "$(cfg_escape "${SEARCH_URL%/}$2")"
+  } > "$tmp/curl.cfg"
+  rc=0
+  code=$(curl -sS -K - -X "$1" -H 'Content-Type: application/json' --max-time "$TIMEOUT" -o "$resp" -w '%{http_code}' < "$tmp/curl.cfg" 2> "$tmp/err") || rc=$?
+  rm -f "$tmp/curl.cfg"
+  if [ "$rc" -ne 0 ]; then
+    case $rc in
+      6|7) die "$STEP: search engine unreachable at $(masked_url) (curl exit $rc: $(oneline "$(cat "$tmp/err")"))" ;;
+      28) die "$STEP: no answer from $(masked_url) within ${TIMEOUT}s (SEARCH_TIMEOUT)" ;;
+      35|51|58|60|77|83) die "$STEP: TLS problem talking to $(masked_url) (curl exit $rc; set SEARCH_CA_CERT?): $(oneline "$(cat "$tmp/err")")" ;;
+      *) die "$STEP: request to $(masked_url) failed (curl exit $rc: $(oneline "$(cat "$tmp/err")"))" ;;
+    esac
+  fi
+}
+http_fail() {
+  _type=$(json_field type "$resp"); _reason=$(json_field reason "$resp")
+  case $code in
+    401) die "$STEP: authentication failed at $(masked_url) as user '${SEARCH_USERNAME:-elastic}' (HTTP 401; check the SEARCH_PASSWORD secret)" ;;
+    403) die "$STEP: user '${SEARCH_USERNAME:-elastic}' is not allowed to do this (HTTP 403 ${_type}: ${_reason})" ;;
+    *) die "$STEP failed: HTTP $code ${_type:-}${_reason:+: $_reason}" ;;
+  esac
+}
+
+require SEARCH_URL SNAPSHOT_REPOSITORY
+TIMEOUT="${SEARCH_TIMEOUT:-3600}"
+case $TIMEOUT in ''|*[!0-9]*) die "SEARCH_TIMEOUT must be a number of seconds" ;; esac
+NAME="${SNAPSHOT_NAME:-snapshot-$(date -u +%Y.%m.%d-%H%M%S)}"
+printf '%s' "$SNAPSHOT_REPOSITORY" | grep -Eq '^[A-Za-z0-9][A-Za-z0-9._-]*$' || die "SNAPSHOT_REPOSITORY '$SNAPSHOT_REPOSITORY' has unexpected characters"
+printf '%s' "$NAME" | grep -Eq '^[a-z0-9][a-z0-9._-]*$' || die "snapshot name '$NAME' must be lower case letters, digits, '.', '_' or '-'"
+command -v curl > /dev/null 2>&1 || die "curl is not installed in this image"
+body=""
+if [ -n "${SNAPSHOT_INDICES:-}" ]; then
+  case $SNAPSHOT_INDICES in *'"'*|*'\'*) die "SNAPSHOT_INDICES must not contain quotes or backslashes" ;; esac
+  body="{\"indices\": \"$SNAPSHOT_INDICES\"}"
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/search-snapshot.XXXXXX")
+trap 'rm -rf -- "$tmp"' EXIT
+resp="$tmp/response.json"
+
+STEP="snapshot $SNAPSHOT_REPOSITORY/$NAME"
+log "taking snapshot $NAME in repository $SNAPSHOT_REPOSITORY at $(masked_url) (auth: $([ -n "${SEARCH_PASSWORD:-}" ] && echo "basic, user ${SEARCH_USERNAME:-elastic}" || echo none))"
+request PUT "/_snapshot/$SNAPSHOT_REPOSITORY/$NAME?wait_for_completion=true" "$body"
+[ "$code" = 200 ] || http_fail
+state=$(json_field state "$resp")
+case $state in
+  SUCCESS) ;;
+  PARTIAL) die "$STEP finished PARTIAL: some shards failed (see GET /_snapshot/$SNAPSHOT_REPOSITORY/$NAME)" ;;
+  '') die "$STEP: unexpected response (no snapshot state): $(head -c 300 "$resp")" ;;
+  *) die "$STEP finished in state $state" ;;
+esac
+shards=$(sed -n 's/.*"shards" *: *{\([^}]*\)}.*/\1/p' "$resp" | head -n 1)
+log "snapshot $NAME: state SUCCESS${shards:+ (shards: $shards)}"
+log "done"
