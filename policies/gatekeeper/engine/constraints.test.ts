@@ -91,6 +91,13 @@ items:
         assert.throws(() => loadConstraintSet("kind: [unclosed", testRegistry, "bad.yaml"), /^Error: bad.yaml: document 1: /);
     });
 
+    test("an unknown spec field is an error (a typo would otherwise drop parameters silently)", () => {
+        assert.throws(
+            () => loadConstraintSet(constraintYaml("x", "  parameter:\n    tag: a"), testRegistry),
+            /constraint TestProbe\/x: unknown spec field "parameter" \(known: enforcementAction, match, parameters\)/,
+        );
+    });
+
     test("a constraint without a name is an error", () => {
         assert.throws(() => buildConstraint({ kind: "TestProbe", name: "" }, testRegistry), /metadata.name is required/);
     });

@@ -95,6 +95,8 @@ export function parseGatekeeperConfig(doc: unknown, source = "Config"): Gatekeep
     return { isNamespaceExcluded: compileWildcardList(excluded) };
 }
 
+const SPEC_FIELDS = new Set(["enforcementAction", "match", "parameters"]);
+
 export interface ConstraintSet {
     constraints: Constraint[];
     config: GatekeeperConfig;
@@ -146,6 +148,12 @@ export function constraintSetFromObjects(objects: readonly unknown[], registry: 
         if (seen.has(key)) throw new Error(`${where}: duplicate constraint ${key}`);
         seen.add(key);
         const spec = (obj.spec ?? {}) as { enforcementAction?: string; match?: Match; parameters?: Record<string, unknown> };
+        if (!isObject(spec)) throw new Error(`constraint ${key}: spec must be an object`);
+        for (const field of Object.keys(spec)) {
+            if (!SPEC_FIELDS.has(field)) {
+                throw new Error(`constraint ${key}: unknown spec field ${JSON.stringify(field)} (known: ${[...SPEC_FIELDS].join(", ")})`);
+            }
+        }
         constraints.push(
             buildConstraint(
                 { kind, name, enforcementAction: spec.enforcementAction, match: spec.match, parameters: spec.parameters },
