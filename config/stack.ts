@@ -6,9 +6,11 @@ import { agentServer, bridge, gatewayTool } from "./areas/agent";
 import { backups } from "./areas/backups";
 import { booking } from "./areas/booking";
 import { columnStore } from "./areas/columnStore";
+import { dataStores, objectStore, postgres, redis } from "./areas/dataStores";
 import { environment } from "./areas/environment";
 import { ingress } from "./areas/ingress";
 import { searchEngine } from "./areas/searchEngine";
+import { workflow } from "./areas/workflow";
 
 export const schema = {
     environment,
@@ -17,6 +19,11 @@ export const schema = {
     gatewayTool,
     bridge,
     backups,
+    dataStores,
+    postgres,
+    redis,
+    objectStore,
+    workflow,
     booking,
     searchEngine,
     columnStore,

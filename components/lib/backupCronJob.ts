@@ -22,6 +22,8 @@
  *     kubectl -n <ns> create configmap <name>-restore-options --from-literal=RESTORE_FROM=2026-01-31T030000Z
  * Nothing has to be edited in YAML, and unsuspending the CronJob by mistake still never runs it.
  */
+import * as fs from "fs";
+import * as path from "path";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import type { StackConfig } from "../../config";
@@ -241,4 +243,11 @@ function jobTemplate(t: TemplateArgs): k8s.types.input.batch.v1.JobTemplateSpec 
 export function clientImage(cfg: StackConfig, kind: "postgres" | "redis" | "mc" | "sqlite" | "git" | "curl"): string {
     const b = cfg.backups;
     return { postgres: b.postgresClientImage, redis: b.redisClientImage, mc: b.mcImage, sqlite: b.sqliteImage, git: b.gitImage, curl: b.curlImage }[kind];
+}
+
+/** A script of backups/scripts/ read from disk (for scripts the catalogue backups/scripts.ts does not list). */
+export function scriptFile(fileName: string): ScriptSource {
+    const file = path.join(__dirname, "..", "..", "backups", "scripts", fileName);
+    if (!fs.existsSync(file)) throw new Error(`backup script ${path.relative(process.cwd(), file)} does not exist`);
+    return { name: fileName, content: fs.readFileSync(file, "utf8") };
 }

@@ -1,0 +1,186 @@
+/**
+ * Redis 7 with persistence (AOF and RDB snapshots) as a one-pod StatefulSet behind a headless
+ * Service; the workflow tool's queue. The password is generated; it reaches the server through
+ * an included config file in a Secret (never a command-line argument) and the clients through a
+ * Secret in their namespace. maxmemory-policy is noeviction: a queue must never lose jobs silently.
+ *
+ * Backup (section 8.3): BGSAVE, then the RDB file is copied to the backup volume (redis-backup.sh).
+ * Restore: scale the StatefulSet to 0, run the restore job (it mounts the data volume and puts the
+ * dump back as the AOF base when appendonly is on), scale back to 1.
+ */
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import * as random from "@pulumi/random";
+import type { StackConfig } from "../config";
+import { quantityBytes } from "../config/schema";
+import { backupCronJob, BackupJobs, scriptFile } from "./lib/backupCronJob";
+import { appLabels, reloaderAnnotations } from "./lib/labels";
+import { allowOnly, Flow, podsIn } from "./lib/network";
+import { execProbe, hardenedContainer, hardenedPodSpec } from "./lib/pod";
+import { statefulServices, StoreClient } from "./lib/statefulService";
+
+export interface RedisArgs {
+    config: StackConfig;
+    clients: StoreClient[];
+    /** Secrets (key password) created in the clients' namespaces. */
+    credentialSecrets: { namespace: string; secretName: string }[];
+}
+
+const APP = "redis";
+/** The uid/gid of the redis user in the official image. */
+const REDIS_UID = 999;
+const DATA_DIR = "/data";
+
+export class Redis extends pulumi.ComponentResource {
+    public readonly namespace: string;
+    public readonly host: string;
+    public readonly port: number;
+    public readonly headlessServiceName: string;
+    public readonly passwordSecretName: string;
+    public readonly selector: Record<string, string>;
+    public readonly backup: BackupJobs;
+
+    constructor(name: string, args: RedisArgs, opts?: pulumi.ComponentResourceOptions) {
+        super("ops:data:Redis", name, {}, opts);
+        const cfg = args.config;
+        const r = cfg.redis;
+        const ns = cfg.dataStores.namespace;
+        const child = { parent: this };
+        const l = appLabels(cfg, { name: APP, component: "cache", instance: APP });
+
+        const password = new random.RandomPassword(`${name}-password`, { length: r.passwordLength, special: false }, child);
+        const auth = new k8s.core.v1.Secret(`${name}-auth`, {
+            metadata: { name: `${APP}-auth`, namespace: ns, labels: l.labels },
+            type: "Opaque",
+            stringData: { password: password.result, "auth.conf": pulumi.interpolate`requirepass ${password.result}\n` },
+        }, child);
+        for (const c of args.credentialSecrets) {
+            new k8s.core.v1.Secret(`${name}-client-${c.namespace}`, {
+                metadata: { name: c.secretName, namespace: c.namespace, labels: l.labels },
+                type: "Opaque",
+                stringData: { password: password.result },
+            }, child);
+        }
+
+        const conf = new k8s.core.v1.ConfigMap(`${name}-config`, {
+            metadata: { name: `${APP}-config`, namespace: ns, labels: l.labels },
+            data: { "redis.conf": redisConf(cfg) },
+        }, child);
+
+        const services = statefulServices(name, { name: APP, namespace: ns, labels: l.labels, selector: l.selector, ports: [{ name: "redis", port: r.port }] }, child);
+
+        const ping = `redis-cli -h 127.0.0.1 -p ${r.port} ping`;
+        const container = hardenedContainer({
+            name: "redis",
+            image: r.image,
+            runAsUser: REDIS_UID,
+            command: ["redis-server", "/etc/redis/redis.conf"],
+            ports: [{ name: "redis", containerPort: r.port }],
+            env: [{ name: "REDISCLI_AUTH", valueFrom: { secretKeyRef: { name: auth.metadata.name, key: "password" } } }],
+            resources: r,
+            // Loading a large AOF answers LOADING: alive, not ready.
+            livenessProbe: execProbe(["sh", "-c", `${ping} | grep -Eq 'PONG|LOADING'`], r.liveness),
+            readinessProbe: execProbe(["sh", "-c", `${ping} | grep -q PONG`], r.readiness),
+            volumeMounts: [
+                { name: "data", mountPath: DATA_DIR },
+                { name: "config", mountPath: "/etc/redis", readOnly: true },
+                { name: "auth", mountPath: "/etc/redis-auth", readOnly: true },
+            ],
+        });
+        (container.securityContext as { runAsGroup?: number }).runAsGroup = REDIS_UID;
+
+        new k8s.apps.v1.StatefulSet(name, {
+            metadata: { name: APP, namespace: ns, labels: l.labels, annotations: reloaderAnnotations(cfg, { configMaps: [`${APP}-config`], secrets: [`${APP}-auth`] }) },
+            spec: {
+                serviceName: services.headlessName,
+                replicas: 1,
+                selector: { matchLabels: l.selector },
+                updateStrategy: { type: "RollingUpdate" },
+                template: {
+                    metadata: { labels: l.labels },
+                    spec: hardenedPodSpec(cfg, {
+                        // SIGTERM makes Redis write a final snapshot before exiting.
+                        terminationGracePeriodSeconds: r.terminationGracePeriod,
+                        fsGroup: REDIS_UID,
+                        spreadSelector: l.selector,
+                        containers: [container],
+                        volumes: [
+                            { name: "config", configMap: { name: conf.metadata.name, defaultMode: 0o444 } },
+                            { name: "auth", secret: { secretName: auth.metadata.name, defaultMode: 0o440, items: [{ key: "auth.conf", path: "auth.conf" }] } },
+                        ],
+                    }),
+                },
+                volumeClaimTemplates: [{
+                    metadata: { name: "data", labels: l.labels },
+                    spec: { accessModes: ["ReadWriteOnce"], storageClassName: cfg.dataStores.storageClass, resources: { requests: { storage: r.volumeSize } } },
+                }],
+            },
+        }, { ...child, dependsOn: [auth, conf, services.headless] });
+
+        const toServer: Flow[] = [{ peer: podsIn(ns, l.selector, "Redis"), ports: [{ port: r.port }] }];
+        const connect = { REDIS_HOST: services.host, REDIS_PORT: String(r.port) };
+        this.backup = backupCronJob(`${APP}-backup`, cfg, {
+            namespace: ns,
+            app: APP,
+            schedule: cfg.backups.redis.schedule,
+            image: cfg.backups.redisClientImage,
+            volumeSize: cfg.backups.redis.volumeSize,
+            fsGroup: REDIS_UID,
+            backup: {
+                script: scriptFile("redis-backup.sh"),
+                env: { ...connect, REDIS_PERSISTENCE_MODE: "rdb" },
+                secretEnv: { REDISCLI_AUTH: { secretName: auth.metadata.name, key: "password" } },
+                egress: toServer,
+            },
+            restore: {
+                script: scriptFile("redis-restore.sh"),
+                // REDIS_HOST lets the script refuse to run while Redis is up.
+                env: { ...connect, REDIS_DATA_DIR: DATA_DIR, REDIS_PERSISTENCE_MODE: r.appendOnly ? "aof" : "rdb" },
+                volumes: [{
+                    volume: { name: "redis-data", persistentVolumeClaim: { claimName: `data-${APP}-0` } },
+                    mount: { name: "redis-data", mountPath: DATA_DIR },
+                }],
+                runAsUser: REDIS_UID,
+                egress: toServer,
+            },
+        }, child);
+
+        allowOnly(APP, {
+            namespace: ns,
+            podSelector: l.selector,
+            labels: l.labels,
+            ingress: [
+                ...args.clients.map((c) => ({ peer: podsIn(c.namespace, c.selector, c.description), ports: [{ port: r.port }] })),
+                { peer: podsIn(ns, this.backup.backupSelector, "the Redis backup job"), ports: [{ port: r.port }] },
+                { peer: podsIn(ns, this.backup.restoreSelector, "the Redis restore job"), ports: [{ port: r.port }] },
+            ],
+            egress: [],
+        }, child);
+
+        this.namespace = ns;
+        this.host = services.host;
+        this.port = r.port;
+        this.headlessServiceName = services.headlessName;
+        this.passwordSecretName = `${APP}-auth`;
+        this.selector = l.selector;
+        this.registerOutputs({ host: this.host, port: this.port, passwordSecretName: this.passwordSecretName });
+    }
+}
+
+function redisConf(cfg: StackConfig): string {
+    const r = cfg.redis;
+    return [
+        `port ${r.port}`,
+        "bind * -::*",
+        // Authentication is on (requirepass in the included file); protected mode would only refuse remote clients.
+        "protected-mode no",
+        `dir ${DATA_DIR}`,
+        `save ${r.rdbSavePoints}`,
+        `appendonly ${r.appendOnly ? "yes" : "no"}`,
+        `appendfsync ${r.appendFsync}`,
+        `maxmemory ${quantityBytes(r.maxMemory)}`,
+        "maxmemory-policy noeviction",
+        "include /etc/redis-auth/auth.conf",
+        "",
+    ].join("\n");
+}

@@ -1,0 +1,53 @@
+/**
+ * Cross-key rules of the data stores, the workflow tool and the backups.
+ */
+import type { ConfigProblem } from "./index";
+import { cpuMillis, Infer, quantityBytes } from "./schema";
+import type { schema } from "./stack";
+
+type Config = Infer<typeof schema>;
+type Rule = (c: Config) => ConfigProblem[];
+
+/** In prod every data store runs with Guaranteed QoS (section 2.1): requests equal limits. */
+const guaranteedInProd: Rule = (c) => {
+    if (c.environment.tier !== "prod") return [];
+    const stores = { postgres: c.postgres, redis: c.redis, objectStore: c.objectStore };
+    return Object.entries(stores).flatMap(([key, s]) => [
+        ...(cpuMillis(s.requests.cpu) !== cpuMillis(s.limits.cpu)
+            ? [{ key: `${key}RequestsCpu`, problem: `${s.requests.cpu} differs from ${key}LimitsCpu ${s.limits.cpu} (prod data stores need Guaranteed QoS)`, expected: `the same value as ${key}LimitsCpu` }]
+            : []),
+        ...(quantityBytes(s.requests.memory) !== quantityBytes(s.limits.memory)
+            ? [{ key: `${key}RequestsMemory`, problem: `${s.requests.memory} differs from ${key}LimitsMemory ${s.limits.memory} (prod data stores need Guaranteed QoS)`, expected: `the same value as ${key}LimitsMemory` }]
+            : []),
+    ]);
+};
+
+const redisMemory: Rule = (c) =>
+    quantityBytes(c.redis.maxMemory) < quantityBytes(c.redis.limits.memory)
+        ? []
+        : [{ key: "redisMaxMemory", problem: `${c.redis.maxMemory} is not below the container limit ${c.redis.limits.memory}`, expected: "a maxmemory below redisLimitsMemory (room for the fork of a background save)" }];
+
+const rbacNamespaces: Rule = (c) => {
+    const ns = c.workflow.rbacNamespaces;
+    return new Set(ns).size === 2 && ns.length === 2
+        ? []
+        : [{ key: "workflowRbacNamespaces", problem: `${JSON.stringify(ns)} is not two distinct namespaces`, expected: "exactly two distinct namespaces (section 5.7)" }];
+};
+
+const executionTimeouts: Rule = (c) =>
+    c.workflow.executionsTimeout <= c.workflow.executionsTimeoutMax
+        ? []
+        : [{ key: "workflowExecutionsTimeout", problem: `${c.workflow.executionsTimeout} is above workflowExecutionsTimeoutMax ${c.workflow.executionsTimeoutMax}`, expected: "at most workflowExecutionsTimeoutMax" }];
+
+const workerRange: Rule = (c) =>
+    c.workflow.workerReplicas <= c.workflow.maxWorkerReplicas
+        ? []
+        : [{ key: "workflowWorkerReplicas", problem: `${c.workflow.workerReplicas} is above workflowMaxWorkerReplicas ${c.workflow.maxWorkerReplicas}`, expected: "at most workflowMaxWorkerReplicas" }];
+
+/** A backup that may run longer than the time to the next one would be skipped by concurrencyPolicy Forbid. */
+const backupDeadline: Rule = (c) =>
+    c.backups.job.activeDeadline > 0
+        ? []
+        : [{ key: "backupsJobActiveDeadline", problem: "0 would kill every backup at once", expected: "a positive number of seconds" }];
+
+export const DATA_STORE_RULES: Rule[] = [guaranteedInProd, redisMemory, rbacNamespaces, executionTimeouts, workerRange, backupDeadline];
