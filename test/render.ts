@@ -17,7 +17,8 @@ export function renderStack(stack: string, overrides: Record<string, unknown> = 
     return cache.get(key)!;
 }
 
-export function find(r: RenderResult, kind: string, name: string, namespace?: string): K8sObject {
+// Tests read deep into objects; `any` keeps them readable, the assertions do the checking.
+export function find(r: RenderResult, kind: string, name: string, namespace?: string): any {
     const o = r.objects.find((x) => x.kind === kind && x.metadata?.name === name && (namespace === undefined || x.metadata?.namespace === namespace));
     if (!o) throw new Error(`no ${kind} ${namespace ? namespace + "/" : ""}${name} in the ${r.stack} render; have: ${r.objects.filter((x) => x.kind === kind).map((x) => x.metadata?.name).join(", ")}`);
     return o;
