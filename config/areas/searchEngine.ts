@@ -62,7 +62,6 @@ export const searchEngine = {
             minCount: int("retention.min_count (section 8.1: 5)", 5, { min: 1, max: 10000 }),
             maxCount: int("retention.max_count (section 8.1: 50)", 50, { min: 1, max: 10000 }),
         },
-        onDemandName: str("prefix of on-demand snapshot names (<prefix>-<UTC timestamp>)", "manual-snap", { pattern: /^[a-z0-9][a-z0-9_-]*$/, expected: "a lower-case name prefix" }),
     },
     jobs: {
         image: image("image with sh and curl for the bootstrap, on-demand snapshot and restore jobs", "docker.io/curlimages/curl:8.11.0"),
