@@ -4,6 +4,7 @@
 import type { ConfigProblem } from "./index";
 import { cpuMillis, flatten, imageProblem, Infer, isDigestPinned, quantityBytes } from "./schema";
 import { schema } from "./stack";
+import { APPLICATION_RULES } from "./applicationRules";
 import { DATA_STORE_RULES } from "./dataStoreRules";
 
 type Config = Infer<typeof schema>;
@@ -82,7 +83,7 @@ const oauthSecrets: Rule = (c) =>
         ? [{ key: "agentServerOauthProxyClientSecret", problem: "the OAuth proxy is enabled but its client id or secret is not set", expected: "agentServerOauthProxyClientId and agentServerOauthProxyClientSecret set with `pulumi config set --secret`" }]
         : [];
 
-const RULES: Rule[] = [imagesPinned, gatewayHost, gatewayPermissions, replicaRanges, requestsWithinLimits, distinctPorts, oauthSecrets, ...DATA_STORE_RULES];
+const RULES: Rule[] = [imagesPinned, gatewayHost, gatewayPermissions, replicaRanges, requestsWithinLimits, distinctPorts, oauthSecrets, ...DATA_STORE_RULES, ...APPLICATION_RULES];
 
 export function crossChecks(c: Config): ConfigProblem[] {
     return RULES.flatMap((r) => r(c));
