@@ -1,0 +1,84 @@
+/**
+ * The resources a stack policy sees, as plain data: Pulumi's AnalyzeStack resources (props behind
+ * an unknown-checking proxy), the offline render's registered resources, or test fixtures.
+ */
+import type { K8sObject } from "../gatekeeper/types";
+
+/** The part of @pulumi/policy's PolicyResource the pack reads. */
+export interface PackResource {
+    type: string;
+    urn: string;
+    name: string;
+    props: Record<string, any>;
+}
+
+/** What a value unknown during preview (e.g. a generated password) reads as. */
+export const UNKNOWN_DURING_PREVIEW = "<unknown during preview>";
+
+// @pulumi/policy's sentinels for unknown values (policy/proxy.js); a preview hands them to policies.
+const UNKNOWN_SENTINELS = new Set([
+    "1c4a061d-8072-4f0a-a4cb-0ff528b18fe7",
+    "3eeb2bf0-c639-47a8-9e75-3b44932eb421",
+    "04da6b54-80e4-46f7-96ec-b56ff0331ba9",
+    "6a19a0b0-7e62-4c92-b797-7f8e31da9cc2",
+    "030794c1-ac77-496b-92df-f27374a8bd58",
+    "e48ece36-62e2-4504-bad9-02848725956a",
+    "dd056dcd-154b-4c76-9bd3-c8f88648b5ff",
+]);
+
+/** The proxy key @pulumi/policy answers with the proxied object itself. */
+const PROXY_TARGET = "__getSpecialProxyTarget";
+
+/**
+ * Props as plain JSON: unwraps the policy SDK's proxy (which throws on any unknown value, which
+ * would abort a whole stack policy) and replaces unknown values with UNKNOWN_DURING_PREVIEW.
+ * Objects without unknown values are returned as they are, not copied.
+ */
+export function plainProps(props: unknown): Record<string, any> {
+    const raw = unwrapProxy(props);
+    return (raw && typeof raw === "object" ? replaceUnknowns(raw) : {}) as Record<string, any>;
+}
+
+function unwrapProxy(value: unknown): unknown {
+    if (value && typeof value === "object") {
+        const target = (value as Record<string, unknown>)[PROXY_TARGET];
+        if (target && typeof target === "object") return target;
+    }
+    return value;
+}
+
+function replaceUnknowns(value: unknown): unknown {
+    if (typeof value === "string") return UNKNOWN_SENTINELS.has(value) ? UNKNOWN_DURING_PREVIEW : value;
+    if (Array.isArray(value)) {
+        let out: unknown[] | undefined;
+        value.forEach((v, i) => {
+            const r = replaceUnknowns(v);
+            if (r !== v) (out ??= value.slice())[i] = r;
+        });
+        return out ?? value;
+    }
+    if (value && typeof value === "object") {
+        let out: Record<string, unknown> | undefined;
+        for (const key of Object.keys(value)) {
+            const v = (value as Record<string, unknown>)[key];
+            const r = replaceUnknowns(v);
+            if (r !== v) (out ??= { ...(value as Record<string, unknown>) })[key] = r;
+        }
+        return out ?? value;
+    }
+    return value;
+}
+
+/** The Pulumi type token of a Kubernetes object: kubernetes:<group|core>/<version>:<Kind>. */
+export function pulumiTypeOf(obj: K8sObject): string {
+    const apiVersion = obj.apiVersion ?? "v1";
+    const module = apiVersion.includes("/") ? apiVersion : `core/${apiVersion}`;
+    return `kubernetes:${module}:${obj.kind}`;
+}
+
+/** A PackResource for a Kubernetes object (fixtures, synthetic stacks). */
+export function resourceOf(obj: K8sObject, project = "ops", stack = "test"): PackResource {
+    const type = pulumiTypeOf(obj);
+    const name = [obj.metadata?.namespace, obj.metadata?.name].filter(Boolean).join("-") || String(obj.kind);
+    return { type, name, urn: `urn:pulumi:${stack}::${project}::${type}::${name}`, props: obj };
+}

@@ -1,0 +1,83 @@
+/**
+ * The pack evaluated in process, with the policy server's semantics (@pulumi/policy server.js):
+ * a policy's level is its config's enforcementLevel, else its own, else the pack's (advisory);
+ * disabled policies do not run; getConfig() is the policy's config without enforcementLevel;
+ * "remediate" counts as mandatory for stack policies. Used by tests, the render and the bench.
+ */
+import * as fs from "fs";
+import type { EnforcementLevel, PolicyPackConfig, StackValidationArgs, StackValidationPolicy } from "@pulumi/policy";
+import { resolveInPack } from "./paths";
+import { packPolicies } from "./policies";
+import type { PackResource } from "./resources";
+
+export const PACK_ENFORCEMENT_LEVEL: EnforcementLevel = "advisory";
+
+export interface PackViolation {
+    policy: string;
+    enforcementLevel: Exclude<EnforcementLevel, "disabled" | "remediate">;
+    message: string;
+    urn?: string;
+}
+
+export interface PackResult {
+    violations: PackViolation[];
+    /** Policies that ran. */
+    policies: string[];
+}
+
+type PolicyConfig = Record<string, unknown> & { enforcementLevel?: EnforcementLevel };
+
+function configOf(config: PolicyPackConfig, name: string): PolicyConfig {
+    const c = config[name] ?? config.all;
+    return (typeof c === "string" ? { enforcementLevel: c } : c ?? {}) as PolicyConfig;
+}
+
+export function runPack(resources: readonly PackResource[], config: PolicyPackConfig = {}, policies: readonly StackValidationPolicy[] = packPolicies): PackResult {
+    const violations: PackViolation[] = [];
+    const ran: string[] = [];
+    for (const policy of policies) {
+        const { enforcementLevel: configured, ...settings } = configOf(config, policy.name);
+        let level = configured ?? policy.enforcementLevel ?? PACK_ENFORCEMENT_LEVEL;
+        if (level === "disabled") continue;
+        if (level === "remediate") level = "mandatory";
+        ran.push(policy.name);
+        const args = {
+            resources,
+            stackTags: new Map<string, string>(),
+            getConfig: () => settings,
+            notApplicable: () => {
+                throw new NotApplicable();
+            },
+        } as unknown as StackValidationArgs;
+        try {
+            const returned = policy.validateStack(args, (message, urn) => violations.push({ policy: policy.name, enforcementLevel: level as PackViolation["enforcementLevel"], message, urn }));
+            if (returned instanceof Promise) throw new Error(`policy ${policy.name} is asynchronous; the in-process runner evaluates synchronously`);
+        } catch (err) {
+            if (err instanceof NotApplicable) continue;
+            throw new Error(`policy ${policy.name} failed: ${(err as Error).message}`);
+        }
+    }
+    return { violations, policies: ran };
+}
+
+class NotApplicable extends Error {}
+
+/** The pack config of an environment: policies/config/<stack>.json. */
+export function loadPackConfig(stack: string): PolicyPackConfig {
+    const file = resolveInPack(`config/${stack}.json`);
+    if (!fs.existsSync(file)) throw new Error(`no policy pack config for stack ${stack}: expected ${file}`);
+    return JSON.parse(fs.readFileSync(file, "utf8"));
+}
+
+export const mandatory = (r: PackResult) => r.violations.filter((v) => v.enforcementLevel === "mandatory");
+
+/** Counts per enforcement level and every mandatory violation, for the render summary and test failures. */
+export function verdict(r: PackResult, opts: { listAdvisory?: boolean } = {}): string {
+    const count = (level: string) => r.violations.filter((v) => v.enforcementLevel === level).length;
+    const dryrun = r.violations.filter((v) => v.message.startsWith("dryrun:")).length;
+    const lines = [`policy pack: ${r.policies.length} policies, ${count("mandatory")} mandatory, ${count("advisory") - dryrun} advisory, ${dryrun} dryrun violation(s)`];
+    const show = (v: PackViolation) => `  - [${v.enforcementLevel}] ${v.policy}: ${v.message}${v.urn ? ` (${v.urn.split("::").pop()})` : ""}`;
+    lines.push(...mandatory(r).map(show));
+    if (opts.listAdvisory) lines.push(...r.violations.filter((v) => v.enforcementLevel !== "mandatory").map(show));
+    return lines.join("\n");
+}
