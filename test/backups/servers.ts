@@ -111,7 +111,7 @@ export function assertBinaries(needs: BinaryNeed[]): void {
 
 function missingMessage(missing: BinaryNeed[]): string {
   const pkgs = [...new Set(missing.map((m) => m.apt))].join(' ');
-  return `skipped: missing binary ${missing.map((m) => m.name).join(', ')}; install with: apt-get install -y ${pkgs}`;
+  return `missing binary ${missing.map((m) => m.name).join(', ')}; install with: apt-get install -y ${pkgs}`;
 }
 
 export const PG_NEEDS = (): BinaryNeed[] => {
