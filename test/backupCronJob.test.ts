@@ -8,7 +8,7 @@ import { all, find, podSpecOf, renderStack } from "./render";
 import { NEVER } from "../components/lib/backupCronJob";
 
 const COMPONENT = "app.kubernetes.io/component";
-const backups = (r: any) => all(r, "CronJob").filter((c) => c.metadata.labels?.[COMPONENT] === "backup");
+const backups = (r: any) => (all(r, "CronJob") as any[]).filter((c) => c.metadata.labels?.[COMPONENT] === "backup");
 
 test("at least the PostgreSQL, Redis, object store and workflow backups are built by the shared builder", async () => {
     const r = await renderStack("dev");

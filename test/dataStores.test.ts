@@ -213,11 +213,11 @@ test("backup credentials come only from the stores' Secrets (secretKeyRef), neve
 
 test("the backup jobs reach only their store; the stores' namespace is data", async () => {
     const r = await renderStack("prod");
-    const egressTo = (p: K8sObject) => p.spec.egress.slice(1).map((e: any) => `${e.to[0].podSelector.matchLabels["app.kubernetes.io/name"]}:${e.ports[0].port}`);
+    const egressTo = (p: any) => p.spec.egress.slice(1).map((e: any) => `${e.to[0].podSelector.matchLabels["app.kubernetes.io/name"]}:${e.ports[0].port}`);
     assert.deepEqual(egressTo(policy(r, "postgres-backup")), ["postgres:5432"]);
     assert.deepEqual(egressTo(policy(r, "redis-backup")), ["redis:6379"]);
     assert.deepEqual(egressTo(policy(r, "object-store-backup")), ["object-store:9000"]);
     assert.deepEqual(policy(r, "postgres-backup").spec.ingress, []);
-    const stores = all(r, "StatefulSet").filter((s) => ["postgres", "redis", "object-store"].includes(s.metadata.name));
+    const stores = (all(r, "StatefulSet") as any[]).filter((s) => ["postgres", "redis", "object-store"].includes(s.metadata.name));
     assert.deepEqual(stores.map((s) => s.metadata.namespace), [NS, NS, NS]);
 });

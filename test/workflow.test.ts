@@ -98,7 +98,7 @@ test("two hosts: the editor, and /webhook on a separate host, both with proxy-re
 
 test("RBAC: Role + RoleBinding in exactly two namespaces, only applications and deployments, no create/delete", async () => {
     const r = await renderStack("prod");
-    const roles = all(r, "Role").filter((x) => x.metadata.name === "workflow-gitops");
+    const roles = (all(r, "Role") as any[]).filter((x) => x.metadata.name === "workflow-gitops");
     assert.deepEqual(roles.map((x) => x.metadata.namespace).sort(), ["argocd", "booking"]);
     for (const role of roles) {
         assert.deepEqual(role.rules, [
@@ -106,13 +106,13 @@ test("RBAC: Role + RoleBinding in exactly two namespaces, only applications and 
             { apiGroups: ["apps"], resources: ["deployments"], verbs: ["get", "list", "patch"] },
         ]);
     }
-    const bindings = all(r, "RoleBinding").filter((x) => x.metadata.name === "workflow-gitops");
+    const bindings = (all(r, "RoleBinding") as any[]).filter((x) => x.metadata.name === "workflow-gitops");
     assert.deepEqual(bindings.map((x) => x.metadata.namespace).sort(), ["argocd", "booking"]);
     for (const b of bindings) {
         assert.deepEqual(b.subjects, [{ kind: "ServiceAccount", name: "workflow", namespace: NS }]);
         assert.deepEqual(b.roleRef, { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "workflow-gitops" });
     }
-    assert.equal(all(r, "ClusterRoleBinding").filter((x) => JSON.stringify(x.subjects ?? []).includes('"workflow"')).length, 0);
+    assert.equal((all(r, "ClusterRoleBinding") as any[]).filter((x) => JSON.stringify(x.subjects ?? []).includes('"workflow"')).length, 0);
     const bad = await renderStack("prod", { workflowRbacNamespaces: ["argocd", "booking", "agent"] });
     assert.ok(bad.errors.some((e) => /ops:workflowRbacNamespaces: .*exactly two distinct namespaces/.test(e)), bad.errors.join("\n"));
 });
@@ -127,7 +127,7 @@ test("only the workers (which run the executions) mount the bound service accoun
     assert.equal(m.serviceAccountName, "workflow-main");
     assert.equal(m.automountServiceAccountToken, false);
     assert.equal(find(r, "ServiceAccount", "workflow", NS).automountServiceAccountToken, false);
-    for (const cj of all(r, "CronJob").filter((x) => x.metadata.namespace === NS)) assert.equal(podSpecOf(cj).automountServiceAccountToken, false);
+    for (const cj of (all(r, "CronJob") as any[]).filter((x) => x.metadata.namespace === NS)) assert.equal(podSpecOf(cj).automountServiceAccountToken, false);
 });
 
 test("workers: cpu autoscaler from 2 (requests set) and a disruption budget", async () => {
@@ -186,14 +186,14 @@ test("backup: daily CLI export of workflows and credentials in the tool's image,
 test("no secret value in any ConfigMap, env literal or annotation (both stacks)", async () => {
     for (const stack of ["dev", "prod"]) {
         const r = await renderStack(stack);
-        const secretValues = all(r, "Secret").flatMap((s) => Object.values({ ...(s.stringData ?? {}), ...(s.data ?? {}) }))
+        const secretValues = (all(r, "Secret") as any[]).flatMap((s) => Object.values({ ...(s.stringData ?? {}), ...(s.data ?? {}) }))
             .filter((v): v is string => typeof v === "string" && v.length >= 16);
         assert.ok(secretValues.length >= 8);
         const inspected = r.objects.filter((o) => ["data", NS].includes(o.metadata?.namespace ?? ""));
         for (const o of inspected) {
             const places: string[] = [JSON.stringify(o.metadata?.annotations ?? {})];
             if (o.kind === "ConfigMap") places.push(JSON.stringify(o.data ?? {}));
-            if (["StatefulSet", "CronJob", "Job"].includes(o.kind)) {
+            if (["StatefulSet", "CronJob", "Job"].includes(o.kind ?? "")) {
                 const pod = podSpecOf(o.kind === "Job" ? { ...o, kind: "Deployment" } : o);
                 for (const c of [...(pod.initContainers ?? []), ...pod.containers]) places.push(JSON.stringify((c.env ?? []).map((e: any) => e.value ?? "")), JSON.stringify(c.args ?? []), JSON.stringify(c.command ?? []));
             }

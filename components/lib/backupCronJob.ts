@@ -8,7 +8,8 @@
  *                                             Forbid, history limits / deadlines / backoff from cfg.backups.job
  *   - CronJob <name>-restore                  the restore, suspended (see below)
  *   - NetworkPolicy <name> / <name>-restore   no ingress; egress only to args.egress (and DNS)
- * Every pod is hardened (non-root, read-only root file system with an emptyDir /tmp, no
+ * Scripts come from the catalogue backups/scripts.ts (scriptFile(name)); a variable the catalogue marks
+ * as a credential is refused as a plain env value. Every pod is hardened (non-root, read-only root file system with an emptyDir /tmp, no
  * service-account token, restartPolicy Never); credentials reach the script only as env from the
  * owning component's Secrets (secretKeyRef), never as literals. BACKUP_DIR and RETENTION_DAYS are
  * always set.
@@ -22,10 +23,9 @@
  *     kubectl -n <ns> create configmap <name>-restore-options --from-literal=RESTORE_FROM=2026-01-31T030000Z
  * Nothing has to be edited in YAML, and unsuspending the CronJob by mistake still never runs it.
  */
-import * as fs from "fs";
-import * as path from "path";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
+import { backupScript, BackupScript } from "../../backups/scripts";
 import type { StackConfig } from "../../config";
 import { appLabels } from "./labels";
 import { allowOnly, Flow } from "./network";
@@ -35,11 +35,8 @@ type Volume = k8s.types.input.core.v1.Volume;
 type VolumeMount = k8s.types.input.core.v1.VolumeMount;
 type EnvVar = k8s.types.input.core.v1.EnvVar;
 
-/** A script of the catalogue (backups/scripts.ts): its file name and its text. */
-export interface ScriptSource {
-    readonly name: string;
-    readonly content: string;
-}
+/** A script of the catalogue (backups/scripts.ts): its file name, its text and the credentials it reads. */
+export type ScriptSource = Pick<BackupScript, "name" | "content"> & Partial<Pick<BackupScript, "secrets">>;
 
 /** An environment variable filled from a key of one of the owning component's Secrets. */
 export interface SecretEnv {
@@ -186,6 +183,9 @@ interface TemplateArgs {
 
 function jobTemplate(t: TemplateArgs): k8s.types.input.batch.v1.JobTemplateSpec {
     const { cfg, args, side } = t;
+    const literal = Object.keys(side.env ?? {}).filter((n) => side.script.secrets?.includes(n));
+    if (literal.length > 0)
+        throw new Error(`backup job of ${args.app}: ${literal.join(", ")} of ${side.script.name} are credentials; pass them in secretEnv (a secretKeyRef), never as env literals`);
     const b = cfg.backups;
     const tmp = scratch("tmp", "/tmp", b.job.tmpSize);
     const env: EnvVar[] = [
@@ -245,9 +245,7 @@ export function clientImage(cfg: StackConfig, kind: "postgres" | "redis" | "mc" 
     return { postgres: b.postgresClientImage, redis: b.redisClientImage, mc: b.mcImage, sqlite: b.sqliteImage, git: b.gitImage, curl: b.curlImage }[kind];
 }
 
-/** A script of backups/scripts/ read from disk (for scripts the catalogue backups/scripts.ts does not list). */
-export function scriptFile(fileName: string): ScriptSource {
-    const file = path.join(__dirname, "..", "..", "backups", "scripts", fileName);
-    if (!fs.existsSync(file)) throw new Error(`backup script ${path.relative(process.cwd(), file)} does not exist`);
-    return { name: fileName, content: fs.readFileSync(file, "utf8") };
+/** A script of the catalogue backups/scripts.ts by file name (throws for an unknown one). */
+export function scriptFile(fileName: string): BackupScript {
+    return backupScript(fileName);
 }
