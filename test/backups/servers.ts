@@ -458,6 +458,7 @@ export interface RedisServer {
 
 export async function startRedis(password = 'redis-test-pw', extraArgs: string[] = []): Promise<RedisServer> {
   const { dir: dataDir } = tempDir('redis');
+  const logFile = path.join(tempDir('redis-log').dir, 'redis.log');
   const port = await freePort();
   let child: ChildProcess | undefined;
   const killSync = (): void => {
@@ -471,7 +472,7 @@ export async function startRedis(password = 'redis-test-pw', extraArgs: string[]
     client: () => Resp.connect(port, password),
     env: () => ({ REDIS_HOST: '127.0.0.1', REDIS_PORT: String(port), REDISCLI_AUTH: password }),
     async start() {
-      const log = fs.openSync(path.join(dataDir, '..', `${path.basename(dataDir)}.log`), 'a');
+      const log = fs.openSync(logFile, 'a');
       child = spawn(
         'redis-server',
         [
