@@ -110,11 +110,11 @@ describe("unifiedLineDiff", () => {
     });
 });
 
-const finding = (message: string, object = "Deployment agents/model-bridge"): PolicyFinding => ({ constraint: "K8sRequiredProbes/probes", enforcementAction: "deny", object, message });
+const finding = (message: string, object = "Deployment agents/model-bridge"): PolicyFinding => ({ policy: "gatekeeper-deny", enforcementLevel: "mandatory", object, message });
 
 async function report(policy: { base: PolicyFinding[]; head: PolicyFinding[] } | undefined): Promise<StackDiffReport> {
     const evaluators = policy ? { base: () => policy.base, head: () => policy.head } : {};
-    return buildReport("prod", { info: { ref: "main", commit: "0123456789abcdef0123456789abcdef01234567", problems: [] }, objects: baseObjects }, { info: { ref: "working tree", problems: [] }, objects: headObjects }, evaluators);
+    return buildReport("prod", { info: { ref: "main", commit: "0123456789abcdef0123456789abcdef01234567", problems: [] }, objects: baseObjects, resources: [] }, { info: { ref: "working tree", problems: [] }, objects: headObjects, resources: [] }, evaluators);
 }
 
 describe("Markdown report", () => {
@@ -140,8 +140,8 @@ describe("Markdown report", () => {
         const r = await report({ base: [finding("old problem"), finding("stays")], head: [finding("stays"), finding("new <problem>", "Service agents/x")] });
         assert.equal(r.policy.available, true);
         const md = renderMarkdown(r);
-        assert.ok(md.includes("Appeared (1):\n\n- **deny** `K8sRequiredProbes/probes` on Service agents/x: new &lt;problem&gt;"), md);
-        assert.ok(md.includes("Disappeared (1):\n\n- **deny** `K8sRequiredProbes/probes` on Deployment agents/model-bridge: old problem"));
+        assert.ok(md.includes("Appeared (1):\n\n- **mandatory** `gatekeeper-deny` on Service agents/x: new &lt;problem&gt;"), md);
+        assert.ok(md.includes("Disappeared (1):\n\n- **mandatory** `gatekeeper-deny` on Deployment agents/model-bridge: old problem"));
         const same = renderMarkdown(await report({ base: [finding("stays")], head: [finding("stays")] }));
         assert.match(same, /No policy result appeared or disappeared \(1 result unchanged\)/);
     });
@@ -149,7 +149,7 @@ describe("Markdown report", () => {
     it("fits a comment: field diffs beyond the budget are left out with a pointer to the full report", async () => {
         const many = Array.from({ length: 300 }, (_, i) => configMap(`cm-${i}`, `${"x".repeat(200)}\n${i}\n`));
         const changed = many.map((o) => ({ ...o, data: { "app.conf": `${"y".repeat(200)}\n${o.metadata!.name}\n` } }));
-        const r = await buildReport("dev", { info: { ref: "main", problems: [] }, objects: many }, { info: { ref: "working tree", problems: [] }, objects: changed }, {});
+        const r = await buildReport("dev", { info: { ref: "main", problems: [] }, objects: many, resources: [] }, { info: { ref: "working tree", problems: [] }, objects: changed, resources: [] }, {});
         const md = renderMarkdown(r, { maxChars: 20000 });
         assert.ok(md.length <= 20000, `${md.length} characters`);
         assert.match(md, /field diffs? left out to fit a comment: run `npm run diff -- --stack dev --base main --format json`/);

@@ -62,7 +62,9 @@ async function headSide(stack: string): Promise<RenderedSide | StackFailure> {
     try {
         const result = await render(stack);
         if (result.redactedObjects.length === 0 && result.errors.length > 0) return { stack, error: `the working tree could not be rendered: ${result.errors.join("; ")}` };
-        return { info: { ref: "working tree", problems: result.errors }, objects: result.redactedObjects };
+        // The same redacted records as the base's resources.json, so both sides are judged alike.
+        const resources = result.records.map((r) => ({ type: r.type, urn: r.urn, name: r.name, props: (r.inputs ?? {}) as Record<string, any> }));
+        return { info: { ref: "working tree", problems: result.errors }, objects: result.redactedObjects, resources };
     } catch (err) {
         return { stack, error: `the working tree could not be rendered: ${err instanceof Error ? err.message : String(err)}` };
     }
@@ -72,12 +74,12 @@ function baseSide(dir: string, ref: string, commit: string, stack: string, notes
     const info = { ref, commit, problems: [] as string[] };
     if (fs.existsSync(path.join(dir, "tools", "render.ts")) && !fs.existsSync(path.join(dir, `Pulumi.${stack}.yaml`))) {
         notes.push(`the base revision has no stack ${stack} (no Pulumi.${stack}.yaml): every object is new`);
-        return { info, objects: [] };
+        return { info, objects: [], resources: [] };
     }
     const rendered = renderRevision(dir, stack);
     if (!rendered.rendered) return { stack, error: `the base revision ${ref} (${commit.slice(0, 12)}) could not be rendered: ${rendered.reason}` };
     if (rendered.objects.length === 0 && rendered.problems.length > 0) return { stack, error: `the base revision ${ref} (${commit.slice(0, 12)}) could not be rendered: ${rendered.problems.join("; ")}` };
-    return { info: { ...info, problems: rendered.problems }, objects: rendered.objects };
+    return { info: { ...info, problems: rendered.problems }, objects: rendered.objects, resources: rendered.resources };
 }
 
 const isFailure = (x: RenderedSide | StackFailure): x is StackFailure => "error" in x;

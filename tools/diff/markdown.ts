@@ -68,7 +68,7 @@ function summaryLine(r: StackDiffReport): string {
 }
 
 function findingLine(f: PolicyFinding): string {
-    return `- **${cell(f.enforcementAction)}** \`${cell(f.constraint)}\` on ${cell(f.object)}: ${escapeText(f.message)}`;
+    return `- **${cell(f.enforcementLevel)}** \`${cell(f.policy)}\` on ${cell(f.object)}: ${escapeText(f.message)}`;
 }
 
 export function renderMarkdown(r: StackDiffReport, options: MarkdownOptions = {}): string {

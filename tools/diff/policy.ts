@@ -1,36 +1,45 @@
 /**
  * Policy results of the two renders and which of them appeared or disappeared.
  *
- * The evaluation itself belongs to the policy pack (policies/); this module only adapts it:
- * `loadPolicyEvaluator` is the seam where the pack's in-process evaluation is plugged in, and
- * until a revision provides one the report says "not available" instead of guessing.
+ * The evaluation belongs to the policy pack: `loadPolicyEvaluator` adapts a revision's in-process
+ * evaluation (policies/pack/run.ts: runPack with loadPackConfig(<stack>), the same policies and
+ * policies/config/<stack>.json that `pulumi preview --policy-pack` uses). A revision without it
+ * yields no evaluator and the report says so instead of guessing.
  */
 import * as fs from "fs";
 import * as path from "path";
-import type { K8sObject } from "../../policies/gatekeeper/types";
+
+/** A registered resource as the policy pack sees it (the render's resources.json records). */
+export interface PolicyResource {
+    type: string;
+    urn: string;
+    name: string;
+    props: Record<string, any>;
+}
 
 export interface PolicyFinding {
-    /** Constraint kind and name, e.g. "K8sRequiredProbes/must-have-probes". */
-    constraint: string;
-    enforcementAction: string;
-    /** "Deployment ops/bridge" */
+    /** The pack's policy, e.g. "gatekeeper-deny" or "images-pinned-by-digest". */
+    policy: string;
+    /** mandatory or advisory. */
+    enforcementLevel: string;
+    /** "Deployment agent/model-bridge", or the resource name when it is not a Kubernetes object. */
     object: string;
     message: string;
 }
 
-/** Evaluates one stack's policy configuration against its rendered objects. */
-export type PolicyEvaluator = (stack: string, objects: K8sObject[]) => PolicyFinding[] | Promise<PolicyFinding[]>;
+/** Evaluates one stack's policy configuration against its rendered resources. */
+export type PolicyEvaluator = (stack: string, resources: PolicyResource[]) => PolicyFinding[] | Promise<PolicyFinding[]>;
 
 export type PolicyDiff =
     | { available: false; reason: string }
     | { available: true; appeared: PolicyFinding[]; disappeared: PolicyFinding[]; unchangedCount: number };
 
-const key = (f: PolicyFinding) => [f.constraint, f.enforcementAction, f.object, f.message].join("\u0000");
+const key = (f: PolicyFinding) => [f.policy, f.enforcementLevel, f.object, f.message].join("\u0000");
 
 export function diffFindings(base: readonly PolicyFinding[], head: readonly PolicyFinding[]): PolicyDiff {
     const before = new Set(base.map(key));
     const after = new Set(head.map(key));
-    const dedupe = (fs: readonly PolicyFinding[]) => [...new Map(fs.map((f) => [key(f), f])).values()];
+    const dedupe = (list: readonly PolicyFinding[]) => [...new Map(list.map((f) => [key(f), f])).values()];
     return {
         available: true,
         appeared: dedupe(head.filter((f) => !before.has(key(f)))),
@@ -39,34 +48,37 @@ export function diffFindings(base: readonly PolicyFinding[], head: readonly Poli
     };
 }
 
-/**
- * The in-process evaluation of the policy pack at `root`, when that revision has one:
- * policies/evaluate.ts exporting `evaluateStack(stack, objects)` with results shaped like the
- * Gatekeeper engine's EvaluationResult. Undefined when the revision provides none.
- */
+/** The parts of policies/pack/run.ts the diff uses. */
+interface PackModule {
+    runPack(resources: PolicyResource[], config: unknown): { violations: Array<{ policy: string; enforcementLevel: string; message: string; urn?: string }> };
+    loadPackConfig(stack: string): unknown;
+}
+
+export const PACK_MODULE = path.join("policies", "pack", "run.ts");
+
+/** The in-process evaluation of the policy pack of the revision at `root`; undefined when it has none. */
 export async function loadPolicyEvaluator(root: string): Promise<PolicyEvaluator | undefined> {
-    const modulePath = path.join(root, "policies", "evaluate.ts");
+    const modulePath = path.join(root, PACK_MODULE);
     if (!fs.existsSync(modulePath)) return undefined;
-    const mod = await import(modulePath);
-    const evaluateStack = mod.evaluateStack ?? mod.default?.evaluateStack;
-    if (typeof evaluateStack !== "function") return undefined;
-    return async (stack, objects) => ((await evaluateStack(stack, objects)) as EngineResult[]).map(toFinding);
-}
-
-/** The fields of the engine's EvaluationResult this report uses. */
-interface EngineResult {
-    constraintKind: string;
-    constraintName: string;
-    enforcementAction: string;
-    object: { kind: string; namespace?: string; name?: string };
-    message: string;
-}
-
-function toFinding(r: EngineResult): PolicyFinding {
-    return {
-        constraint: `${r.constraintKind}/${r.constraintName}`,
-        enforcementAction: r.enforcementAction,
-        object: `${r.object.kind} ${r.object.namespace ? `${r.object.namespace}/` : ""}${r.object.name ?? ""}`,
-        message: r.message,
+    const mod = (await import(modulePath)) as Partial<PackModule> & { default?: Partial<PackModule> };
+    const pack = typeof mod.runPack === "function" ? mod : mod.default;
+    if (typeof pack?.runPack !== "function" || typeof pack.loadPackConfig !== "function") return undefined;
+    const { runPack, loadPackConfig } = pack as PackModule;
+    return (stack, resources) => {
+        const objects = new Map(resources.map((r) => [r.urn, describeResource(r)]));
+        return runPack(resources, loadPackConfig(stack)).violations.map((v) => ({
+            policy: v.policy,
+            enforcementLevel: v.enforcementLevel,
+            object: (v.urn && objects.get(v.urn)) || "(stack)",
+            message: v.message,
+        }));
     };
+}
+
+/** "Kind namespace/name" for a Kubernetes object, else "<type> <name>". */
+function describeResource(r: PolicyResource): string {
+    const meta = r.props?.metadata;
+    const kind = r.props?.kind ?? /:([A-Za-z]+)$/.exec(r.type)?.[1];
+    if (r.type.startsWith("kubernetes:") && meta?.name) return `${kind} ${meta.namespace ? `${meta.namespace}/` : ""}${meta.name}`;
+    return `${r.type} ${r.name}`;
 }

@@ -4,7 +4,7 @@
  */
 import type { K8sObject } from "../../policies/gatekeeper/types";
 import { diffObjects, ObjectDiff } from "./objects";
-import { diffFindings, PolicyDiff, PolicyEvaluator } from "./policy";
+import { diffFindings, PACK_MODULE, PolicyDiff, PolicyEvaluator, PolicyResource } from "./policy";
 
 export interface RevisionInfo {
     /** The revision as given (`main`, `origin/main`, a SHA) or "working tree". */
@@ -29,6 +29,8 @@ export interface RenderedSide {
     info: RevisionInfo;
     /** Redacted objects of the render. */
     objects: K8sObject[];
+    /** Every registered resource, redacted (the render's resources.json), for the policy pack. */
+    resources: PolicyResource[];
 }
 
 export interface PolicyEvaluators {
@@ -40,14 +42,14 @@ export async function buildReport(stack: string, base: RenderedSide, head: Rende
     const objects = diffObjects(base.objects, head.objects);
     let policy: PolicyDiff;
     if (!evaluators.head) {
-        policy = { available: false, reason: "this revision has no in-process policy evaluation (policies/evaluate.ts evaluateStack)" };
+        policy = { available: false, reason: `this revision has no in-process policy evaluation (${PACK_MODULE})` };
     } else {
         // A base revision without the evaluation is judged by this revision's pack, so that only
         // object changes (not the arrival of the pack) show up.
         const baseEvaluator = evaluators.base ?? evaluators.head;
         if (!evaluators.base) notes.push("the base revision has no in-process policy evaluation: both sides were evaluated with this revision's policy pack");
         try {
-            policy = diffFindings(await baseEvaluator(stack, base.objects), await evaluators.head(stack, head.objects));
+            policy = diffFindings(await baseEvaluator(stack, base.resources), await evaluators.head(stack, head.resources));
         } catch (err) {
             policy = { available: false, reason: `policy evaluation failed: ${err instanceof Error ? err.message : String(err)}` };
         }

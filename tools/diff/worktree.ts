@@ -9,6 +9,7 @@ import * as os from "os";
 import * as path from "path";
 import * as YAML from "yaml";
 import type { K8sObject } from "../../policies/gatekeeper/types";
+import type { PolicyResource } from "./policy";
 
 const git = (repo: string, args: string[]) => execFileSync("git", ["-C", repo, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
 
@@ -47,7 +48,7 @@ export async function withWorktree<T>(repo: string, commit: string, use: (dir: s
 
 export type BaseRender =
     /** The render produced manifests; problems are what it reported (it may still have exited 1). */
-    | { rendered: true; objects: K8sObject[]; problems: string[] }
+    | { rendered: true; objects: K8sObject[]; resources: PolicyResource[]; problems: string[] }
     /** No render at all: the reason says why. */
     | { rendered: false; reason: string };
 
@@ -64,10 +65,17 @@ export function renderRevision(dir: string, stack: string, timeoutMs = 180_000):
             return { rendered: false, reason: `the base render failed (${why}): ${lastLines(output)}` };
         }
         const objects = YAML.parseAllDocuments(fs.readFileSync(manifests, "utf8")).map((d) => d.toJS() as K8sObject).filter((o) => o && typeof o === "object");
-        return { rendered: true, objects, problems: run.status === 0 ? [] : renderProblems(output) };
+        return { rendered: true, objects, resources: readResources(path.join(out, "resources.json")), problems: run.status === 0 ? [] : renderProblems(output) };
     } finally {
         fs.rmSync(out, { recursive: true, force: true });
     }
+}
+
+/** The render's resources.json (redacted records) as the policy pack's resources. */
+export function readResources(file: string): PolicyResource[] {
+    if (!fs.existsSync(file)) return [];
+    const records = JSON.parse(fs.readFileSync(file, "utf8")) as Array<{ type: string; urn: string; name: string; inputs: Record<string, any> }>;
+    return records.map((r) => ({ type: r.type, urn: r.urn, name: r.name, props: r.inputs ?? {} }));
 }
 
 /** Pulumi settings of the calling shell must not leak into the base program's run. */
