@@ -4,7 +4,7 @@ import { all, containersOf, find, renderStack } from "./render";
 
 const NS = "column-store";
 const env = (c: any, name: string) => c.env?.find((e: any) => e.name === name);
-const inNs = (r: any, kind: string) => all(r, kind).filter((o) => o.metadata?.namespace === NS);
+const inNs = (r: any, kind: string): any[] => all(r, kind).filter((o) => o.metadata?.namespace === NS);
 const fqdn = (sts: string, i: number, svc: string) => `${sts}-${i}.${svc}.${NS}.svc.cluster.local`;
 
 test("HTTP 8123 and native 9000 published as node ports 31567 and 30900", async () => {

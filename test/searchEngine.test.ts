@@ -11,7 +11,7 @@ import { all, containersOf, find, podSpecOf, renderStack } from "./render";
 const NS = "search";
 const env = (c: any, name: string) => c.env?.find((e: any) => e.name === name);
 const bodiesOf = (r: any) => {
-    const job = all(r, "Job").find((j) => j.metadata?.namespace === NS)!;
+    const job: any = all(r, "Job").find((j) => j.metadata?.namespace === NS)!;
     const volume = podSpecOf(job).volumes.find((v: any) => v.name === "bodies");
     return { job, bodies: find(r, "ConfigMap", volume.configMap.name, NS).data };
 };
@@ -163,7 +163,7 @@ test("network policy: ingress controller and jobs on 9200, nodes among themselve
     const r = await renderStack("prod");
     const np = find(r, "NetworkPolicy", "search", NS);
     const nodes = find(r, "StatefulSet", "search", NS).spec.selector.matchLabels;
-    const jobs = podSpecOf(find(r, "CronJob", "search-snapshot", NS)) && find(r, "CronJob", "search-snapshot", NS).spec.jobTemplate.spec.template.metadata.labels;
+    const jobs = find(r, "CronJob", "search-snapshot", NS).spec.jobTemplate.spec.template.metadata.labels;
     const rule = (port: number, match: (f: any) => boolean) => np.spec.ingress.some((i: any) => i.ports.some((p: any) => p.port === port) && i.from.some(match));
     assert.ok(rule(9200, (f) => f.namespaceSelector?.matchLabels?.["kubernetes.io/metadata.name"] === "ingress-nginx" && !f.podSelector));
     assert.ok(rule(9200, (f) => Object.entries(f.podSelector?.matchLabels ?? { x: "y" }).every(([k, v]) => jobs[k] === v)));
