@@ -52,7 +52,8 @@ const SECRET_KEY = /(?:^|[^a-z])(?:pass(?:word|wd)?|pwd|token|api[-_]?key|apikey
 const REFERENCE_KEY = /^(?:existing|use|enable|disable|create)|(?:name|ref|file|path|env|length|policy|mode|enabled|type|ttl|url|uri|header)$/i;
 /** Values that refer to a secret instead of holding it. */
 const REFERENCE_VALUE = /^(?:\{env:[^}]+\}|\$\{[^}]+\}|\$\([^)]+\)|\{\{.*\}\}|<[^>]*>|\/[^\s]*|file:.*|secretref:.*|true|false|null|none|~)$/i;
-const DNS_NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+/** A Secret's name, or an annotation/label key naming one ("secret.stakater.com/reload"). */
+const OBJECT_OR_KEY_NAME = /^(?:[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?\/)?[a-z0-9](?:[-a-z0-9._]*[a-z0-9])?$/;
 
 export function isSecretNamedKey(key: string): boolean {
     const normalized = key.replace(/[^A-Za-z0-9_-]/g, "_");
@@ -61,12 +62,12 @@ export function isSecretNamedKey(key: string): boolean {
 
 /**
  * A literal credential under a password-named key. Keys ending in "secret" commonly hold the
- * name of a Secret object, so a DNS-style name there counts as a reference.
+ * name of a Secret object (or an annotation key about Secrets), so such a name counts as a reference.
  */
 export function isLiteralSecretValue(key: string, value: unknown): boolean {
     if (typeof value !== "string" || value.trim() === "" || !isSecretNamedKey(key)) return false;
     if (REFERENCE_VALUE.test(value.trim())) return false;
-    if (/secret$/i.test(key) && DNS_NAME.test(value)) return false;
+    if (/secret$/i.test(key) && OBJECT_OR_KEY_NAME.test(value)) return false;
     return true;
 }
 
