@@ -245,6 +245,7 @@ describe("npm run diff between two commits of a clone (real git worktree)", { ti
         const cpu = s.objects.changed.flatMap((c: { kind: string; changes: Array<{ path: string; new?: unknown }> }) => (c.kind === "Deployment" ? c.changes : [])).find((c: { path: string }) => c.path.endsWith(".resources.limits.cpu"));
         assert.equal(cpu?.new, "300m", "the stack config change reaches the bridge Deployment");
         assert.ok(!run.stdout.includes(BASE_SECRET) && !run.stdout.includes(HEAD_SECRET), "a secret value leaked");
+        assert.equal(s.policy.available, fs.existsSync(path.join(clone, "policies", "pack", "run.ts")), "the pack's in-process evaluation is used when the revision has it");
         assert.equal(git("worktree", "list").split("\n").length, 1, "the temporary worktree was removed");
     });
 
