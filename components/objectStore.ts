@@ -92,6 +92,7 @@ export class ObjectStore extends pulumi.ComponentResource {
             resources: o,
             livenessProbe: httpProbe("/minio/health/live", "s3", o.liveness),
             readinessProbe: httpProbe("/minio/health/ready", "s3", o.readiness),
+            preStopDelay: cfg.dataStores.preStopDelay,
             volumeMounts: [{ name: "data", mountPath: DATA_DIR }, tmp.mount],
         });
 
@@ -111,6 +112,8 @@ export class ObjectStore extends pulumi.ComponentResource {
                         volumes: [tmp.volume],
                     }),
                 },
+                // Deleting or scaling down the StatefulSet never deletes its data.
+                persistentVolumeClaimRetentionPolicy: { whenDeleted: "Retain", whenScaled: "Retain" },
                 volumeClaimTemplates: [{
                     metadata: { name: "data", labels: l.labels },
                     spec: { accessModes: ["ReadWriteOnce"], storageClassName: cfg.dataStores.storageClass, resources: { requests: { storage: o.volumeSize } } },

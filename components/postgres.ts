@@ -120,6 +120,8 @@ export class Postgres extends pulumi.ComponentResource {
                         volumes: [{ name: "shm", emptyDir: { medium: "Memory", sizeLimit: p.sharedMemorySize } }, tmp.volume, run.volume],
                     }),
                 },
+                // Deleting or scaling down the StatefulSet never deletes its data.
+                persistentVolumeClaimRetentionPolicy: { whenDeleted: "Retain", whenScaled: "Retain" },
                 volumeClaimTemplates: [{
                     metadata: { name: "data", labels: l.labels },
                     spec: { accessModes: ["ReadWriteOnce"], storageClassName: cfg.dataStores.storageClass, resources: { requests: { storage: p.volumeSize } } },

@@ -81,6 +81,7 @@ export class Redis extends pulumi.ComponentResource {
             // Loading a large AOF answers LOADING: alive, not ready.
             livenessProbe: execProbe(["sh", "-c", `${ping} | grep -Eq 'PONG|LOADING'`], r.liveness),
             readinessProbe: execProbe(["sh", "-c", `${ping} | grep -q PONG`], r.readiness),
+            preStopDelay: cfg.dataStores.preStopDelay,
             volumeMounts: [
                 { name: "data", mountPath: DATA_DIR },
                 { name: "config", mountPath: "/etc/redis", readOnly: true },
@@ -110,6 +111,8 @@ export class Redis extends pulumi.ComponentResource {
                         ],
                     }),
                 },
+                // Deleting or scaling down the StatefulSet never deletes its data.
+                persistentVolumeClaimRetentionPolicy: { whenDeleted: "Retain", whenScaled: "Retain" },
                 volumeClaimTemplates: [{
                     metadata: { name: "data", labels: l.labels },
                     spec: { accessModes: ["ReadWriteOnce"], storageClassName: cfg.dataStores.storageClass, resources: { requests: { storage: r.volumeSize } } },

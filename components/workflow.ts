@@ -197,6 +197,8 @@ export class Workflow extends pulumi.ComponentResource {
                         volumes: [m.tmp.volume],
                     }),
                 },
+                // Deleting or scaling down the StatefulSet never deletes its data.
+                persistentVolumeClaimRetentionPolicy: { whenDeleted: "Retain", whenScaled: "Retain" },
                 volumeClaimTemplates: [dataClaim(cfg, main.labels)],
             },
         }, { ...child, dependsOn: [encryption, external, mainServices.headless] });
@@ -224,6 +226,8 @@ export class Workflow extends pulumi.ComponentResource {
                         volumes: [wk.tmp.volume],
                     }),
                 },
+                // Deleting or scaling down the StatefulSet never deletes its data.
+                persistentVolumeClaimRetentionPolicy: { whenDeleted: "Retain", whenScaled: "Retain" },
                 volumeClaimTemplates: [dataClaim(cfg, worker.labels)],
             },
         }, { ...child, dependsOn: [encryption, external, workerServices.headless] });

@@ -8,16 +8,16 @@ import type { schema } from "./stack";
 type Config = Infer<typeof schema>;
 type Rule = (c: Config) => ConfigProblem[];
 
-/** In prod every data store runs with Guaranteed QoS (section 2.1): requests equal limits. */
+/** In prod every StatefulSet of these areas runs with Guaranteed QoS (section 2.1): requests equal limits. */
 const guaranteedInProd: Rule = (c) => {
     if (c.environment.tier !== "prod") return [];
-    const stores = { postgres: c.postgres, redis: c.redis, objectStore: c.objectStore };
+    const stores = { postgres: c.postgres, redis: c.redis, objectStore: c.objectStore, workflowMain: c.workflow.main, workflowWorker: c.workflow.worker };
     return Object.entries(stores).flatMap(([key, s]) => [
         ...(cpuMillis(s.requests.cpu) !== cpuMillis(s.limits.cpu)
-            ? [{ key: `${key}RequestsCpu`, problem: `${s.requests.cpu} differs from ${key}LimitsCpu ${s.limits.cpu} (prod data stores need Guaranteed QoS)`, expected: `the same value as ${key}LimitsCpu` }]
+            ? [{ key: `${key}RequestsCpu`, problem: `${s.requests.cpu} differs from ${key}LimitsCpu ${s.limits.cpu} (prod StatefulSets need Guaranteed QoS)`, expected: `the same value as ${key}LimitsCpu` }]
             : []),
         ...(quantityBytes(s.requests.memory) !== quantityBytes(s.limits.memory)
-            ? [{ key: `${key}RequestsMemory`, problem: `${s.requests.memory} differs from ${key}LimitsMemory ${s.limits.memory} (prod data stores need Guaranteed QoS)`, expected: `the same value as ${key}LimitsMemory` }]
+            ? [{ key: `${key}RequestsMemory`, problem: `${s.requests.memory} differs from ${key}LimitsMemory ${s.limits.memory} (prod StatefulSets need Guaranteed QoS)`, expected: `the same value as ${key}LimitsMemory` }]
             : []),
     ]);
 };

@@ -79,6 +79,17 @@ test("probes on /healthz (liveness) and /healthz/readiness (readiness); resource
     }
 });
 
+test("prod: main and workers are StatefulSets with Guaranteed QoS (requests equal limits); data kept on delete", async () => {
+    const r = await renderStack("prod");
+    for (const sts of [main(r), workers(r)]) {
+        const c = container(sts);
+        assert.deepEqual(c.resources.requests, c.resources.limits, sts.metadata.name);
+        assert.deepEqual(sts.spec.persistentVolumeClaimRetentionPolicy, { whenDeleted: "Retain", whenScaled: "Retain" });
+    }
+    const bad = await renderStack("prod", { workflowWorkerRequestsCpu: "500m" });
+    assert.ok(bad.errors.some((e) => /ops:workflowWorkerRequestsCpu: .*Guaranteed QoS/.test(e)), bad.errors.join("\n"));
+});
+
 test("two hosts: the editor, and /webhook on a separate host, both with proxy-read-timeout 300", async () => {
     const r = await renderStack("prod");
     const editor = find(r, "Ingress", "workflow-editor", NS);

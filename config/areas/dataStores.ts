@@ -13,6 +13,7 @@ const BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
 export const dataStores = {
     namespace: str("the namespace of PostgreSQL, Redis and the object store", "data"),
     storageClass: optional(str("storage class of the data store volumes (the cluster default when unset)")),
+    preStopDelay: seconds("seconds the preStop hook of Redis and the object store waits so the address leaves the endpoints first", 5, 60),
 };
 
 /** PostgreSQL 15 (relational database of the workflow tool; backups section 8.3). */

@@ -37,12 +37,13 @@ export const workflow = {
     modelApiKey: secret("the model API key workflows use (env MODEL_API_KEY from a Secret)", { expected: "a non-empty API key", placeholder: "sk-render-placeholder-workflow-0000000" }),
     modelApiPort: port("the port of the model API on the internet (egress of main and workers)", 443),
     rbacNamespaces: list("the two namespaces where the workflow service account may read and patch GitOps applications and deployments (section 5.7)", ["argocd", "booking"], str("a namespace", undefined, NAMESPACE)),
+    // StatefulSets run with Guaranteed QoS in prod (requests equal limits).
     main: {
-        requests: { cpu: cpu("main process cpu request", "500m"), memory: memory("main process memory request", "1Gi") },
+        requests: { cpu: cpu("main process cpu request", "1"), memory: memory("main process memory request", "2Gi") },
         limits: { cpu: cpu("main process cpu limit", "1"), memory: memory("main process memory limit", "2Gi") },
     },
     worker: {
-        requests: { cpu: cpu("worker cpu request (the autoscaler's reference)", "500m"), memory: memory("worker memory request", "1Gi") },
+        requests: { cpu: cpu("worker cpu request (the autoscaler's reference)", "1"), memory: memory("worker memory request", "2Gi") },
         limits: { cpu: cpu("worker cpu limit", "1"), memory: memory("worker memory limit", "2Gi") },
     },
     liveness: probe("liveness (/healthz)", 30, 20),
