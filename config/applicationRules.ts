@@ -55,18 +55,18 @@ const columnStoreNodePorts: Rule = (c) =>
         ? [{ key: "columnStoreNativeNodePort", problem: `${c.columnStore.nativeNodePort} is also columnStoreHttpNodePort`, expected: "a node port different from columnStoreHttpNodePort" }]
         : [];
 
-/** Section 2.1 Guaranteed QoS for the column store servers and keepers in prod: requests equal limits. */
-const columnStoreGuaranteed: Rule = (c) => {
+/** Section 2.1 Guaranteed QoS for the stateful sets in prod (every container, init ones too): requests equal limits. */
+const guaranteedInProd: Rule = (c) => {
     if (c.environment.tier !== "prod") return [];
-    const parts = { columnStore: c.columnStore, columnStoreKeeper: c.columnStore.keeper };
+    const parts = { columnStore: c.columnStore, columnStoreKeeper: c.columnStore.keeper, searchEngine: c.searchEngine, searchEngineInit: c.searchEngine.init };
     return Object.entries(parts).flatMap(([key, r]) => [
         ...(cpuMillis(r.requests.cpu) !== cpuMillis(r.limits.cpu)
-            ? [{ key: `${key}RequestsCpu`, problem: `${r.requests.cpu} differs from ${key}LimitsCpu ${r.limits.cpu} (prod column store needs Guaranteed QoS)`, expected: `the same value as ${key}LimitsCpu` }]
+            ? [{ key: `${key}RequestsCpu`, problem: `${r.requests.cpu} differs from ${key}LimitsCpu ${r.limits.cpu} (prod stateful sets need Guaranteed QoS)`, expected: `the same value as ${key}LimitsCpu` }]
             : []),
         ...(quantityBytes(r.requests.memory) !== quantityBytes(r.limits.memory)
-            ? [{ key: `${key}RequestsMemory`, problem: `${r.requests.memory} differs from ${key}LimitsMemory ${r.limits.memory} (prod column store needs Guaranteed QoS)`, expected: `the same value as ${key}LimitsMemory` }]
+            ? [{ key: `${key}RequestsMemory`, problem: `${r.requests.memory} differs from ${key}LimitsMemory ${r.limits.memory} (prod stateful sets need Guaranteed QoS)`, expected: `the same value as ${key}LimitsMemory` }]
             : []),
     ]);
 };
 
-export const APPLICATION_RULES: Rule[] = [searchHeap, searchSharedRepository, searchS3Keys, searchRetention, columnStoreKeeper, columnStoreNodePorts, columnStoreGuaranteed];
+export const APPLICATION_RULES: Rule[] = [searchHeap, searchSharedRepository, searchS3Keys, searchRetention, columnStoreKeeper, columnStoreNodePorts, guaranteedInProd];

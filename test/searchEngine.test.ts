@@ -40,6 +40,7 @@ test("prod: heap 2g (ES_JAVA_OPTS), cpu limit 4, memory limit 4096Mi (section 8.
     assert.equal(env(c, "ES_JAVA_OPTS").value, "-Xms2g -Xmx2g");
     assert.equal(c.resources.limits.cpu, "4");
     assert.equal(c.resources.limits.memory, "4096Mi");
+    for (const x of containersOf(find(r, "StatefulSet", "search", NS))) assert.deepEqual(x.resources.requests, x.resources.limits, `${x.name}: Guaranteed QoS in prod`);
     assert.ok(c.readinessProbe && c.livenessProbe && c.startupProbe);
     assert.ok(c.lifecycle.preStop);
 });
