@@ -11,6 +11,8 @@ const rewrap = (v: unknown): unknown => {
     return v;
 };
 
+class Bare extends pulumi.CustomResource {}
+
 const replay: RegisteredResource[] = (globalThis as any).__benchReplay ?? [];
-replay.forEach((r, i) => new pulumi.CustomResource(r.type, `${r.name}-${i}`, rewrap(r.inputs) as pulumi.Inputs));
+replay.forEach((r, i) => new Bare(r.type, `${r.name}-${i}`, rewrap(r.inputs) as pulumi.Inputs));
 export const registered = replay.length;
