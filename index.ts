@@ -8,12 +8,41 @@ import { Booking } from "./components/booking";
 import { Bridge } from "./components/bridge";
 import { ColumnStore } from "./components/columnStore";
 import { Namespaces } from "./components/namespaces";
+import { Addons } from "./components/platform/addons";
+import { GitOps } from "./components/platform/gitops";
+import { Issuers } from "./components/platform/issuers";
+import { Monitoring } from "./components/platform/monitoring";
+import { keyStoreFlags, kubeletConfiguration, nodeFiles } from "./components/platform/nodeSettings";
+import { VerticalAutoscalers } from "./components/platform/verticalAutoscalers";
 import { SearchEngine } from "./components/searchEngine";
 
 const config = loadConfig();
 
-const namespaces = new Namespaces("namespaces", { config });
-const inNamespaces = { dependsOn: [namespaces] };
+// One namespace per area, each with its guardrails; the add-ons the applications rely on.
+const namespaces = new Namespaces("namespaces", {
+    config,
+    names: [
+        config.agentServer.namespace,
+        config.dataStores.namespace,
+        config.workflow.namespace,
+        config.booking.namespace,
+        config.searchEngine.namespace,
+        config.columnStore.namespace,
+        config.ingress.controllerNamespace,
+        config.addons.certManager.namespace,
+        config.addons.reloader.namespace,
+        config.addons.metricsServer.namespace,
+        config.addons.vpa.namespace,
+        config.addons.argoCd.namespace,
+        config.addons.monitoring.namespace,
+        config.gitops.uptimeMonitor.namespace,
+        config.gitops.chatUi.namespace,
+        config.gitops.dashboard.namespace,
+    ],
+});
+const addons = new Addons("addons", { config, namespace: (name) => namespaces.namespace(name) });
+// Ingresses are admitted by the ingress controller's webhook: applications come after it.
+const inNamespaces = { dependsOn: [namespaces, addons.charts.ingressNginx] };
 
 const bridge = new Bridge("bridge", { config }, inNamespaces);
 const agentServer = new AgentServer("agent-server", {
@@ -26,9 +55,21 @@ const booking = new Booking("booking", { config }, inNamespaces);
 const searchEngine = new SearchEngine("search-engine", { config }, inNamespaces);
 const columnStore = new ColumnStore("column-store", { config }, inNamespaces);
 
+// The platform on top: issuers, vertical autoscalers, GitOps, alerts (each after the add-on whose CRDs it needs).
+const issuers = new Issuers("issuers", { config, certManager: addons.charts.certManager });
+new VerticalAutoscalers("vertical-autoscalers", { config, vpa: addons.charts.vpa }, inNamespaces);
+const gitops = new GitOps("gitops", { config, argoCd: addons.charts.argoCd, namespace: (name) => namespaces.namespace(name) });
+new Monitoring("monitoring", { config, monitoring: addons.charts.monitoring });
+
 export const agentServerUrls = agentServer.urls;
 export const bridgeUrl = bridge.baseUrl;
 export const bookingUrl = booking.url;
 export const searchEngineUrl = searchEngine.url;
 export const searchEngineBootstrapJob = searchEngine.bootstrapJobName;
 export const columnStoreNodePorts = columnStore.nodePorts;
+export const caCertificate = issuers.caCertificatePem;
+export const gitopsDeployPublicKey = gitops.deployPublicKey;
+// Node agent and key-store settings cannot be applied through the API: published for the node provisioning.
+export const nodeSettings = { kubelet: kubeletConfiguration(config), keyStore: keyStoreFlags(config) };
+/** Files the render writes next to the manifests (tools/harness/render.ts). */
+export const renderedFiles = nodeFiles(config);

@@ -1,27 +1,106 @@
 /**
- * The namespaces of the environment. (The platform issue grows this into namespaces with
- * guardrails: limit ranges, quotas and default-deny policies.)
+ * The namespaces of the environment, one per area, each with its guardrails (sections 2.1, 2.5):
+ * a LimitRange (defaults for containers that set no resources), a ResourceQuota, a default-deny
+ * NetworkPolicy for both directions, and the allowances every pod needs: cluster DNS, and the
+ * ACME http01 solver pods cert-manager starts next to an Ingress.
  */
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import type { StackConfig } from "../config";
+import { parseQuotaOverride, QUOTA_RESOURCES } from "../config/platformRules";
+import { clusterDns, DNS_PORTS, ingressController } from "./lib/network";
 
 export interface NamespacesArgs {
     config: StackConfig;
+    /** Every namespace of the environment, named by index.ts from the areas' configuration. */
+    names: readonly string[];
+}
+
+/** The label cert-manager puts on its ACME http01 solver pods, and the port they listen on. */
+export const ACME_SOLVER = { label: "acme.cert-manager.io/http01-solver", port: 8089 } as const;
+
+export type QuotaHard = Record<(typeof QUOTA_RESOURCES)[number], string>;
+
+/** The quota of one namespace: the stack's default, raised by guardrailsQuotaOverrides. */
+export function quotaFor(cfg: StackConfig, namespace: string): QuotaHard {
+    const q = cfg.guardrails.quota;
+    const hard: QuotaHard = {
+        "requests.cpu": q.requestsCpu,
+        "requests.memory": q.requestsMemory,
+        "limits.cpu": q.limitsCpu,
+        "limits.memory": q.limitsMemory,
+        "requests.storage": q.requestsStorage,
+        persistentvolumeclaims: String(q.persistentVolumeClaims),
+        pods: String(q.pods),
+    };
+    for (const entry of cfg.guardrails.quotaOverrides) {
+        const o = parseQuotaOverride(entry);
+        if (typeof o !== "string" && o.namespace === namespace) hard[o.resource] = o.quantity;
+    }
+    return hard;
 }
 
 export class Namespaces extends pulumi.ComponentResource {
     public readonly names: string[];
+    private readonly byName = new Map<string, k8s.core.v1.Namespace>();
 
     constructor(name: string, args: NamespacesArgs, opts?: pulumi.ComponentResourceOptions) {
         super("ops:platform:Namespaces", name, {}, opts);
         const cfg = args.config;
-        this.names = [...new Set([cfg.agentServer.namespace])];
+        this.names = [...new Set(args.names)].sort();
+        const unknown = cfg.guardrails.quotaOverrides
+            .map(parseQuotaOverride)
+            .filter((o): o is Exclude<ReturnType<typeof parseQuotaOverride>, string> => typeof o !== "string" && !this.names.includes(o.namespace));
+        if (unknown.length > 0)
+            throw new Error(`guardrailsQuotaOverrides names namespaces that do not exist: ${unknown.map((o) => o.namespace).join(", ")}; expected one of ${this.names.join(", ")}`);
+
+        const labels = { "app.kubernetes.io/part-of": cfg.environment.partOf, "app.kubernetes.io/managed-by": cfg.environment.managedBy };
+        const l = cfg.guardrails.limitRange;
         for (const ns of this.names) {
-            new k8s.core.v1.Namespace(`${name}-${ns}`, {
-                metadata: { name: ns, labels: { "app.kubernetes.io/part-of": cfg.environment.partOf, "app.kubernetes.io/managed-by": cfg.environment.managedBy } },
-            }, { parent: this });
+            const namespace = new k8s.core.v1.Namespace(`${name}-${ns}`, { metadata: { name: ns, labels } }, { parent: this });
+            this.byName.set(ns, namespace);
+            const child = { parent: this, dependsOn: [namespace] };
+            const meta = (n: string) => ({ name: n, namespace: ns, labels });
+
+            new k8s.core.v1.LimitRange(`${name}-${ns}-defaults`, {
+                metadata: meta("container-defaults"),
+                spec: {
+                    limits: [{
+                        type: "Container",
+                        default: { cpu: l.defaultCpu, memory: l.defaultMemory },
+                        defaultRequest: { cpu: l.defaultRequestCpu, memory: l.defaultRequestMemory },
+                    }],
+                },
+            }, child);
+            new k8s.core.v1.ResourceQuota(`${name}-${ns}-quota`, { metadata: meta("namespace-quota"), spec: { hard: quotaFor(cfg, ns) } }, child);
+            new k8s.networking.v1.NetworkPolicy(`${name}-${ns}-default-deny`, {
+                metadata: meta("default-deny"),
+                spec: { podSelector: {}, policyTypes: ["Ingress", "Egress"] },
+            }, child);
+            new k8s.networking.v1.NetworkPolicy(`${name}-${ns}-allow-dns`, {
+                metadata: meta("allow-dns"),
+                spec: {
+                    podSelector: {},
+                    policyTypes: ["Egress"],
+                    egress: [{ to: clusterDns.peers, ports: DNS_PORTS.map((p) => ({ port: p.port, protocol: p.protocol ?? "TCP" })) }],
+                },
+            }, child);
+            new k8s.networking.v1.NetworkPolicy(`${name}-${ns}-allow-acme-solver`, {
+                metadata: meta("allow-acme-http01-solver"),
+                spec: {
+                    podSelector: { matchLabels: { [ACME_SOLVER.label]: "true" } },
+                    policyTypes: ["Ingress"],
+                    ingress: [{ from: ingressController(cfg.ingress.controllerNamespace).peers, ports: [{ port: ACME_SOLVER.port, protocol: "TCP" }] }],
+                },
+            }, child);
         }
         this.registerOutputs({ names: this.names });
+    }
+
+    /** The Namespace object, for dependsOn of resources that only need their own namespace. */
+    namespace(name: string): k8s.core.v1.Namespace {
+        const ns = this.byName.get(name);
+        if (!ns) throw new Error(`namespace ${name} is not declared; declared: ${this.names.join(", ")}`);
+        return ns;
     }
 }

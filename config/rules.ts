@@ -6,6 +6,7 @@ import { cpuMillis, flatten, imageProblem, Infer, isDigestPinned, quantityBytes 
 import { schema } from "./stack";
 import { APPLICATION_RULES } from "./applicationRules";
 import { DATA_STORE_RULES } from "./dataStoreRules";
+import { PLATFORM_RULES } from "./platformRules";
 
 type Config = Infer<typeof schema>;
 type Rule = (c: Config) => ConfigProblem[];
@@ -83,7 +84,7 @@ const oauthSecrets: Rule = (c) =>
         ? [{ key: "agentServerOauthProxyClientSecret", problem: "the OAuth proxy is enabled but its client id or secret is not set", expected: "agentServerOauthProxyClientId and agentServerOauthProxyClientSecret set with `pulumi config set --secret`" }]
         : [];
 
-const RULES: Rule[] = [imagesPinned, gatewayHost, gatewayPermissions, replicaRanges, requestsWithinLimits, distinctPorts, oauthSecrets, ...DATA_STORE_RULES, ...APPLICATION_RULES];
+const RULES: Rule[] = [imagesPinned, gatewayHost, gatewayPermissions, replicaRanges, requestsWithinLimits, distinctPorts, oauthSecrets, ...PLATFORM_RULES, ...DATA_STORE_RULES, ...APPLICATION_RULES];
 
 export function crossChecks(c: Config): ConfigProblem[] {
     return RULES.flatMap((r) => r(c));

@@ -8,7 +8,10 @@ import { booking } from "./areas/booking";
 import { columnStore } from "./areas/columnStore";
 import { dataStores, objectStore, postgres, redis } from "./areas/dataStores";
 import { environment } from "./areas/environment";
+import { gitops } from "./areas/gitops";
 import { ingress } from "./areas/ingress";
+import { alerts, keyStore, nodeAgent } from "./areas/nodes";
+import { addons, guardrails, issuers, verticalAutoscaling } from "./areas/platform";
 import { searchEngine } from "./areas/searchEngine";
 import { workflow } from "./areas/workflow";
 
@@ -27,4 +30,12 @@ export const schema = {
     booking,
     searchEngine,
     columnStore,
+    guardrails,
+    issuers,
+    addons,
+    verticalAutoscaling,
+    gitops,
+    nodeAgent,
+    keyStore,
+    alerts,
 };

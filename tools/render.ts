@@ -1,7 +1,8 @@
 /**
  * npm run render -- --stack dev [--out DIR]
  * Runs index.ts under the Pulumi SDK's mock runtime with Pulumi.<stack>.yaml and writes
- * DIR/manifests.yaml and DIR/resources.json (default DIR: out/<stack>); exit 0 only for a valid stack.
+ * DIR/manifests.yaml and DIR/resources.json (default DIR: out/<stack>), plus the files the program
+ * exports as `renderedFiles` (e.g. DIR/node/kubelet-config.yaml); exit 0 only for a valid stack.
  */
 import * as path from "path";
 import { render, summary, writeRender } from "./harness/render";
@@ -25,7 +26,8 @@ async function main() {
     const outDir = path.resolve(out ?? path.join(REPO_ROOT, "out", stack));
     writeRender(result, outDir);
     console.log(summary(result));
-    console.log(`wrote ${path.relative(process.cwd(), path.join(outDir, "manifests.yaml"))} and resources.json`);
+    const extra = Object.keys(result.files).sort();
+    console.log(`wrote ${path.relative(process.cwd(), path.join(outDir, "manifests.yaml"))} and resources.json${extra.length ? `, ${extra.join(", ")}` : ""}`);
     process.exitCode = result.errors.length === 0 ? 0 : 1;
 }
 

@@ -20,11 +20,10 @@ export interface WebIngressArgs {
 export const hostOf = (cfg: StackConfig, label: string) => `${label}.${cfg.environment.domain}`;
 export const tlsSecretName = (host: string) => `${host.replace(/\./g, "-")}-tls`;
 
-/** An Ingress with TLS (one secret per host), the stack's issuer and the proxy settings of section 8.2. */
-export function webIngress(name: string, cfg: StackConfig, args: WebIngressArgs, opts: pulumi.CustomResourceOptions): k8s.networking.v1.Ingress {
-    const host = hostOf(cfg, args.hostLabel);
+/** The issuer and proxy annotations of section 8.2 (also used for Ingresses that charts create). */
+export function ingressAnnotations(cfg: StackConfig, args: Pick<WebIngressArgs, "readTimeout" | "buffering" | "annotations"> = {}): Record<string, string> {
     const i = cfg.ingress;
-    const annotations: Record<string, string> = {
+    return {
         "cert-manager.io/cluster-issuer": i.issuer,
         "nginx.ingress.kubernetes.io/proxy-connect-timeout": String(i.proxyConnectTimeout),
         "nginx.ingress.kubernetes.io/proxy-send-timeout": String(i.proxySendTimeout),
@@ -33,6 +32,13 @@ export function webIngress(name: string, cfg: StackConfig, args: WebIngressArgs,
         ...(args.buffering === false ? { "nginx.ingress.kubernetes.io/proxy-buffering": "off", "nginx.ingress.kubernetes.io/proxy-request-buffering": "off" } : {}),
         ...args.annotations,
     };
+}
+
+/** An Ingress with TLS (one secret per host), the stack's issuer and the proxy settings of section 8.2. */
+export function webIngress(name: string, cfg: StackConfig, args: WebIngressArgs, opts: pulumi.CustomResourceOptions): k8s.networking.v1.Ingress {
+    const host = hostOf(cfg, args.hostLabel);
+    const i = cfg.ingress;
+    const annotations = ingressAnnotations(cfg, args);
     return new k8s.networking.v1.Ingress(name, {
         metadata: { name, namespace: args.namespace, labels: args.labels, annotations },
         spec: {

@@ -28,6 +28,8 @@ export interface RegisteredResource {
 export interface ProgramRun {
     resources: RegisteredResource[];
     outputs: Record<string, unknown>;
+    /** Names of the stack outputs that are secret (their values above are unwrapped). */
+    secretOutputs: string[];
     errors: string[];
 }
 
@@ -70,18 +72,20 @@ export async function runProgram(opts: RunOptions): Promise<ProgramRun> {
     const onRejection = (reason: unknown) => errors.push(`unhandled rejection: ${errorText(reason)}`);
     process.on("unhandledRejection", onRejection);
     let outputs: Record<string, unknown> = {};
+    let secretOutputs: string[] = [];
     try {
         const programPath = require.resolve(opts.programPath ?? path.join(REPO_ROOT, "index.ts"));
         delete require.cache[programPath];
         const exported = require(programPath);
         outputs = await resolveOutputs(exported);
+        secretOutputs = await secretOutputNames(exported);
         await settledRegistrations(resources);
     } catch (err) {
         errors.push(errorText(err));
     } finally {
         process.off("unhandledRejection", onRejection);
     }
-    return { resources, outputs, errors };
+    return { resources, outputs, secretOutputs, errors };
 }
 
 function errorText(err: unknown): string {
@@ -95,6 +99,12 @@ async function resolveOutputs(exported: Record<string, unknown>): Promise<Record
         out[k] = await new Promise((resolve) => output.apply((x) => resolve(x)));
     }
     return out;
+}
+
+async function secretOutputNames(exported: Record<string, unknown>): Promise<string[]> {
+    const names: string[] = [];
+    for (const [k, v] of Object.entries(exported ?? {})) if (await pulumi.isSecret(pulumi.output(v as pulumi.Input<unknown>))) names.push(k);
+    return names;
 }
 
 /** Waits until the SDK's RPC queue is drained and no new registration arrives. */

@@ -20,6 +20,8 @@ export interface RenderResult {
     manifests: string;
     resourcesJson: string;
     outputs: Record<string, unknown>;
+    /** The program's stack output `renderedFiles` (relative path -> text), written beside the manifests. */
+    files: Record<string, string>;
     placeholders: string[];
     errors: string[];
 }
@@ -31,6 +33,7 @@ export async function render(stack: string, overrides: Record<string, unknown> =
     const { objects, redacted, duplicates } = kubernetesObjects(run.resources);
     const schemaErrors = objects.flatMap(validateObject).map((p) => `schema: ${p.object}: ${p.problem}`);
     const records = resourceRecords(run.resources);
+    const files = renderedFiles(run.outputs, run.secretOutputs);
     return {
         stack,
         resources: run.resources,
@@ -40,15 +43,42 @@ export async function render(stack: string, overrides: Record<string, unknown> =
         manifests: manifestsYaml(redacted),
         resourcesJson: JSON.stringify(records, null, 2) + "\n",
         outputs: run.outputs,
+        files: files.files,
         placeholders: values.placeholders,
-        errors: [...run.errors, ...duplicates, ...schemaErrors],
+        errors: [...run.errors, ...duplicates, ...schemaErrors, ...files.errors],
     };
+}
+
+/**
+ * The extension point for files that are not Kubernetes objects (e.g. node configuration): the
+ * program exports `renderedFiles`, a map of relative paths to text. Paths must stay inside the
+ * output folder, values must be text, and a secret output is refused (files are written as is).
+ */
+export function renderedFiles(outputs: Record<string, unknown>, secretOutputs: string[] = []): { files: Record<string, string>; errors: string[] } {
+    const value = outputs.renderedFiles;
+    if (value === undefined) return { files: {}, errors: [] };
+    if (secretOutputs.includes("renderedFiles")) return { files: {}, errors: ["renderedFiles: the output is secret; rendered files are written in plain text"] };
+    if (!value || typeof value !== "object" || Array.isArray(value)) return { files: {}, errors: ["renderedFiles: expected a map of relative paths to text"] };
+    const files: Record<string, string> = {};
+    const errors: string[] = [];
+    for (const [file, text] of Object.entries(value)) {
+        const normal = path.posix.normalize(file);
+        if (path.isAbsolute(file) || normal.startsWith("../") || normal === ".." || normal !== file || ["manifests.yaml", "resources.json"].includes(normal))
+            errors.push(`renderedFiles: "${file}" is not a relative path inside the render folder (or names a file the render writes itself)`);
+        else if (typeof text !== "string") errors.push(`renderedFiles: "${file}" is not text`);
+        else files[file] = text;
+    }
+    return { files, errors };
 }
 
 export function writeRender(result: RenderResult, outDir: string): void {
     fs.mkdirSync(outDir, { recursive: true });
     fs.writeFileSync(path.join(outDir, "manifests.yaml"), result.manifests);
     fs.writeFileSync(path.join(outDir, "resources.json"), result.resourcesJson);
+    for (const [file, text] of Object.entries(result.files)) {
+        fs.mkdirSync(path.dirname(path.join(outDir, file)), { recursive: true });
+        fs.writeFileSync(path.join(outDir, file), text);
+    }
 }
 
 /** The top-level component a resource belongs to (the resource itself when it has no parent). */

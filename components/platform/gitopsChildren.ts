@@ -1,0 +1,182 @@
+/**
+ * The child applications of the parent application (sections 2.7, 8.3): the uptime monitor, the
+ * chat UI and the dashboard, each a packaged chart at a pinned version. These objects are not
+ * created by Pulumi: `npm run gen:gitops` writes them to gitops/<stack>/, the parent application
+ * reads that folder from the main branch, and test/gitops.test.ts fails when the committed files
+ * differ from what this module generates. The values name Secrets that Pulumi creates on the
+ * cluster (components/platform/gitops.ts); no secret value is ever part of them.
+ */
+import * as YAML from "yaml";
+import type { StackConfig } from "../../config";
+import { hostOf, ingressAnnotations, tlsSecretName } from "../lib/ingress";
+import { prometheusUrl } from "./addonValues";
+
+export type ChildKey = "uptime-monitor" | "chat-ui" | "dashboard";
+
+/** The pod label every child chart puts on its pods (podLabels), for NetworkPolicies and backup co-location. */
+export const CHILD_POD_LABEL = "ops.environment/child-app";
+
+/** Secrets created by Pulumi and referenced by name in the charts' values. */
+export const CHILD_SECRETS = {
+    chatUi: { name: "open-webui-secret", key: "webui-secret-key" },
+    dashboard: { name: "grafana-admin", userKey: "admin-user", passwordKey: "admin-password" },
+} as const;
+
+export const SYNC_OPTIONS = ["CreateNamespace=true", "ServerSideApply=true", "ApplyOutOfSyncOnly=false", "RespectIgnoreDifferences=true"] as const;
+
+/** Rollouts restart on checksum annotations of the charts; Argo CD leaves these to the charts. */
+const CHECKSUM_ANNOTATIONS = ["checksum/config", "checksum/secret"].map((a) => `/spec/template/metadata/annotations/${a.replace("/", "~1")}`);
+
+export interface ChildApp {
+    key: ChildKey;
+    namespace: string;
+    releaseName: string;
+    repo: string;
+    chart: string;
+    version: string;
+    values: Record<string, unknown>;
+}
+
+const podLabels = (key: ChildKey) => ({ [CHILD_POD_LABEL]: key });
+const resources = (r: { requests: { cpu: string; memory: string }; limits: { cpu: string; memory: string } }) => ({ requests: { ...r.requests }, limits: { ...r.limits } });
+
+function uptimeMonitor(cfg: StackConfig): ChildApp {
+    const u = cfg.gitops.uptimeMonitor;
+    const host = hostOf(cfg, u.hostLabel);
+    return {
+        key: "uptime-monitor",
+        namespace: u.namespace,
+        releaseName: u.releaseName,
+        repo: u.repo,
+        chart: u.chart,
+        version: u.version,
+        values: {
+            fullnameOverride: u.releaseName,
+            useDeploy: true,
+            // SQLite: one writer, so one replica, and the old pod stops before the new one starts.
+            replicaCount: 1,
+            strategy: { type: "Recreate" },
+            podLabels: podLabels("uptime-monitor"),
+            podSecurityContext: { runAsNonRoot: true, runAsUser: u.uid, runAsGroup: u.uid, fsGroup: u.uid, seccompProfile: { type: "RuntimeDefault" } },
+            securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } },
+            resources: resources(u),
+            volume: { enabled: true, accessMode: "ReadWriteOnce", size: u.volumeSize },
+            service: { port: u.port },
+            ingress: {
+                enabled: true,
+                className: cfg.ingress.className,
+                // null removes the chart's default server-snippets annotation (snippets are off in the controller).
+                annotations: { ...ingressAnnotations(cfg), "nginx.ingress.kubernetes.io/server-snippets": null },
+                hosts: [{ host, paths: [{ path: "/", pathType: "Prefix" }] }],
+                tls: [{ secretName: tlsSecretName(host), hosts: [host] }],
+            },
+        },
+    };
+}
+
+function chatUi(cfg: StackConfig): ChildApp {
+    const c = cfg.gitops.chatUi;
+    const host = hostOf(cfg, c.hostLabel);
+    return {
+        key: "chat-ui",
+        namespace: c.namespace,
+        releaseName: c.releaseName,
+        repo: c.repo,
+        chart: c.chart,
+        version: c.version,
+        values: {
+            workload: { kind: "Deployment" },
+            replicaCount: 1,
+            strategy: { type: "Recreate" },
+            ollama: { enabled: false },
+            pipelines: { enabled: false },
+            tika: { enabled: false },
+            websocket: { enabled: false, redis: { enabled: false } },
+            openaiBaseApiUrl: c.modelBaseUrl,
+            // The chart's default key is a literal; users add their own connections in the UI.
+            openaiApiKey: "",
+            extraEnvVars: [{ name: "WEBUI_SECRET_KEY", valueFrom: { secretKeyRef: { name: CHILD_SECRETS.chatUi.name, key: CHILD_SECRETS.chatUi.key } } }],
+            persistence: { enabled: true, provider: "local", size: c.volumeSize, accessModes: ["ReadWriteOnce"] },
+            podLabels: podLabels("chat-ui"),
+            podSecurityContext: { fsGroup: c.uid, fsGroupChangePolicy: "OnRootMismatch", seccompProfile: { type: "RuntimeDefault" } },
+            containerSecurityContext: { allowPrivilegeEscalation: false },
+            resources: resources(c),
+            service: { containerPort: c.port },
+            serviceAccount: { enable: true, create: true, name: c.releaseName, automountServiceAccountToken: false },
+            ingress: { enabled: true, class: cfg.ingress.className, annotations: ingressAnnotations(cfg), host, tls: true, existingSecret: tlsSecretName(host) },
+        },
+    };
+}
+
+function dashboard(cfg: StackConfig): ChildApp {
+    const d = cfg.gitops.dashboard;
+    const host = hostOf(cfg, d.hostLabel);
+    const s = CHILD_SECRETS.dashboard;
+    return {
+        key: "dashboard",
+        namespace: d.namespace,
+        releaseName: d.releaseName,
+        repo: d.repo,
+        chart: d.chart,
+        version: d.version,
+        values: {
+            replicas: 1,
+            admin: { existingSecret: s.name, userKey: s.userKey, passwordKey: s.passwordKey },
+            podLabels: podLabels("dashboard"),
+            resources: resources(d),
+            persistence: { enabled: false },
+            datasources: {
+                "datasources.yaml": { apiVersion: 1, datasources: [{ name: "Prometheus", type: "prometheus", access: "proxy", url: prometheusUrl(cfg), isDefault: true }] },
+            },
+            ingress: {
+                enabled: true,
+                ingressClassName: cfg.ingress.className,
+                annotations: ingressAnnotations(cfg),
+                hosts: [host],
+                path: "/",
+                tls: [{ secretName: tlsSecretName(host), hosts: [host] }],
+            },
+        },
+    };
+}
+
+export function childApps(cfg: StackConfig): ChildApp[] {
+    return [uptimeMonitor(cfg), chatUi(cfg), dashboard(cfg)];
+}
+
+/** The Application object of one child (argoproj.io/v1alpha1), values as a YAML string. */
+export function childApplication(cfg: StackConfig, app: ChildApp) {
+    const g = cfg.gitops;
+    return {
+        apiVersion: "argoproj.io/v1alpha1",
+        kind: "Application",
+        metadata: {
+            name: app.key,
+            namespace: cfg.addons.argoCd.namespace,
+            labels: { "app.kubernetes.io/part-of": cfg.environment.partOf, "app.kubernetes.io/managed-by": g.parentName },
+        },
+        spec: {
+            project: g.project,
+            source: {
+                repoURL: app.repo,
+                chart: app.chart,
+                targetRevision: app.version,
+                helm: { releaseName: app.releaseName, values: YAML.stringify(app.values, { lineWidth: 0 }) },
+            },
+            destination: { server: g.destinationServer, namespace: app.namespace },
+            syncPolicy: { automated: { prune: true, selfHeal: true }, syncOptions: [...SYNC_OPTIONS] },
+            ignoreDifferences: [
+                { group: "apps", kind: "Deployment", jsonPointers: CHECKSUM_ANNOTATIONS },
+                { group: "apps", kind: "StatefulSet", jsonPointers: CHECKSUM_ANNOTATIONS },
+            ],
+        },
+    };
+}
+
+/** The generated files of one stack: gitops/<stack>/<child>.yaml -> content. */
+export function childManifestFiles(cfg: StackConfig): Record<string, string> {
+    const header = "# Generated by `npm run gen:gitops` from the Pulumi program's configuration; do not edit.\n";
+    return Object.fromEntries(
+        childApps(cfg).map((app) => [`${app.key}.yaml`, header + YAML.stringify(childApplication(cfg, app), { lineWidth: 0 })]),
+    );
+}

@@ -1,0 +1,165 @@
+/**
+ * Cross-key rules of the platform areas (registered in config/rules.ts): key-store and node-agent
+ * settings inside the specification's ranges (section 8.1), the ACME server per tier, vertical
+ * autoscalers never on horizontally autoscaled workloads, repository host keys, quota overrides.
+ */
+import type { ConfigProblem } from "./index";
+import { cpuMillis, Infer, quantityBytes } from "./schema";
+import type { schema } from "./stack";
+
+type Config = Infer<typeof schema>;
+type Rule = (c: Config) => ConfigProblem[];
+
+const GiB = 2 ** 30;
+export const KEY_STORE_LIMITS = {
+    /** Section 8.1: production advice 8 to 16 GB (8589934592 = 8 GiB); the default is 2 GB. */
+    prodQuotaBytes: { min: 8 * GiB, max: 16 * GiB },
+    quotaBytes: { min: 2 * GiB, max: 16 * GiB },
+    heartbeatMs: { min: 100, max: 300 },
+    electionMs: { min: 1000, max: 3000 },
+    electionPerHeartbeat: 10,
+} as const;
+
+/** Section 3.2: a node without a status update for 40 s becomes NotReady. */
+export const NODE_MONITOR_GRACE_SECONDS = 40;
+
+export const ACME_PRODUCTION = "https://acme-v02.api.letsencrypt.org/directory";
+export const ACME_STAGING = "https://acme-staging-v02.api.letsencrypt.org/directory";
+
+const keyStore: Rule = (c) => {
+    const k = c.keyStore;
+    const L = KEY_STORE_LIMITS;
+    const out: ConfigProblem[] = [];
+    const quota = c.environment.tier === "prod" ? L.prodQuotaBytes : L.quotaBytes;
+    if (k.quotaBackendBytes < quota.min || k.quotaBackendBytes > quota.max)
+        out.push({
+            key: "keyStoreQuotaBackendBytes",
+            problem: `${k.quotaBackendBytes} is outside ${quota.min}..${quota.max}${c.environment.tier === "prod" ? " (prod)" : ""}`,
+            expected: c.environment.tier === "prod" ? "8 to 16 GiB in prod: 8589934592 (8 GiB) up to 17179869184" : "2 to 16 GiB: 2147483648 up to 17179869184",
+        });
+    if (k.heartbeatIntervalMs < L.heartbeatMs.min || k.heartbeatIntervalMs > L.heartbeatMs.max)
+        out.push({ key: "keyStoreHeartbeatIntervalMs", problem: `${k.heartbeatIntervalMs} ms is outside 100..300 ms`, expected: "a heartbeat-interval from 100 to 300 milliseconds" });
+    if (k.electionTimeoutMs < L.electionMs.min || k.electionTimeoutMs > L.electionMs.max)
+        out.push({ key: "keyStoreElectionTimeoutMs", problem: `${k.electionTimeoutMs} ms is outside 1000..3000 ms`, expected: "an election-timeout from 1000 to 3000 milliseconds" });
+    else if (k.electionTimeoutMs > L.electionPerHeartbeat * k.heartbeatIntervalMs)
+        out.push({
+            key: "keyStoreElectionTimeoutMs",
+            problem: `${k.electionTimeoutMs} ms is more than 10 times keyStoreHeartbeatIntervalMs (${k.heartbeatIntervalMs} ms)`,
+            expected: `an election-timeout of at most ${L.electionPerHeartbeat * k.heartbeatIntervalMs} ms (10 x heartbeat-interval)`,
+        });
+    return out;
+};
+
+const nodeAgent: Rule = (c) => {
+    const n = c.nodeAgent;
+    const out: ConfigProblem[] = [];
+    if (n.nodeStatusUpdateFrequency < 1 || n.nodeStatusUpdateFrequency >= NODE_MONITOR_GRACE_SECONDS)
+        out.push({
+            key: "nodeAgentNodeStatusUpdateFrequency",
+            problem: `${n.nodeStatusUpdateFrequency} s does not fit in the 40 s after which a silent node is NotReady`,
+            expected: "from 1 to 39 seconds (section 2.6: 10 s)",
+        });
+    if (n.nodeStatusReportFrequency < n.nodeStatusUpdateFrequency)
+        out.push({ key: "nodeAgentNodeStatusReportFrequency", problem: `${n.nodeStatusReportFrequency} s is below nodeAgentNodeStatusUpdateFrequency`, expected: "at least the status update frequency" });
+    for (const part of ["systemReserved", "kubeReserved"] as const) {
+        const r = n[part];
+        if (cpuMillis(r.cpu) <= 0) out.push({ key: `nodeAgent${part[0].toUpperCase()}${part.slice(1)}Cpu`, problem: "reserves nothing", expected: "a cpu quantity above 0" });
+        if (quantityBytes(r.memory) <= 0) out.push({ key: `nodeAgent${part[0].toUpperCase()}${part.slice(1)}Memory`, problem: "reserves nothing", expected: "a memory quantity above 0" });
+    }
+    return out;
+};
+
+const acmeServer: Rule = (c) => {
+    const want = c.environment.tier === "prod" ? ACME_PRODUCTION : ACME_STAGING;
+    return c.issuers.acmeServer === want
+        ? []
+        : [{ key: "issuersAcmeServer", problem: `${c.issuers.acmeServer} is not the ${c.environment.tier === "prod" ? "production" : "staging"} server`, expected: `${want} in ${c.environment.tier}` }];
+};
+
+/** A workload a vertical or horizontal autoscaler targets. */
+export interface WorkloadRef {
+    kind: "Deployment" | "StatefulSet";
+    namespace: string;
+    name: string;
+}
+
+export const workloadKey = (w: WorkloadRef) => `${w.kind}/${w.namespace}/${w.name}`;
+
+export function parseWorkloadRef(ref: string): WorkloadRef {
+    const [kind, namespace, name] = ref.split("/");
+    return { kind: kind as WorkloadRef["kind"], namespace, name };
+}
+
+/**
+ * The workloads the program gives a horizontal autoscaler, derived from configuration. A test over
+ * the whole render (test/platform.test.ts) fails when a rendered HorizontalPodAutoscaler is
+ * missing here, so this list cannot drift from the components.
+ */
+export function horizontallyScaled(c: Config): WorkloadRef[] {
+    return [
+        { kind: "Deployment", namespace: c.agentServer.namespace, name: "model-bridge" },
+        { kind: "StatefulSet", namespace: c.workflow.namespace, name: "workflow-worker" },
+    ];
+}
+
+const verticalTargets: Rule = (c) => {
+    const hpa = new Set(horizontallyScaled(c).map(workloadKey));
+    const seen = new Set<string>();
+    const out: ConfigProblem[] = [];
+    for (const ref of c.verticalAutoscaling.targets) {
+        if (seen.has(ref)) out.push({ key: "verticalAutoscalingTargets", problem: `${ref} is listed twice`, expected: "each workload once" });
+        seen.add(ref);
+        if (hpa.has(ref))
+            out.push({
+                key: "verticalAutoscalingTargets",
+                problem: `${ref} already has a horizontal autoscaler; two autoscalers acting on the same pods' resources fight each other`,
+                expected: "only workloads without a HorizontalPodAutoscaler",
+            });
+    }
+    return out;
+};
+
+const knownHosts: Rule = (c) => {
+    const host = repoHost(c.gitops.repoUrl);
+    if (!host) return [];
+    const covered = c.gitops.knownHosts.some((line) => line.split(/\s+/)[0].split(",").some((h) => h === host || h === `[${host}]:22` || h.startsWith(`[${host}]:`)));
+    return covered ? [] : [{ key: "gitopsKnownHosts", problem: `no line for ${host}, the host of gitopsRepoUrl`, expected: `a known-hosts line "${host} <key-type> <public key>"` }];
+};
+
+/** The SSH host of a repository URL (undefined for HTTPS repositories). */
+export function repoHost(repoUrl: string): string | undefined {
+    const scp = /^[\w.-]+@([\w.-]+):/.exec(repoUrl);
+    if (scp) return scp[1];
+    if (repoUrl.startsWith("ssh://")) return new URL(repoUrl).hostname;
+    return undefined;
+}
+
+export const QUOTA_RESOURCES = ["requests.cpu", "requests.memory", "limits.cpu", "limits.memory", "requests.storage", "persistentvolumeclaims", "pods"] as const;
+
+/** "<namespace>:<resource>=<quantity>" -> its parts, or a problem. */
+export function parseQuotaOverride(entry: string): { namespace: string; resource: (typeof QUOTA_RESOURCES)[number]; quantity: string } | string {
+    const m = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?):([a-z.]+)=(\S+)$/.exec(entry);
+    if (!m) return `"${entry}" is not <namespace>:<resource>=<quantity>`;
+    const resource = m[3] as (typeof QUOTA_RESOURCES)[number];
+    if (!QUOTA_RESOURCES.includes(resource)) return `"${m[3]}" is not a quota resource (${QUOTA_RESOURCES.join(", ")})`;
+    const q = m[4];
+    const valid = resource.endsWith("cpu") ? /^(\d+m|\d+(\.\d{1,3})?)$/.test(q) : resource === "pods" || resource === "persistentvolumeclaims" ? /^\d+$/.test(q) : /^\d+(\.\d+)?(Ki|Mi|Gi|Ti|Pi|Ei)?$/.test(q);
+    if (!valid) return `"${q}" is not a valid quantity for ${resource}`;
+    return { namespace: m[1], resource, quantity: q };
+}
+
+const quotaOverrides: Rule = (c) =>
+    c.guardrails.quotaOverrides.flatMap((entry) => {
+        const parsed = parseQuotaOverride(entry);
+        return typeof parsed === "string" ? [{ key: "guardrailsQuotaOverrides", problem: parsed, expected: '"<namespace>:<resource>=<quantity>", e.g. "search:limits.memory=24Gi"' }] : [];
+    });
+
+const distinctChildNamespaces: Rule = (c) => {
+    const g = c.gitops;
+    const names = [g.uptimeMonitor.namespace, g.chatUi.namespace, g.dashboard.namespace];
+    return new Set(names).size === names.length
+        ? []
+        : [{ key: "gitopsChatUiNamespace", problem: `the child applications share a namespace (${names.join(", ")})`, expected: "one namespace per child application (each gets its own guardrails and policies)" }];
+};
+
+export const PLATFORM_RULES: Rule[] = [keyStore, nodeAgent, acmeServer, verticalTargets, knownHosts, quotaOverrides, distinctChildNamespaces];
