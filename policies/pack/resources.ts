@@ -32,19 +32,15 @@ const PROXY_TARGET = "__getSpecialProxyTarget";
 /**
  * Props as plain JSON: unwraps the policy SDK's proxy (which throws on any unknown value, which
  * would abort a whole stack policy) and replaces unknown values with UNKNOWN_DURING_PREVIEW.
- * Objects without unknown values are returned as they are, not copied.
+ * Objects without unknown values are returned as they are, not copied; plain props (in process)
+ * are used as they are.
  */
 export function plainProps(props: unknown): Record<string, any> {
-    const raw = unwrapProxy(props);
-    return (raw && typeof raw === "object" ? replaceUnknowns(raw) : {}) as Record<string, any>;
-}
-
-function unwrapProxy(value: unknown): unknown {
-    if (value && typeof value === "object") {
-        const target = (value as Record<string, unknown>)[PROXY_TARGET];
-        if (target && typeof target === "object") return target;
-    }
-    return value;
+    if (!props || typeof props !== "object") return {};
+    const target = (props as Record<string, unknown>)[PROXY_TARGET];
+    // Only the policy server hands over proxies, and only its props can hold unknown sentinels.
+    if (!target || typeof target !== "object") return props as Record<string, any>;
+    return replaceUnknowns(target) as Record<string, any>;
 }
 
 function replaceUnknowns(value: unknown): unknown {

@@ -12,8 +12,27 @@ const KEY_SHAPES: { name: string; pattern: RegExp }[] = [
     { name: "a cloud access key id (AKIA...)", pattern: /(?<![A-Z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Z0-9])/ },
 ];
 
-/** Runs of token characters long enough to be a credential. */
-const TOKEN_RUN = /[A-Za-z0-9+/=_-]{32,}/g;
+/** Runs of token characters ([A-Za-z0-9+/=_-]) long enough to be a credential. */
+const MIN_TOKEN_LENGTH = 32;
+
+function isTokenChar(c: number): boolean {
+    return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 43 || c === 47 || c === 61 || c === 95 || c === 45;
+}
+
+/** The token runs of a text, in one pass (a {32,} regular expression backtracks at every word). */
+function tokenRuns(text: string): string[] {
+    const runs: string[] = [];
+    let start = -1;
+    for (let i = 0; i <= text.length; i++) {
+        if (i < text.length && isTokenChar(text.charCodeAt(i))) {
+            if (start < 0) start = i;
+        } else if (start >= 0) {
+            if (i - start >= MIN_TOKEN_LENGTH) runs.push(text.slice(start, i));
+            start = -1;
+        }
+    }
+    return runs;
+}
 const ENTROPY_BITS = 4.2;
 
 function entropy(s: string): number {
@@ -38,11 +57,20 @@ const PUBLIC_KEYS = [
     /-----BEGIN (CERTIFICATE|PUBLIC KEY|X509 CRL)-----[\s\S]*?-----END \1-----/g,
 ];
 
+/** Cheap pre-check: a string without any of these cannot match a key shape. */
+const KEY_SHAPE_HINT = /sk-|AKIA|ASIA|admin-|PRIVATE KEY/;
+/** The shortest string any shape matches (an AKIA id). */
+const MIN_SECRET_LENGTH = 20;
+
 /** The kind of secret a string contains, or undefined. */
 export function secretShapeIn(text: string): string | undefined {
-    for (const { name, pattern } of KEY_SHAPES) if (pattern.test(text)) return name;
-    const scanned = PUBLIC_KEYS.reduce((t, pattern) => t.replace(pattern, " "), text);
-    for (const run of scanned.match(TOKEN_RUN) ?? []) if (isHighEntropyToken(run)) return "a high-entropy token";
+    if (text.length < MIN_SECRET_LENGTH) return undefined;
+    if (KEY_SHAPE_HINT.test(text)) for (const { name, pattern } of KEY_SHAPES) if (pattern.test(text)) return name;
+    if (text.length < MIN_TOKEN_LENGTH) return undefined;
+    let runs = tokenRuns(text);
+    if (runs.length === 0) return undefined;
+    if (/AAAA|-----BEGIN/.test(text)) runs = tokenRuns(PUBLIC_KEYS.reduce((t, pattern) => t.replace(pattern, " "), text));
+    for (const run of runs) if (isHighEntropyToken(run)) return "a high-entropy token";
     return undefined;
 }
 
@@ -54,6 +82,9 @@ const REFERENCE_KEY = /^(?:existing|use|enable|disable|create)|(?:name|ref|file|
 const REFERENCE_VALUE = /^(?:\{env:[^}]+\}|\$\{[^}]+\}|\$\([^)]+\)|\{\{.*\}\}|<[^>]*>|\/[^\s]*|file:.*|secretref:.*|true|false|null|none|~)$/i;
 /** A Secret's name, or an annotation/label key naming one ("secret.stakater.com/reload"). */
 const OBJECT_OR_KEY_NAME = /^(?:[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?\/)?[a-z0-9](?:[-a-z0-9._]*[a-z0-9])?$/;
+
+/** Cheap pre-check for a text that might contain a password-named key at all. */
+export const MAY_NAME_SECRET = /pass|pwd|token|secret|key|credential/i;
 
 export function isSecretNamedKey(key: string): boolean {
     const normalized = key.replace(/[^A-Za-z0-9_-]/g, "_");

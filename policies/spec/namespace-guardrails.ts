@@ -33,15 +33,17 @@ export const rule = specRule<GuardrailConfig>({
     check(stack: StackView, config): Finding[] {
         const findings: Finding[] = [];
         const excluded = new Set(config.excludedNamespaces);
+        const namespacesWith = (kind: string, group: string, ok: (o: K8sObject) => boolean) =>
+            new Set(stack.ofKind(kind, group).filter((o) => ok(o.object)).map((o) => stack.namespaceOf(o.object)));
+        const denied = namespacesWith("NetworkPolicy", "networking.k8s.io", isDefaultDeny);
+        const limited = namespacesWith("LimitRange", "", hasContainerDefaults);
         for (const { urn, object: ns } of stack.ofKind("Namespace", "")) {
             const name = ns.metadata?.name ?? "";
             if (excluded.has(name)) continue;
-            const policies = stack.ofKind("NetworkPolicy", "networking.k8s.io").filter((o) => stack.namespaceOf(o.object) === name);
-            if (!policies.some((o) => isDefaultDeny(o.object))) {
+            if (!denied.has(name)) {
                 findings.push({ urn, message: `${describe(ns)} has no default-deny NetworkPolicy (podSelector {}, policyTypes [Ingress, Egress], no ingress/egress rules)` });
             }
-            const limitRanges = stack.ofKind("LimitRange", "").filter((o) => stack.namespaceOf(o.object) === name);
-            if (!limitRanges.some((o) => hasContainerDefaults(o.object))) {
+            if (!limited.has(name)) {
                 findings.push({ urn, message: `${describe(ns)} has no LimitRange with a Container entry setting default.memory and defaultRequest.memory` });
             }
         }

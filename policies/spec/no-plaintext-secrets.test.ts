@@ -4,7 +4,6 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { test } from "node:test";
 import type { K8sObject } from "../gatekeeper/types";
-import { resourceOf } from "../pack/resources";
 import { stackView } from "../pack/stack";
 import { deployment, messagesOf } from "../pack/testing";
 import { rule } from "./no-plaintext-secrets";

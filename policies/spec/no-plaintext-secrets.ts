@@ -7,11 +7,12 @@
 import { parse as parseYaml } from "yaml";
 import { gitopsSchema, reportTarget, reviewedApplications, sourcesOf, type GitopsConfig } from "../pack/gitops";
 import { specRule, type Finding } from "../pack/rule";
-import { isLiteralSecretValue, scanValue, secretShapeIn, type SecretHit } from "../pack/secretPatterns";
+import { isLiteralSecretValue, MAY_NAME_SECRET, scanValue, secretShapeIn, type SecretHit } from "../pack/secretPatterns";
 import { containersOf, describe, podTemplateOf, type StackView } from "../pack/stack";
 
 const HELM_RESOURCE = /^kubernetes:helm\.sh\/v\d+:(Chart|Release)$/;
-const KEY_VALUE_LINE = /^\s*(?:export\s+)?["']?([A-Za-z0-9_.-]+)["']?\s*[:=]\s*["']?([^"'#\s]+)["']?\s*$/;
+/** key=value / key: value lines whose key may name a secret (one pass over the text). */
+const KEY_VALUE_LINES = /^[ \t]*(?:export[ \t]+)?["']?([A-Za-z0-9_.-]*(?:pass|pwd|token|secret|key|credential)[A-Za-z0-9_.-]*)["']?[ \t]*[:=][ \t]*["']?([^"'#\s]+)["']?[ \t]*$/gim;
 
 function parseStructured(key: string, text: string): unknown {
     const trimmed = text.trim();
@@ -29,12 +30,12 @@ function scanConfigText(key: string, text: string): SecretHit[] {
     const shape = secretShapeIn(text);
     if (shape) return [{ path: key, reason: `holds ${shape}` }];
     if (isLiteralSecretValue(key, text)) return [{ path: key, reason: "is a password-named key with a literal value" }];
+    if (!MAY_NAME_SECRET.test(text)) return [];
     const structured = parseStructured(key, text);
     if (structured !== undefined && typeof structured === "object") return scanValue(structured, key);
-    return text.split("\n").flatMap((line, i) => {
-        const m = KEY_VALUE_LINE.exec(line);
-        return m && isLiteralSecretValue(m[1], m[2]) ? [{ path: `${key}:${i + 1}`, reason: `sets ${m[1]} to a literal value` }] : [];
-    });
+    return [...text.matchAll(KEY_VALUE_LINES)]
+        .filter((m) => isLiteralSecretValue(m[1], m[2]))
+        .map((m) => ({ path: `${key}:${text.slice(0, m.index).split("\n").length}`, reason: `sets ${m[1]} to a literal value` }));
 }
 
 function scanAnnotations(annotations: Record<string, unknown> | undefined, path: string): SecretHit[] {

@@ -4,24 +4,28 @@
  * without endpoints.
  */
 import { specRule, type Finding } from "../pack/rule";
-import { containersOf, describe, podOwners, podTemplateOf, selects, type StackView } from "../pack/stack";
+import { containersOf, describe, podOwners, podTemplateOf, selects, type PodTemplate, type StackView } from "../pack/stack";
 
 export const rule = specRule({
     name: "service-selects-pods",
     description: "A Service with a selector selects pods of a workload of the stack in its namespace, and each named targetPort is a port name of a selected container (section 2.3)",
     check(stack: StackView): Finding[] {
         const findings: Finding[] = [];
-        const templates = podOwners(stack).map((o) => ({ namespace: stack.namespaceOf(o.object), template: podTemplateOf(o.object) }));
+        const templatesIn = new Map<string, PodTemplate[]>();
+        for (const o of podOwners(stack)) {
+            const ns = stack.namespaceOf(o.object);
+            templatesIn.set(ns, [...(templatesIn.get(ns) ?? []), podTemplateOf(o.object) ?? {}]);
+        }
         for (const { urn, object: svc } of stack.ofKind("Service", "")) {
             const selector = svc.spec?.selector;
             if (svc.spec?.type === "ExternalName" || !selector || Object.keys(selector).length === 0) continue;
             const namespace = stack.namespaceOf(svc);
-            const selected = templates.filter((t) => t.namespace === namespace && selects(selector, t.template?.metadata?.labels));
+            const selected = (templatesIn.get(namespace) ?? []).filter((t) => selects(selector, t.metadata?.labels));
             if (selected.length === 0) {
                 findings.push({ urn, message: `${describe(svc)} selects ${JSON.stringify(selector)}, which matches no pod of the stack in namespace ${namespace}` });
                 continue;
             }
-            const portNames = new Set(selected.flatMap((t) => containersOf(t.template).flatMap((c) => (c.container.ports ?? []).map((p: any) => p.name))));
+            const portNames = new Set(selected.flatMap((t) => containersOf(t).flatMap((c) => (c.container.ports ?? []).map((p: any) => p.name))));
             for (const port of svc.spec?.ports ?? []) {
                 if (typeof port.targetPort === "string" && !portNames.has(port.targetPort)) {
                     findings.push({ urn, message: `${describe(svc)} port ${port.name ?? port.port} targets port name ${port.targetPort}, which no selected container declares` });
