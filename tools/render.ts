@@ -5,6 +5,7 @@
  * exports as `renderedFiles` (e.g. DIR/node/kubelet-config.yaml); exit 0 only for a valid stack.
  */
 import * as path from "path";
+import { renderVerdict } from "../policies/pack/render";
 import { render, summary, writeRender } from "./harness/render";
 import { listStacks, REPO_ROOT } from "./harness/stackConfig";
 
@@ -25,7 +26,7 @@ async function main() {
     const result = await render(stack);
     const outDir = path.resolve(out ?? path.join(REPO_ROOT, "out", stack));
     writeRender(result, outDir);
-    console.log(summary(result));
+    console.log(summary(result, [renderVerdict(result)]));
     const extra = Object.keys(result.files).sort();
     console.log(`wrote ${path.relative(process.cwd(), path.join(outDir, "manifests.yaml"))} and resources.json${extra.length ? `, ${extra.join(", ")}` : ""}`);
     process.exitCode = result.errors.length === 0 ? 0 : 1;

@@ -88,7 +88,8 @@ function componentOf(r: RegisteredResource, byUrn: Map<string, RegisteredResourc
     return cur === r && r.custom ? "(no component)" : `${cur.type} ${cur.name}`;
 }
 
-export function summary(result: RenderResult): string {
+/** `sections` (e.g. the policy pack's verdict) are printed before the final "failed:" line. */
+export function summary(result: RenderResult, sections: string[] = []): string {
     const byUrn = new Map(result.resources.map((r) => [r.urn, r]));
     const perComponent = new Map<string, number>();
     for (const r of result.resources) perComponent.set(componentOf(r, byUrn), (perComponent.get(componentOf(r, byUrn)) ?? 0) + 1);
@@ -104,6 +105,7 @@ export function summary(result: RenderResult): string {
     ];
     if (result.placeholders.length > 0)
         lines.push(`secret config replaced by render placeholders (not decryptable offline): ${result.placeholders.join(", ")}`);
+    lines.push(...sections);
     lines.push(result.errors.length === 0 ? "failed: nothing" : `failed: ${result.errors.length} problem(s)\n${result.errors.map((e) => `  - ${e}`).join("\n")}`);
     return lines.join("\n");
 }
