@@ -42,6 +42,14 @@ export const isParent = (app: K8sObject) => sourcesOf(app).some((s) => typeof s.
 
 export const appName = (app: K8sObject) => `Application ${app.metadata?.namespace ? app.metadata.namespace + "/" : ""}${app.metadata?.name ?? "(unnamed)"}`;
 
+/** Argo CD's directory include/exclude globs (*, ?, {a,b}) as a test on a file name. */
+function globTest(glob: string | undefined): ((name: string) => boolean) | undefined {
+    if (!glob) return undefined;
+    const source = glob.replace(/[.+^$()|[\]\\]/g, "\\$&").replace(/\*/g, "[^/]*").replace(/\?/g, "[^/]").replace(/\{([^}]*)\}/g, (_, alts: string) => `(?:${alts.split(",").join("|")})`);
+    const re = new RegExp(`^${source}$`);
+    return (name) => re.test(name);
+}
+
 function manifestFiles(dir: string, recurse: boolean): string[] {
     if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) return [];
     const out: string[] = [];
@@ -71,7 +79,14 @@ export function reviewedApplications(stack: StackView, config: GitopsConfig): { 
     const byFile = new Map<string, { objects: K8sObject[]; parents: string[] }>();
     for (const parent of inStack.filter((a) => isParent(a.object))) {
         for (const source of sourcesOf(parent.object).filter((s) => typeof s.path === "string" && !s.chart)) {
-            for (const file of manifestFiles(path.resolve(root, source.path), source.directory?.recurse === true)) {
+            const include = globTest(source.directory?.include);
+            const exclude = globTest(source.directory?.exclude);
+            const dir = path.resolve(root, source.path);
+            const files = manifestFiles(dir, source.directory?.recurse === true).filter((f) => {
+                const name = path.relative(dir, f);
+                return (!include || include(name)) && !(exclude && exclude(name));
+            });
+            for (const file of files) {
                 const entry = byFile.get(file) ?? { objects: applicationsIn(file), parents: [] };
                 entry.parents.push(parent.urn);
                 byFile.set(file, entry);

@@ -39,3 +39,17 @@ test("a child read by two parents (overlapping paths) or declared in two files f
         repo.remove();
     }
 });
+
+test("only files the parent's directory include/exclude select are its children", () => {
+    const repo = repository([childApp("uptime")]);
+    try {
+        repo.write("gitops/prod/extra/uptime.yml", childApp("uptime"));
+        const parent = parentApp();
+        parent.spec.source.directory = { recurse: true, include: "{*.yaml,extra/*.yml}" };
+        assert.match(messagesOf(rule, [parent], { repositoryRoot: repo.root })[0], /declared again/);
+        parent.spec.source.directory.exclude = "extra/*";
+        assert.deepEqual(messagesOf(rule, [parent], { repositoryRoot: repo.root }), []);
+    } finally {
+        repo.remove();
+    }
+});
