@@ -72,10 +72,26 @@ function applicationsIn(file: string): K8sObject[] {
         .filter((o): o is K8sObject => !!o && typeof o === "object" && isApplication(o));
 }
 
+export interface ReviewedApplications {
+    stack: ReviewedApplication[];
+    children: ReviewedApplication[];
+}
+
+// Per stack view and repository root: the rules of one evaluation share one read of the repository.
+const reviewed = new WeakMap<StackView, Map<string, ReviewedApplications>>();
+
 /** The stack's Applications and the children its parents read from the repository. */
-export function reviewedApplications(stack: StackView, config: GitopsConfig): { stack: ReviewedApplication[]; children: ReviewedApplication[] } {
-    const inStack = stack.objects.filter((o) => isApplication(o.object)).map((o) => ({ object: o.object, urn: o.urn }));
+export function reviewedApplications(stack: StackView, config: GitopsConfig): ReviewedApplications {
+    const byRoot = reviewed.get(stack) ?? new Map<string, ReviewedApplications>();
+    reviewed.set(stack, byRoot);
     const root = resolveInPack(config.repositoryRoot);
+    let apps = byRoot.get(root);
+    if (!apps) byRoot.set(root, (apps = readApplications(stack, root)));
+    return apps;
+}
+
+function readApplications(stack: StackView, root: string): ReviewedApplications {
+    const inStack = stack.objects.filter((o) => isApplication(o.object)).map((o) => ({ object: o.object, urn: o.urn }));
     const byFile = new Map<string, { objects: K8sObject[]; parents: string[] }>();
     for (const parent of inStack.filter((a) => isParent(a.object))) {
         for (const source of sourcesOf(parent.object).filter((s) => typeof s.path === "string" && !s.chart)) {
