@@ -45,14 +45,16 @@ export class Namespaces extends pulumi.ComponentResource {
     private readonly byName = new Map<string, k8s.core.v1.Namespace>();
 
     constructor(name: string, args: NamespacesArgs, opts?: pulumi.ComponentResourceOptions) {
+        // Checked before anything is registered, so a bad value leaves nothing half-created.
+        const names = [...new Set(args.names)].sort();
+        const unknown = args.config.guardrails.quotaOverrides
+            .map(parseQuotaOverride)
+            .filter((o): o is Exclude<ReturnType<typeof parseQuotaOverride>, string> => typeof o !== "string" && !names.includes(o.namespace));
+        if (unknown.length > 0)
+            throw new Error(`guardrailsQuotaOverrides names namespaces that do not exist: ${unknown.map((o) => o.namespace).join(", ")}; expected one of ${names.join(", ")}`);
         super("ops:platform:Namespaces", name, {}, opts);
         const cfg = args.config;
-        this.names = [...new Set(args.names)].sort();
-        const unknown = cfg.guardrails.quotaOverrides
-            .map(parseQuotaOverride)
-            .filter((o): o is Exclude<ReturnType<typeof parseQuotaOverride>, string> => typeof o !== "string" && !this.names.includes(o.namespace));
-        if (unknown.length > 0)
-            throw new Error(`guardrailsQuotaOverrides names namespaces that do not exist: ${unknown.map((o) => o.namespace).join(", ")}; expected one of ${this.names.join(", ")}`);
+        this.names = names;
 
         const labels = { "app.kubernetes.io/part-of": cfg.environment.partOf, "app.kubernetes.io/managed-by": cfg.environment.managedBy };
         const l = cfg.guardrails.limitRange;

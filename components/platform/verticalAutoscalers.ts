@@ -18,13 +18,13 @@ export class VerticalAutoscalers extends pulumi.ComponentResource {
     public readonly targets: string[];
 
     constructor(name: string, args: VerticalAutoscalersArgs, opts?: pulumi.ComponentResourceOptions) {
-        super("ops:platform:VerticalAutoscalers", name, {}, opts);
         const cfg = args.config;
         const v = cfg.verticalAutoscaling;
         const horizontal = new Set(horizontallyScaled(cfg).map(workloadKey));
         const clash = v.targets.filter((t) => horizontal.has(t));
         if (clash.length > 0)
             throw new Error(`verticalAutoscalingTargets: ${clash.join(", ")} also ${clash.length === 1 ? "has" : "have"} a horizontal autoscaler; expected only workloads without one`);
+        super("ops:platform:VerticalAutoscalers", name, {}, opts);
 
         const maxAllowed = v.maxCpu || v.maxMemory ? { ...(v.maxCpu ? { cpu: v.maxCpu } : {}), ...(v.maxMemory ? { memory: v.maxMemory } : {}) } : undefined;
         for (const ref of v.targets) {

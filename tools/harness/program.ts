@@ -23,6 +23,8 @@ export interface RegisteredResource {
     custom: boolean;
     /** Inputs as registered; secret values are { [SECRET_SIG]: SECRET_VALUE, value }. */
     inputs: Record<string, unknown>;
+    /** URNs of the resources this one waits for (dependsOn and input dependencies). */
+    dependencies: string[];
 }
 
 export interface ProgramRun {
@@ -65,7 +67,7 @@ export async function runProgram(opts: RunOptions): Promise<ProgramRun> {
         // The engine refuses two resources with one URN; the mock monitor would silently overwrite.
         if (seen.has(urn)) errors.push(`duplicate resource URN ${urn}`);
         seen.add(urn);
-        resources.push({ urn, type, name, parent: parent || undefined, custom: req.getCustom(), inputs: req.getObject()?.toJavaScript() ?? {} });
+        resources.push({ urn, type, name, parent: parent || undefined, custom: req.getCustom(), inputs: req.getObject()?.toJavaScript() ?? {}, dependencies: req.getDependenciesList?.() ?? [] });
         return register(req, callback);
     };
 
