@@ -58,9 +58,11 @@ export class ObjectStore extends pulumi.ComponentResource {
         }, child);
 
         // The snapshot client's key: generated here unless the stack provides it to the search engine.
-        const generateSnapshotKey = s3.accessKey === undefined;
-        const accessKey = s3.accessKey ?? new random.RandomString(`${name}-snapshot-access-key`, { length: 20, special: false, lower: false, upper: true, numeric: true }, child).result;
-        const secretKey = s3.secretKey ?? new random.RandomPassword(`${name}-snapshot-secret-key`, { length: o.passwordLength, special: false }, child).result;
+        // (the search engine creates its Secret itself exactly when both keys are set)
+        const given = s3.accessKey && s3.secretKey ? { accessKey: s3.accessKey, secretKey: s3.secretKey } : undefined;
+        const generateSnapshotKey = given === undefined;
+        const accessKey = given?.accessKey ?? new random.RandomString(`${name}-snapshot-access-key`, { length: 20, special: false, lower: false, upper: true, numeric: true }, child).result;
+        const secretKey = given?.secretKey ?? new random.RandomPassword(`${name}-snapshot-secret-key`, { length: o.passwordLength, special: false }, child).result;
         const snapshotKey = new k8s.core.v1.Secret(`${name}-snapshot-key`, {
             metadata: { name: `${APP}-snapshot-key`, namespace: ns, labels: l.labels },
             type: "Opaque",

@@ -221,3 +221,12 @@ test("the backup jobs reach only their store; the stores' namespace is data", as
     const stores = (all(r, "StatefulSet") as any[]).filter((s) => ["postgres", "redis", "object-store"].includes(s.metadata.name));
     assert.deepEqual(stores.map((s) => s.metadata.namespace), [NS, NS, NS]);
 });
+
+test("object store: when the stack sets the search engine's s3 key pair, that pair is provisioned and the search engine owns its Secret", async () => {
+    const r = await renderStack("dev", { searchEngineSnapshotType: "s3", searchEngineSnapshotS3AccessKey: "GIVENACCESSKEY000001", searchEngineSnapshotS3SecretKey: "given-secret-key-00000000000000" });
+    assert.deepEqual(r.errors, []);
+    const owned = (all(r, "Secret") as any[]).filter((s) => s.metadata.name === "search-snapshot-s3");
+    assert.equal(owned.length, 1);
+    assert.notEqual(owned[0].metadata.labels["app.kubernetes.io/name"], "object-store");
+    assert.equal(find(r, "Secret", "object-store-snapshot-key", NS).stringData["access-key"], "GIVENACCESSKEY000001");
+});
