@@ -14,7 +14,11 @@ import { Issuers } from "./components/platform/issuers";
 import { Monitoring } from "./components/platform/monitoring";
 import { keyStoreFlags, kubeletConfiguration, nodeFiles } from "./components/platform/nodeSettings";
 import { VerticalAutoscalers } from "./components/platform/verticalAutoscalers";
+import { ObjectStore } from "./components/objectStore";
+import { Postgres } from "./components/postgres";
+import { Redis } from "./components/redis";
 import { SearchEngine } from "./components/searchEngine";
+import { Workflow, workflowDatabaseClients, workflowQueueClients, workflowStoreSecrets } from "./components/workflow";
 
 const config = loadConfig();
 
@@ -50,9 +54,30 @@ const agentServer = new AgentServer("agent-server", {
     bridge: { baseUrl: bridge.baseUrl, selector: bridge.selector, namespace: bridge.namespace, port: bridge.port },
 }, inNamespaces);
 
+// Data stores and the workflow tool that uses them.
+const postgres = new Postgres("postgres", {
+    config,
+    databases: [{ name: config.workflow.database, namespace: config.workflow.namespace, secretName: workflowStoreSecrets.postgres, clients: workflowDatabaseClients(config) }],
+}, inNamespaces);
+const redis = new Redis("redis", {
+    config,
+    clients: workflowQueueClients(config),
+    credentialSecrets: [{ namespace: config.workflow.namespace, secretName: workflowStoreSecrets.redis }],
+}, inNamespaces);
+const objectStore = new ObjectStore("object-store", {
+    config,
+    // The search engine nodes (components/searchEngine.ts labels them name search-engine, component node).
+    clients: [{ namespace: config.searchEngine.namespace, selector: { "app.kubernetes.io/name": "search-engine", "app.kubernetes.io/component": "node" }, description: "the search engine nodes (s3 snapshot repository)" }],
+}, inNamespaces);
+const workflow = new Workflow("workflow", {
+    config,
+    postgres: { host: postgres.host, port: postgres.port, namespace: postgres.namespace, selector: postgres.selector, database: config.workflow.database, secretName: workflowStoreSecrets.postgres },
+    redis: { host: redis.host, port: redis.port, namespace: redis.namespace, selector: redis.selector, secretName: workflowStoreSecrets.redis },
+}, { dependsOn: [...inNamespaces.dependsOn, postgres, redis] });
+
 // Applications with their own data: booking (SQLite), search engine (snapshots), column store.
 const booking = new Booking("booking", { config }, inNamespaces);
-const searchEngine = new SearchEngine("search-engine", { config }, inNamespaces);
+const searchEngine = new SearchEngine("search-engine", { config }, { dependsOn: [...inNamespaces.dependsOn, objectStore] });
 const columnStore = new ColumnStore("column-store", { config }, inNamespaces);
 
 // The platform on top: issuers, vertical autoscalers, GitOps, alerts (each after the add-on whose CRDs it needs).
@@ -63,6 +88,9 @@ new Monitoring("monitoring", { config, monitoring: addons.charts.monitoring });
 
 export const agentServerUrls = agentServer.urls;
 export const bridgeUrl = bridge.baseUrl;
+export const workflowEditorUrl = workflow.editorUrl;
+export const workflowWebhookUrl = workflow.webhookUrl;
+export const objectStoreEndpoint = objectStore.endpoint;
 export const bookingUrl = booking.url;
 export const searchEngineUrl = searchEngine.url;
 export const searchEngineBootstrapJob = searchEngine.bootstrapJobName;
