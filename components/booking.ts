@@ -23,7 +23,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { StackConfig } from "../config";
 import { backupCronJob, BackupJobs, clientImage, scriptFile } from "./lib/backupCronJob";
 import { hostOf, webIngress } from "./lib/ingress";
-import { appLabels, reloaderAnnotations } from "./lib/labels";
+import { appLabels, reloaderAnnotations, SQLITE_STORAGE } from "./lib/labels";
 import { allowOnly, ingressController, internet } from "./lib/network";
 import { hardenedContainer, hardenedPodSpec, httpProbe, scratch } from "./lib/pod";
 
@@ -68,7 +68,7 @@ export class Booking extends pulumi.ComponentResource {
         const fromChat = (env: string, key: string) => ({ name: env, valueFrom: { secretKeyRef: { name: chat.metadata.name, key } } });
         const tmp = scratch("tmp", "/tmp");
         new k8s.apps.v1.Deployment(name, {
-            metadata: { name: APP, namespace: ns, labels: l.labels, annotations: reloaderAnnotations(cfg, { secrets: [CHAT_SECRET] }) },
+            metadata: { name: APP, namespace: ns, labels: l.labels, annotations: { ...reloaderAnnotations(cfg, { secrets: [CHAT_SECRET] }), ...SQLITE_STORAGE } },
             spec: {
                 replicas: 1,
                 // One writer of the SQLite file on a ReadWriteOnce volume: stop the old pod before the new one starts.

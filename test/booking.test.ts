@@ -14,6 +14,7 @@ test("one replica with the Recreate strategy on a ReadWriteOnce SQLite volume", 
         assert.equal(d.spec.replicas, 1);
         assert.equal(d.spec.strategy.type, "Recreate");
         assert.equal(d.spec.strategy.rollingUpdate, undefined);
+        assert.equal(d.metadata.annotations["ops.example.com/storage"], "sqlite", "marked for the sqlite-single-writer policy");
         const pod = d.spec.template.spec;
         const data = pod.volumes.find((v: any) => v.persistentVolumeClaim);
         const pvc = find(r, "PersistentVolumeClaim", data.persistentVolumeClaim.claimName, NS);

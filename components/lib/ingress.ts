@@ -25,6 +25,8 @@ export function ingressAnnotations(cfg: StackConfig, args: Pick<WebIngressArgs, 
     const i = cfg.ingress;
     return {
         "cert-manager.io/cluster-issuer": i.issuer,
+        // HTTPS only: nginx redirects plain HTTP; the annotation states it for policy checks.
+        "kubernetes.io/ingress.allow-http": "false",
         "nginx.ingress.kubernetes.io/proxy-connect-timeout": String(i.proxyConnectTimeout),
         "nginx.ingress.kubernetes.io/proxy-send-timeout": String(i.proxySendTimeout),
         "nginx.ingress.kubernetes.io/proxy-read-timeout": String(args.readTimeout ?? i.proxyReadTimeout),

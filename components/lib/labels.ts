@@ -36,3 +36,9 @@ export function reloaderAnnotations(cfg: StackConfig, refs: { configMaps?: strin
     if (refs.secrets?.length) out[`secret.${d}/reload`] = [...refs.secrets].sort().join(",");
     return out;
 }
+
+/**
+ * Marks a workload that keeps its data in SQLite: one writer, so one replica, Recreate and no
+ * autoscaler (policies/spec/sqlite-single-writer.ts enforces it on everything marked).
+ */
+export const SQLITE_STORAGE = { "ops.example.com/storage": "sqlite" } as const;
