@@ -18,6 +18,7 @@ import { ObjectStore } from "./components/objectStore";
 import { Postgres } from "./components/postgres";
 import { Redis } from "./components/redis";
 import { SearchEngine } from "./components/searchEngine";
+import { SourceMirror } from "./components/sourceMirror";
 import { Workflow, workflowDatabaseClients, workflowQueueClients, workflowStoreSecrets } from "./components/workflow";
 
 const config = loadConfig();
@@ -85,6 +86,8 @@ const issuers = new Issuers("issuers", { config, certManager: addons.charts.cert
 new VerticalAutoscalers("vertical-autoscalers", { config, vpa: addons.charts.vpa }, inNamespaces);
 const gitops = new GitOps("gitops", { config, argoCd: addons.charts.argoCd, namespace: (name) => namespaces.namespace(name) });
 new Monitoring("monitoring", { config, monitoring: addons.charts.monitoring });
+// Source repositories (section 8.3): mirror clones with the GitOps deploy key.
+new SourceMirror("source-mirror", { config }, { dependsOn: [gitops] });
 
 export const agentServerUrls = agentServer.urls;
 export const bridgeUrl = bridge.baseUrl;

@@ -1,4 +1,4 @@
-import { cpu, cron, image, int, memory, optional, seconds, storage, str } from "../schema";
+import { cpu, cron, image, int, list, memory, optional, seconds, storage, str } from "../schema";
 
 const jobRun = {
     backoffLimit: int("backoffLimit of every backup/restore Job (retries before the Job fails)", 1, { min: 0, max: 10 }),
@@ -39,6 +39,11 @@ export const backups = {
     objectStore: {
         schedule: cron("object store mirror of each bucket into a dated folder (section 8.3: daily at 04:00)", "0 4 * * *"),
         volumeSize: storage("size of the object store backup volume", "50Gi"),
+    },
+    gitMirror: {
+        schedule: cron("mirror clones of the source repositories (section 8.3: source repositories, mirror clones)", "0 5 * * *"),
+        volumeSize: storage("size of the source repository mirror volume", "10Gi"),
+        repositories: list("repository URLs to mirror besides the GitOps repository (read with the GitOps deploy key over SSH)", []),
     },
     workflow: {
         schedule: cron("export of the workflow tool's workflows and credentials (section 8.3 says manual; scheduled daily here)", "0 2 * * *"),
