@@ -39,14 +39,13 @@ export interface ConfigSource {
 
 export function pulumiSource(): ConfigSource {
     const project = pulumi.getProject();
+    // Read once: the runtime parses its whole configuration on every getConfig call.
+    const all = pulumi.runtime.allConfig();
     return {
         project,
         stack: pulumi.getStack(),
-        get: (key) => pulumi.runtime.getConfig(`${project}:${key}`),
-        keys: () =>
-            Object.keys(pulumi.runtime.allConfig())
-                .filter((k) => k.startsWith(`${project}:`))
-                .map((k) => k.slice(project.length + 1)),
+        get: (key) => all[`${project}:${key}`],
+        keys: () => Object.keys(all).filter((k) => k.startsWith(`${project}:`)).map((k) => k.slice(project.length + 1)),
     };
 }
 
