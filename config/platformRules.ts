@@ -4,7 +4,7 @@
  * autoscalers never on horizontally autoscaled workloads, repository host keys, quota overrides.
  */
 import type { ConfigProblem } from "./index";
-import { cpuMillis, Infer, quantityBytes } from "./schema";
+import { cpuMillis, Infer, keyOf, quantityBytes } from "./schema";
 import type { schema } from "./stack";
 
 type Config = Infer<typeof schema>;
@@ -63,8 +63,8 @@ const nodeAgent: Rule = (c) => {
         out.push({ key: "nodeAgentNodeStatusReportFrequency", problem: `${n.nodeStatusReportFrequency} s is below nodeAgentNodeStatusUpdateFrequency`, expected: "at least the status update frequency" });
     for (const part of ["systemReserved", "kubeReserved"] as const) {
         const r = n[part];
-        if (cpuMillis(r.cpu) <= 0) out.push({ key: `nodeAgent${part[0].toUpperCase()}${part.slice(1)}Cpu`, problem: "reserves nothing", expected: "a cpu quantity above 0" });
-        if (quantityBytes(r.memory) <= 0) out.push({ key: `nodeAgent${part[0].toUpperCase()}${part.slice(1)}Memory`, problem: "reserves nothing", expected: "a memory quantity above 0" });
+        if (cpuMillis(r.cpu) <= 0) out.push({ key: keyOf(["nodeAgent", part, "cpu"]), problem: "reserves nothing", expected: "a cpu quantity above 0" });
+        if (quantityBytes(r.memory) <= 0) out.push({ key: keyOf(["nodeAgent", part, "memory"]), problem: "reserves nothing", expected: "a memory quantity above 0" });
     }
     return out;
 };

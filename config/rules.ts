@@ -2,7 +2,7 @@
  * Rules that relate several keys. Each returns the problems it finds, naming the key to change.
  */
 import type { ConfigProblem } from "./index";
-import { cpuMillis, flatten, imageProblem, Infer, isDigestPinned, quantityBytes } from "./schema";
+import { cpuMillis, flatten, imageProblem, Infer, isDigestPinned, keyOf, quantityBytes } from "./schema";
 import { schema } from "./stack";
 import { APPLICATION_RULES } from "./applicationRules";
 import { DATA_STORE_RULES } from "./dataStoreRules";
@@ -52,7 +52,7 @@ const replicaRanges: Rule = (c) => {
         const max = maxPath.reduce<any>((n, p) => n?.[p], c);
         const min = path.reduce<any>((n, p) => n?.[p], c);
         if (typeof max === "number" && typeof min === "number" && min > max)
-            problems.push({ key, problem: `${min} is above the maximum ${max}`, expected: `at most ${maxPath.map((p, i) => (i ? p[0].toUpperCase() + p.slice(1) : p)).join("")}` });
+            problems.push({ key, problem: `${min} is above the maximum ${max}`, expected: `at most ${keyOf(maxPath)}` });
     }
     return problems;
 };
@@ -62,7 +62,7 @@ const requestsWithinLimits: Rule = (c) => {
     const walk = (node: any, path: string[]) => {
         if (!node || typeof node !== "object") return;
         if (node.requests && node.limits && typeof node.requests.memory === "string") {
-            const key = path.map((p, i) => (i ? p[0].toUpperCase() + p.slice(1) : p)).join("");
+            const key = keyOf(path);
             if (quantityBytes(node.requests.memory) > quantityBytes(node.limits.memory))
                 problems.push({ key: `${key}RequestsMemory`, problem: `${node.requests.memory} exceeds the limit ${node.limits.memory}`, expected: "a request at most the limit" });
             if (cpuMillis(node.requests.cpu) > cpuMillis(node.limits.cpu))
