@@ -82,6 +82,7 @@ export class Booking extends pulumi.ComponentResource {
                         containers: [hardenedContainer({
                             name: "booking",
                             image: b.image,
+                            args: b.args ? [...b.args] : undefined,
                             ports: [{ name: "http", containerPort: b.port }],
                             env: [
                                 { name: "PORT", value: String(b.port) },

@@ -67,6 +67,7 @@ export class Bridge extends pulumi.ComponentResource {
                         containers: [hardenedContainer({
                             name: "bridge",
                             image: b.image,
+                            args: b.args ? [...b.args] : undefined,
                             ports: [{ name: "http", containerPort: b.port }],
                             env: [
                                 { name: "PORT", value: String(b.port) },

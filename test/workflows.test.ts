@@ -12,7 +12,8 @@ import * as YAML from "yaml";
 import { flatten, schema } from "../config/schemaIndex";
 import { generatedValue } from "../.github/scripts/ci-secrets";
 import { listStacks } from "../tools/harness/stackConfig";
-import { renderStack } from "./render";
+import { spawn } from "node:child_process";
+import { containersOf, find, renderStack } from "./render";
 
 const ROOT = path.resolve(__dirname, "..");
 const DIR = path.join(ROOT, ".github", "workflows");
@@ -35,6 +36,21 @@ const SECRET_REF = /\$\{\{[^}]*\bsecrets\s*[.[]/;
 const FORK_GUARD = "github.event.pull_request.head.repo.full_name == github.repository";
 const usesOf = (f: string) => jobs(f).flatMap(([, j]) => [...(j.uses ? [j.uses] : []), ...steps(j).map((s) => s.uses).filter(Boolean)]) as string[];
 const stepUsing = (job: Job, action: string) => steps(job).filter((s) => typeof s.uses === "string" && s.uses.startsWith(`${action}@`));
+
+/**
+ * Every action the workflows use, at the commit its tag points to and the runtime its action.yml
+ * declares at that commit. Checked on 2026-11-23 in a clone of each action's repository:
+ * `git rev-parse <tag>^{commit}` and `git show <tag>:action.yml` (runs.using). Each is the newest
+ * release of the action's current major on that day. Re-check both when a pin changes.
+ */
+const VERIFIED_ACTIONS: Record<string, { tag: string; sha: string; runtime: string }> = {
+    "actions/checkout": { tag: "v7.0.1", sha: "3d3c42e5aac5ba805825da76410c181273ba90b1", runtime: "node24" },
+    "actions/setup-node": { tag: "v7.0.0", sha: "820762786026740c76f36085b0efc47a31fe5020", runtime: "node24" },
+    "actions/github-script": { tag: "v8.0.0", sha: "ed597411d8f924073f98dfc5c65a23a2325f34cd", runtime: "node24" },
+    "helm/kind-action": { tag: "v1.14.0", sha: "ef37e7f390d99f746eb8b610417061a60e82a6cc", runtime: "node24" },
+    "pulumi/actions": { tag: "v7.0.0", sha: "8e5e406f4007fca908480587cb9893c07090f58d", runtime: "node24" },
+    "pulumi/auth-actions": { tag: "v2.1.0", sha: "141415910c3beb54e03b48e9057c204c97b956f2", runtime: "node24" },
+};
 
 describe("workflow files", () => {
     it("exist for pull requests, deployment, drift and e2e", () => {
@@ -66,12 +82,14 @@ describe("workflow files", () => {
                     assert.ok(job.permissions && typeof job.permissions === "object", `job ${name} has no permissions block`);
                     assert.equal(job.permissions.contents, "read", `job ${name}: contents must be read`);
                     for (const [scope, level] of Object.entries(job.permissions)) {
-                        if (level !== "write") continue;
+                        if (level !== "write" || scope === "id-token") continue; // id-token: checked below
                         assert.equal(scope, "pull-requests", `job ${name} writes ${scope}`);
                         const comments = steps(job).some((s) => /^actions\/github-script@/.test(s.uses ?? "") || s.with?.["comment-on-pr"] === true);
                         assert.ok(comments, `job ${name} may write pull requests but posts no comment`);
                     }
-                    assert.ok(!("id-token" in job.permissions), `job ${name} asks for id-token without needing it`);
+                    const oidc = stepUsing(job, "pulumi/auth-actions").length > 0;
+                    if ("id-token" in job.permissions) assert.ok(oidc && job.permissions["id-token"] === "write", `job ${name} asks for id-token without exchanging it`);
+                    else assert.ok(!oidc, `job ${name} exchanges an OpenID Connect token without id-token: write`);
                 }
             });
 
@@ -80,12 +98,62 @@ describe("workflow files", () => {
                 for (const s of used) assert.ok(s in SCRIPTS, `npm run ${s} is not a script of package.json`);
             });
 
-            it("never uses pull_request_target, and keeps secrets out of jobs a fork's pull request runs", () => {
+            it("never uses pull_request_target, and keeps secrets out of steps a fork's pull request runs", () => {
                 assert.ok(!triggers(f).includes("pull_request_target"), "pull_request_target runs fork code with secrets");
                 if (!triggers(f).includes("pull_request")) return;
                 for (const [name, job] of jobs(f)) {
-                    if (!SECRET_REF.test(JSON.stringify(job))) continue;
-                    assert.ok(String(job.if ?? "").includes(FORK_GUARD), `job ${name} references secrets but also runs for forks`);
+                    for (const step of steps(job)) {
+                        if (!SECRET_REF.test(JSON.stringify(step))) continue;
+                        const guarded = String(job.if ?? "").includes(FORK_GUARD) || String(step.if ?? "").includes(FORK_GUARD);
+                        assert.ok(guarded, `job ${name}, step ${step.name ?? step.uses}: references secrets but also runs for forks`);
+                    }
+                }
+            });
+
+            it("passes secrets only to the steps that need them: never in workflow or job env", () => {
+                assert.ok(!SECRET_REF.test(JSON.stringify(workflow(f).env ?? {})), "workflow-level env references secrets");
+                for (const [name, job] of jobs(f)) {
+                    assert.ok(!SECRET_REF.test(JSON.stringify(job.env ?? {})), `job ${name}: job-level env references secrets, so every step (npm ci's install scripts too) sees them`);
+                }
+            });
+
+            it("holds no long-lived Pulumi token: credentials come from OpenID Connect right before the one step that uses them", () => {
+                assert.doesNotMatch(text(f), /secrets\.PULUMI_ACCESS_TOKEN/, "a repository-wide PULUMI_ACCESS_TOKEN deploys prod and reads its state");
+                for (const [name, job] of jobs(f)) {
+                    const all = steps(job);
+                    const auth = all.findIndex((s) => /^pulumi\/auth-actions@/.test(s.uses ?? ""));
+                    const cli = all.findIndex((s) => /^pulumi\/actions@/.test(s.uses ?? "") && s.with?.command);
+                    if (cli < 0) continue;
+                    assert.ok(auth >= 0, `job ${name} runs pulumi without an OpenID Connect token`);
+                    assert.equal(cli, auth + 1, `job ${name}: the token is exchanged right before the pulumi step, not earlier`);
+                    assert.equal(cli, all.length - 1, `job ${name}: no step runs after the pulumi step with the token in its environment`);
+                    const install = all.findIndex((s) => /npm ci/.test(s.run ?? ""));
+                    assert.ok(install >= 0 && install < auth, `job ${name}: npm ci runs before any credential exists`);
+                    const token = all[auth].with;
+                    assert.equal(token["requested-token-type"], "urn:pulumi:token-type:access_token:team");
+                    assert.ok(Number(token["token-expiration"]) > 0 && Number(token["token-expiration"]) <= 3600, `job ${name}: the token lives at most an hour`);
+                }
+            });
+
+            it("runs every action on a supported runtime (node24), at the commit of its verified tag", () => {
+                for (const line of text(f).split("\n").filter((l) => /^\s*(-\s+)?uses:/.test(l) && !/uses:\s*\.\//.test(l))) {
+                    const m = /uses:\s*([\w.-]+\/[\w.-]+)@([0-9a-f]{40}) # (v[\w.]+)\s*$/.exec(line);
+                    assert.ok(m, line.trim());
+                    const known = VERIFIED_ACTIONS[m[1]];
+                    assert.ok(known, `${m[1]} is not in the table of verified actions`);
+                    assert.deepEqual([m[2], m[3]], [known.sha, known.tag], `${m[1]}: pinned commit and tag differ from the verified pair`);
+                    assert.equal(known.runtime, "node24", `${m[1]} ${known.tag} runs on ${known.runtime}`);
+                }
+                for (const [, job] of jobs(f)) {
+                    for (const s of stepUsing(job, "actions/setup-node")) assert.equal(s.with["node-version"], 24, "jobs run on Node 24");
+                }
+            });
+
+            it("installs the pinned pulumi CLI (.pulumi.version) wherever it runs pulumi", () => {
+                for (const [name, job] of jobs(f)) {
+                    for (const s of stepUsing(job, "pulumi/actions")) {
+                        assert.equal(s.with?.["pulumi-version-file"], ".pulumi.version", `job ${name}: pulumi/actions installs whatever CLI is newest`);
+                    }
                 }
             });
         });
@@ -95,12 +163,11 @@ describe("workflow files", () => {
 describe("pull-request workflow", () => {
     const all = Object.fromEntries(jobs("pull-request.yml"));
 
-    it("installs with npm ci, runs the tests and the conformance cases, skipping them with a notice when the data is absent", () => {
+    it("installs with npm ci, runs the tests and the type check", () => {
         const run = runText(all.test);
         assert.match(run, /npm ci/);
         assert.match(run, /npm test/);
-        assert.match(run, /npm run conformance -- "\$CASES"/);
-        assert.match(run, /::notice title=conformance skipped::/);
+        assert.match(run, /npm run typecheck/);
     });
 
     it("renders every stack and posts the diff of dev and prod as one comment found by a hidden marker", () => {
@@ -115,17 +182,30 @@ describe("pull-request workflow", () => {
         assert.match(script, /createComment/);
     });
 
-    it("previews each stack with the policy pack and that stack's policy configuration, only with credentials", () => {
+    it("previews each stack with the policy pack and that stack's policy configuration, with a read-only credential", () => {
         const job = all.preview;
         assert.ok(String(job.if).includes(FORK_GUARD));
         assert.deepEqual(job.strategy.matrix.include.map((m: { stack: string }) => m.stack), ["dev", "prod"]);
-        assert.equal(job.env.PULUMI_ACCESS_TOKEN, "${{ secrets.PULUMI_ACCESS_TOKEN }}");
+        assert.equal(job.environment, undefined, "the preview runs the pull request's code: no deployment environment, no deploy secret");
+        const token = stepUsing(job, "pulumi/auth-actions")[0];
+        assert.equal(token.with.scope, "team:${{ vars.PULUMI_PREVIEW_TEAM }}", "the preview team (Stack Read) cannot update a stack");
+        assert.deepEqual(job.strategy.matrix.include.map((m: { kubeconfig: string }) => m.kubeconfig), ["KUBECONFIG_PREVIEW_DEV", "KUBECONFIG_PREVIEW_PROD"]);
         const preview = stepUsing(job, "pulumi/actions")[0];
         assert.equal(preview.with.command, "preview");
         assert.equal(preview.with.policyPacks, "policies");
         assert.equal(preview.with.policyPackConfigs, "policies/config/${{ matrix.stack }}.json");
         assert.equal(preview.with["comment-on-pr"], true);
-        for (const s of steps(job).slice(1)) assert.equal(s.if, "env.PULUMI_ACCESS_TOKEN != ''", `step ${s.name ?? s.uses ?? s.run} runs without credentials`);
+        assert.match(String(all["preview-skipped"].if), /vars\.PULUMI_PREVIEW_TEAM == ''/, "an unconfigured repository gets a notice, not a failure");
+    });
+
+    it("checks out the private conformance data with an explicit read-only token, never for forks", () => {
+        const job = all.conformance;
+        const shared = steps(job).find((s) => s.with?.path === "shared");
+        assert.ok(shared, "no checkout of the shared data");
+        assert.equal(shared.with.token, "${{ secrets.CONFORMANCE_READ_TOKEN }}");
+        assert.ok(String(shared.if).includes(FORK_GUARD));
+        assert.match(runText(job), /npm run conformance -- "\$CASES"/);
+        assert.match(runText(job), /::notice title=conformance skipped::/);
     });
 });
 
@@ -135,15 +215,39 @@ describe("deploy workflow", () => {
     it("runs on pushes to main: pulumi up for dev, then prod behind the production environment", () => {
         assert.deepEqual(workflow("deploy.yml").on.push.branches, ["main"]);
         assert.equal(all["up-prod"].needs, "up-dev");
+        assert.equal(all["up-dev"].environment, "dev");
         assert.equal(all["up-prod"].environment, "production");
         assert.equal(workflow("deploy.yml").concurrency["cancel-in-progress"], false, "a deployment in progress is never cancelled");
+    });
+
+    it("deploys from main only: a dispatch of another branch fails before any credential exists", () => {
+        const guard = all["main-only"];
+        assert.equal(guard.needs, undefined);
+        assert.match(runText(guard), /\[ "\$REF" != "refs\/heads\/main" \]/);
+        assert.equal(steps(guard)[0].env.REF, "${{ github.ref }}");
+        assert.equal(all["up-dev"].needs, "main-only");
+        for (const job of ["up-dev", "up-prod"]) assert.equal(all[job].if, "github.ref == 'refs/heads/main'", `${job} runs for another ref`);
+        const usage = fs.readFileSync(path.join(ROOT, "docs", "usage.md"), "utf8");
+        assert.match(usage, /Deployment\s+branches/, "docs/usage.md tells how to restrict the environments to main");
+    });
+
+    it("takes each stack's credentials from its own environment: no repository-level deploy secret", () => {
+        for (const [job, env] of [["up-dev", "dev"], ["up-prod", "production"]]) {
+            const refs = [...JSON.stringify(all[job]).matchAll(/secrets\.(\w+)/g)].map((m) => m[1]);
+            assert.deepEqual([...new Set(refs)], ["KUBECONFIG"], `${job}: only the ${env} environment's KUBECONFIG`);
+            assert.equal(stepUsing(all[job], "pulumi/auth-actions")[0].with.scope, "team:${{ vars.PULUMI_TEAM }}", `${job}: the deploy team is the ${env} environment's variable`);
+        }
+        for (const f of FILES.filter((x) => x !== "deploy.yml")) {
+            assert.doesNotMatch(text(f), /secrets\.KUBECONFIG\b(?!_)/, `${f} uses the deploy kubeconfig`);
+            assert.doesNotMatch(text(f), /vars\.PULUMI_TEAM\b/, `${f} uses a deploy team`);
+        }
     });
 
     for (const [job, stack] of [["up-dev", "dev"], ["up-prod", "prod"]]) {
         it(`${job}: pulumi up of ${stack} with the policy pack and ${stack}'s policy configuration`, () => {
             const up = stepUsing(all[job], "pulumi/actions")[0];
             assert.equal(up.with.command, "up");
-            assert.match(up.with["stack-name"], new RegExp(`'${stack}'|/${stack}'`));
+            assert.equal(up.with["stack-name"], `\${{ format('{0}/${stack}', vars.PULUMI_ORG) }}`);
             assert.equal(up.with.policyPacks, "policies");
             assert.equal(up.with.policyPackConfigs, `policies/config/${stack}.json`);
         });
@@ -160,6 +264,7 @@ describe("drift workflow", () => {
         assert.equal(preview.with.command, "preview");
         assert.equal(preview.with.refresh, true);
         assert.equal(preview.with["expect-no-changes"], true);
+        assert.equal(stepUsing(job, "pulumi/auth-actions")[0].with.scope, "team:${{ vars.PULUMI_PREVIEW_TEAM }}", "drift only reads: the preview team");
     });
 });
 
@@ -201,6 +306,56 @@ describe("e2e workflow", () => {
 });
 
 describe("the ci stack of the e2e job", () => {
+    it("pins the pulumi CLI in one file, an exact version", () => {
+        assert.match(fs.readFileSync(path.join(ROOT, ".pulumi.version"), "utf8"), /^\d+\.\d+\.\d+\n$/);
+    });
+
+    it("pulls only published images: none on a placeholder registry", async () => {
+        const r = await renderStack("ci");
+        const images = r.objects.flatMap((o) => (["Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob"].includes(String(o.kind)) ? containersOf(o) : [])).map((c) => String(c.image));
+        assert.ok(images.length > 10);
+        for (const image of images) assert.doesNotMatch(image, /(^|\.)example\.(com|org|net)\//, `${image} cannot be pulled by a runner`);
+    });
+
+    // The stand-ins of the two applications this repository does not build run their rendered
+    // arguments under busybox, as the pod does, as a non-root user with the pod's PORT.
+    for (const app of ["booking", "model-bridge"]) {
+        it(`the ${app} stand-in answers the paths the e2e job checks`, async (t) => {
+            const busybox = ["/usr/bin/busybox", "/bin/busybox"].find((p) => fs.existsSync(p));
+            if (!busybox) {
+                if (process.env.CI === "true") assert.fail("busybox is not installed (apt-get install busybox)");
+                t.skip("busybox is not installed (apt-get install busybox)");
+                return;
+            }
+            const r = await renderStack("ci");
+            const [c] = containersOf(find(r, "Deployment", app));
+            assert.equal(c.image, "docker.io/library/busybox:1.37.0");
+            assert.deepEqual(c.args.slice(0, 2), ["sh", "-c"]);
+            const port = 20000 + Math.floor(Math.random() * 20000);
+            const child = spawn(busybox, ["sh", "-c", c.args[2]], { env: { PATH: "/usr/bin:/bin", PORT: String(port) }, stdio: "ignore" });
+            try {
+                const get = async (p: string) => {
+                    for (let i = 0; ; i++) {
+                        try {
+                            const res = await fetch(`http://127.0.0.1:${port}${p}`);
+                            return [res.status, res.headers.get("content-type") ?? ""] as const;
+                        } catch (e) {
+                            if (i > 50) throw e;
+                            await new Promise((ok) => setTimeout(ok, 100));
+                        }
+                    }
+                };
+                for (const p of ["/health", "/readyz", "/v1/models"]) assert.equal((await get(p))[0], 200, p);
+                const [status, type] = await get("/");
+                assert.equal(status, 200);
+                assert.match(type, /^text\/html/);
+                assert.equal((await get("/not-there"))[0], 404);
+            } finally {
+                child.kill();
+            }
+        });
+    }
+
     it("is a stack of the render, and renders without problems", async () => {
         assert.ok(listStacks().includes("ci"));
         const r = await renderStack("ci");

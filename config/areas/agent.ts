@@ -85,6 +85,7 @@ export const gatewayTool = {
 
 export const bridge = {
     image: image("the model bridge image", "registry.example.com/ops/model-bridge:0.4.2"),
+    args: optional(list("container arguments replacing the image's command (unset: the image's own; the ci stack runs a stand-in with them)", undefined)),
     port: port("the bridge's HTTP port", 8080),
     host: str("the bridge's public host name (under the stack domain)", "bridge"),
     minReplicas: replicas("bridge autoscaler minimum", 2),

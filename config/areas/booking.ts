@@ -1,4 +1,4 @@
-import { cpu, cron, image, int, memory, optional, port, secret, seconds, storage, str } from "../schema";
+import { cpu, cron, image, int, list, memory, optional, port, secret, seconds, storage, str } from "../schema";
 
 const HTTPS_URL = /^https:\/\/[^\s/]+\/\S*$/;
 
@@ -10,6 +10,7 @@ const HTTPS_URL = /^https:\/\/[^\s/]+\/\S*$/;
 export const booking = {
     namespace: str("the namespace of the booking application", "booking"),
     image: image("the booking application image", "registry.example.com/ops/booking:1.4.0"),
+    args: optional(list("container arguments replacing the image's command (unset: the image's own; the ci stack runs a stand-in with them)", undefined)),
     port: port("the booking application's HTTP port", 8080),
     host: str("first label of the booking application's public host (<label>.<domain>)", "booking"),
     livenessPath: str("liveness probe path (section 4.4)", "/health", { pattern: /^\/\S*$/, expected: "an absolute URL path" }),
