@@ -132,7 +132,10 @@ export interface Simulation {
 
 export function simulate(h: Hpa, profile: LoadProfile, durationSeconds: number, start = h.minReplicas, marks: { up?: number; down?: number } = {}): Simulation {
     let current = Math.min(h.maxReplicas, Math.max(h.minReplicas, start));
+    // Steady at the start count before the profile begins: the windows hold that recommendation.
     const history: Array<{ t: number; rec: number }> = [];
+    const longest = Math.max(h.scaleUp.stabilizationWindowSeconds, h.scaleDown.stabilizationWindowSeconds);
+    for (let t = -Math.ceil(longest / LOOP_SECONDS) * LOOP_SECONDS; t < 0; t += LOOP_SECONDS) history.push({ t, rec: current });
     const events: ScaleEvent[] = [];
     const points: SimulationPoint[] = [];
     const changes: Array<[number, number]> = [[0, current]];
