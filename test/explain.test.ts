@@ -14,6 +14,9 @@ import { cfsQuotaUs, cpuShares, effectiveResources, isolationOf, limitRangesOf, 
 import { cidrContains, DeclaredFlows, reachability } from "../tools/explain/reachability";
 import { allowedDisruptions, rollouts } from "../tools/explain/rollout";
 import { workloadsOf } from "../tools/explain/workloads";
+import { workingTreeNodeFiles } from "../tools/diff/explain";
+import { loadConfig, mapSource } from "../config";
+import { readStackValues } from "../tools/harness/stackConfig";
 
 const GiB = 2 ** 30;
 const MiB = 2 ** 20;
@@ -280,5 +283,21 @@ describe("rollouts, drains and names", () => {
         assert.equal(n.services[0].headless, true);
         const plain = names([sts, { ...svc, spec: { ports: [] } }], workloadsOf([sts]));
         assert.match(plain.statefulPods[0].problem ?? "", /not headless/);
+    });
+});
+
+describe("node pool configuration", () => {
+    const load = (overrides: Record<string, unknown>) => {
+        const v = readStackValues("dev", overrides);
+        const raw = Object.fromEntries(Object.entries(v.config).filter(([k]) => k.startsWith(`${v.project}:`)).map(([k, x]) => [k.slice(v.project.length + 1), x]));
+        return loadConfig(mapSource(v.project, "dev", raw));
+    };
+    it("is rendered to node/pool.yaml from the typed config", () => {
+        assert.match(workingTreeNodeFiles("dev")["node/pool.yaml"], /count: 1\ncpu: "4"\nmemory: 8Gi/);
+    });
+    it("refuses a node smaller than the node agent's reservations, naming the key and the expected form", () => {
+        assert.throws(() => load({ nodePoolCpu: "500m" }), /ops:nodePoolCpu: 500m leaves nothing after systemReserved \+ kubeReserved \(500m\); expected a cpu quantity above 500m/);
+        assert.throws(() => load({ nodePoolMemory: "512Mi" }), /ops:nodePoolMemory: .*expected a memory quantity above 612Mi/);
+        assert.throws(() => load({ nodePoolCount: 0 }), /ops:nodePoolCount/);
     });
 });

@@ -162,16 +162,17 @@ export function compareExplain(stack: string, base: ExplainReport, head: Explain
 /** The explain changes of a stack between two rendered sides. */
 export function explainDiff(stack: string, base: ExplainSide, head: ExplainSide): ExplainDiff {
     try {
-        const notes: string[] = [];
+        const without: string[] = [];
         let fallback: Record<string, string> | undefined;
         const filesOf = (side: ExplainSide, name: string) => {
             if (side.files && Object.keys(side.files).length > 0) return side.files;
             fallback ??= workingTreeNodeFiles(stack);
-            notes.push(`the ${name} side carries no render files: explained with the working tree's node pool and reservations, without declared flows`);
+            without.push(name);
             return fallback;
         };
         const b = explain({ stack, objects: base.objects, files: filesOf(base, "base") });
         const h = explain({ stack, objects: head.objects, files: filesOf(head, "head") });
+        const notes = without.length === 0 ? [] : [`${without.join(" and ")} explained with the working tree's node pool and reservations (no render files on ${without.length === 1 ? "that side" : "either side"}); flows not compared with declarations`];
         return { available: true, ...compareExplain(stack, b, h), notes };
     } catch (err) {
         return { available: false, reason: `explain failed: ${err instanceof Error ? err.message : String(err)}` };
