@@ -236,6 +236,8 @@ export interface CapacityReport {
     minNodes: number | null;
     left: { cpu: string; memory: string };
     perNode: Array<{ node: string; pods: number; cpuLeft: string; memoryLeft: string }>;
+    /** Requests per workload in the total (largest cpu first). */
+    byWorkload: Array<{ workload: string; pods: number; cpu: string; memory: string }>;
     assumptions: string[];
 }
 
@@ -317,6 +319,7 @@ export function capacity(input: CapacityInput): CapacityReport {
         unschedulable: result.unschedulable.map((p) => `${p.id} (${cpuText(p.request.cpu)} cpu, ${memText(p.request.memory)})`),
         minNodes,
         left: { cpu: cpuText(cpuLeft), memory: memText(memLeft) },
+        byWorkload: byWorkload([...pods, ...daemonPods.flatMap((p) => Array.from({ length: pool.count }, () => p))]),
         perNode: result.nodes.map((n) => ({ node: n.name, pods: n.pods.length, cpuLeft: cpuText(n.cpuLeft), memoryLeft: memText(n.memoryLeft) })),
         assumptions: [
             "replicas at each autoscaler's maxReplicas; every Deployment rolling at once with its maxSurge pods",
@@ -324,6 +327,12 @@ export function capacity(input: CapacityInput): CapacityReport {
             "requests after the namespace's LimitRange defaults; a pod reserves max(sum of its containers, largest init container)",
         ],
     };
+}
+
+function byWorkload(pods: Pod[]): CapacityReport["byWorkload"] {
+    const sums = new Map<string, Demand>();
+    for (const p of pods) sums.set(p.workload, add(sums.get(p.workload) ?? ZERO(), p.request));
+    return [...sums].sort(([a, x], [b, y]) => y.cpu - x.cpu || y.memory - x.memory || (a < b ? -1 : 1)).map(([workload, d]) => ({ workload, pods: d.pods, cpu: cpuText(d.cpu), memory: memText(d.memory) }));
 }
 
 /** Node pool and reservations from the render's node files (node/pool.yaml, node/kubelet-config.yaml). */

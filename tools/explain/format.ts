@@ -54,6 +54,7 @@ export function explainMarkdown(r: ExplainReport): string {
     out.push(`**${c.fits ? "Fits" : "Does not fit"}** on ${c.nodes.count} node(s); the fewest nodes of this size it fits on: ${c.minNodes ?? `more than ${c.nodes.count * 4}`}. Left: ${c.left.cpu} CPU, ${c.left.memory}.`, "");
     if (c.unschedulable.length) out.push(`Unschedulable: ${c.unschedulable.join("; ")}`, "");
     out.push(...table(["Node", "Pods", "CPU left", "Memory left"], c.perNode.map((n) => [n.node, n.pods, n.cpuLeft, n.memoryLeft])), "");
+    out.push("<details><summary>Requests per workload in the total</summary>", "", ...table(["Workload", "Pods", "CPU", "Memory"], c.byWorkload.map((w) => [w.workload, w.pods, w.cpu, w.memory])), "", "</details>", "");
     if (c.manualCronJobs.length) out.push(`Run by hand (suspended or never scheduled), not in the peak: ${c.manualCronJobs.join(", ")}.`, "");
     out.push(...c.assumptions.map((a) => `- ${a}`), "");
 
