@@ -72,3 +72,22 @@ describe("diff: what the change does on the cluster", () => {
         }
     });
 });
+
+describe("diff: the base render's extra files", () => {
+    it("are read back from the render folder, without the manifests and resources", async () => {
+        const fs = await import("node:fs");
+        const os = await import("node:os");
+        const path = await import("node:path");
+        const { readRenderedFiles } = await import("../tools/diff/worktree");
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "explain-files-"));
+        try {
+            fs.mkdirSync(path.join(dir, "node"));
+            fs.writeFileSync(path.join(dir, "manifests.yaml"), "");
+            fs.writeFileSync(path.join(dir, "resources.json"), "[]");
+            fs.writeFileSync(path.join(dir, "node", "pool.yaml"), "count: 3\n");
+            assert.deepEqual(readRenderedFiles(dir), { "node/pool.yaml": "count: 3\n" });
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    });
+});

@@ -274,7 +274,11 @@ export function endpointsOf(objects: K8sObject[], workloads: Workload[]): Endpoi
         return { id: w.id, kind: "workload" as const, namespace: w.namespace, labels: w.podLabels, listening: ports.length > 0 || runsToCompletion ? ports : undefined };
     });
     const withWorkloads = new Set(workloads.map((w) => w.namespace));
-    const chartNamespaces = new Set(objects.filter((o) => o.kind === "NetworkPolicy" && !withWorkloads.has(o.metadata?.namespace ?? "")).map((o) => o.metadata!.namespace!));
+    // Pods the render does not hold (charts): a namespace without workloads of its own, or one whose
+    // namespace-wide policy allows more than DNS (e.g. Argo CD beside the source-mirror CronJobs).
+    const toDnsOnly = (rule: any) => (rule.to ?? []).length > 0 && (rule.to ?? []).every((p: PolicyPeer) => p.podSelector?.matchLabels?.["k8s-app"] === "kube-dns");
+    const namespaceWide = (o: K8sObject) => selectorIsEmpty(o.spec?.podSelector ?? {}) && ((o.spec?.ingress ?? []).length > 0 || (o.spec?.egress ?? []).some((r: any) => !toDnsOnly(r)));
+    const chartNamespaces = new Set(objects.filter((o) => o.kind === "NetworkPolicy" && (!withWorkloads.has(o.metadata?.namespace ?? "") || namespaceWide(o))).map((o) => o.metadata!.namespace!));
     for (const ns of [...chartNamespaces].sort()) out.push({ id: `${ns}/(chart pods)`, kind: "chart", namespace: ns, labels: {} });
     out.push({ id: DNS_ENDPOINT, kind: "dns", namespace: "kube-system", labels: { "k8s-app": "kube-dns" }, listening: [{ port: 53, protocol: "UDP" }, { port: 53, protocol: "TCP" }] });
     out.push({ id: INTERNET_ENDPOINT, kind: "internet", labels: {}, ip: INTERNET_ADDRESS });
