@@ -146,6 +146,16 @@ describe("section 2.5: reachability", () => {
         const objects = [namespaceObj("a"), namespaceObj("b"), web, named, policy("b", "pg", { podSelector: {}, policyTypes: ["Ingress"], ingress: [{ ports: [{ port: "pg" }] }] })];
         assert.deepEqual(flows(objects).ports("a/web", "b/db"), ["5432/TCP"]);
     });
+    it("pods the render does not hold (charts) appear per namespace, also beside workloads when a namespace-wide policy allows more than DNS", () => {
+        const wide = policy("a", "chart-allow", { podSelector: {}, policyTypes: ["Ingress"], ingress: [{ from: [{ ipBlock: { cidr: "0.0.0.0/0" } }], ports: [{ port: 8080 }] }] });
+        const dnsOnly = policy("b", "allow-dns", { podSelector: {}, policyTypes: ["Egress"], egress: [{ to: [{ namespaceSelector: {}, podSelector: { matchLabels: { "k8s-app": "kube-dns" } } }], ports: [{ port: 53, protocol: "UDP" }] }] });
+        const { r, ports } = flows([...base, namespaceObj("c"), wide, dnsOnly, policy("c", "deny", { podSelector: {}, policyTypes: ["Ingress"] })]);
+        assert.ok(r.endpoints.includes("a/(chart pods)"));
+        assert.ok(!r.endpoints.includes("b/(chart pods)"), "a DNS-only namespace policy is not a sign of other pods");
+        assert.ok(r.endpoints.includes("c/(chart pods)"), "a namespace with policies and no workloads");
+        assert.deepEqual(ports("internet", "a/(chart pods)"), ["8080/TCP"]);
+        assert.deepEqual(ports("internet", "a/web"), [], "the namespace-wide policy selects web too: only 8080, which web does not listen on");
+    });
     it("compares with the declared flows: open but not needed, needed but closed", () => {
         const objects = [
             ...base,
