@@ -8,6 +8,7 @@ import { Booking } from "./components/booking";
 import { Bridge } from "./components/bridge";
 import { ColumnStore } from "./components/columnStore";
 import { Namespaces } from "./components/namespaces";
+import { DECLARED_FLOWS_FILE, declaredFlowsJson, resetDeclaredFlows } from "./components/lib/network";
 import { Addons } from "./components/platform/addons";
 import { GitOps } from "./components/platform/gitops";
 import { Issuers } from "./components/platform/issuers";
@@ -22,6 +23,8 @@ import { SourceMirror } from "./components/sourceMirror";
 import { Workflow, workflowDatabaseClients, workflowQueueClients, workflowStoreSecrets } from "./components/workflow";
 
 const config = loadConfig();
+// The flows components declare (components/lib/network.ts), collected afresh for this run.
+resetDeclaredFlows();
 
 // One namespace per area, each with its guardrails; the add-ons the applications rely on.
 const namespaces = new Namespaces("namespaces", {
@@ -102,5 +105,5 @@ export const caCertificate = issuers.caCertificatePem;
 export const gitopsDeployPublicKey = gitops.deployPublicKey;
 // Node agent and key-store settings cannot be applied through the API: published for the node provisioning.
 export const nodeSettings = { kubelet: kubeletConfiguration(config), keyStore: keyStoreFlags(config) };
-/** Files the render writes next to the manifests (tools/harness/render.ts). */
-export const renderedFiles = nodeFiles(config);
+/** Files the render writes next to the manifests (tools/harness/render.ts); the declared flows feed `npm run explain`. */
+export const renderedFiles = { ...nodeFiles(config), [DECLARED_FLOWS_FILE]: declaredFlowsJson() };

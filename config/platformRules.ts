@@ -66,6 +66,15 @@ const nodeAgent: Rule = (c) => {
         if (cpuMillis(r.cpu) <= 0) out.push({ key: keyOf(["nodeAgent", part, "cpu"]), problem: "reserves nothing", expected: "a cpu quantity above 0" });
         if (quantityBytes(r.memory) <= 0) out.push({ key: keyOf(["nodeAgent", part, "memory"]), problem: "reserves nothing", expected: "a memory quantity above 0" });
     }
+    // A node must keep something allocatable after the node agent's reservations (npm run explain fits pods into it).
+    const p = c.nodePool;
+    const reservedCpu = cpuMillis(n.systemReserved.cpu) + cpuMillis(n.kubeReserved.cpu);
+    const eviction = n.evictionHard.memoryAvailable.endsWith("%") ? 0 : quantityBytes(n.evictionHard.memoryAvailable);
+    const reservedMemory = quantityBytes(n.systemReserved.memory) + quantityBytes(n.kubeReserved.memory) + eviction;
+    if (cpuMillis(p.cpu) <= reservedCpu)
+        out.push({ key: "nodePoolCpu", problem: `${p.cpu} leaves nothing after systemReserved + kubeReserved (${reservedCpu}m)`, expected: `a cpu quantity above ${reservedCpu}m` });
+    if (quantityBytes(p.memory) <= reservedMemory)
+        out.push({ key: "nodePoolMemory", problem: `${p.memory} leaves nothing after systemReserved + kubeReserved + evictionHard memory.available`, expected: `a memory quantity above ${Math.ceil(reservedMemory / 2 ** 20)}Mi` });
     return out;
 };
 

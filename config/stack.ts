@@ -10,7 +10,7 @@ import { dataStores, objectStore, postgres, redis } from "./areas/dataStores";
 import { environment } from "./areas/environment";
 import { gitops } from "./areas/gitops";
 import { ingress } from "./areas/ingress";
-import { alerts, keyStore, nodeAgent } from "./areas/nodes";
+import { alerts, keyStore, nodeAgent, nodePool } from "./areas/nodes";
 import { addons, guardrails, issuers, verticalAutoscaling } from "./areas/platform";
 import { searchEngine } from "./areas/searchEngine";
 import { workflow } from "./areas/workflow";
@@ -36,6 +36,7 @@ export const schema = {
     verticalAutoscaling,
     gitops,
     nodeAgent,
+    nodePool,
     keyStore,
     alerts,
 };

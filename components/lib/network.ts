@@ -69,9 +69,42 @@ export interface FlowsArgs {
 
 const toPorts = (ports: PortSpec[]) => ports.map((p) => ({ port: p.port, protocol: p.protocol ?? "TCP" }));
 
+/**
+ * The flows every allowOnly call of this program run declared, by policy: the side channel
+ * `npm run explain` compares with what the NetworkPolicies actually allow (no secrets: selectors,
+ * addresses and ports only). index.ts resets it at the start of a run and writes it as a rendered file.
+ */
+export interface DeclaredFlowsRecord {
+    policy: string;
+    namespace: string;
+    podSelector: Record<string, string>;
+    ingress: Array<{ description: string; peers: PolicyPeer[]; ports: Array<{ port: number | string; protocol: string }> }>;
+    egress: Array<{ description: string; peers: PolicyPeer[]; ports: Array<{ port: number | string; protocol: string }> }>;
+}
+
+const declared = new Map<string, DeclaredFlowsRecord>();
+
+/** Where the render writes the declarations (relative to its output folder). */
+export const DECLARED_FLOWS_FILE = "explain/declared-flows.json";
+
+export function resetDeclaredFlows(): void {
+    declared.clear();
+}
+
+/** The declarations as stable JSON; an unresolved (Output) value in a declaration is an error. */
+export function declaredFlowsJson(): string {
+    const records = [...declared.values()].sort((a, b) => (`${a.namespace}/${a.policy}` < `${b.namespace}/${b.policy}` ? -1 : 1));
+    return JSON.stringify(records, (key, value) => {
+        if (pulumi.Output.isInstance(value)) throw new Error(`declared network flows: ${key} is not a plain value (an Output); declare flows with plain selectors`);
+        return value;
+    }, 2) + "\n";
+}
+
 /** A NetworkPolicy that allows exactly the given flows, in both directions. */
 export function allowOnly(name: string, args: FlowsArgs, opts: pulumi.CustomResourceOptions): k8s.networking.v1.NetworkPolicy {
     const egress = [{ peer: clusterDns, ports: DNS_PORTS }, ...args.egress];
+    const record = (f: Flow) => ({ description: f.peer.description, peers: f.peer.peers, ports: toPorts(f.ports) });
+    declared.set(`${args.namespace}/${name}`, { policy: name, namespace: args.namespace, podSelector: args.podSelector, ingress: args.ingress.map(record), egress: egress.map(record) });
     return new k8s.networking.v1.NetworkPolicy(name, {
         metadata: { name, namespace: args.namespace, labels: args.labels },
         spec: {

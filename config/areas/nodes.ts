@@ -28,6 +28,16 @@ export const nodeAgent = {
 };
 
 /**
+ * The worker nodes of the stack's cluster (count and size): what `npm run explain` fits the
+ * workloads into, after the node agent's reservations above. Rendered to node/pool.yaml.
+ */
+export const nodePool = {
+    count: int("worker nodes of the stack's cluster", 3, { min: 1, max: 1000, unit: "nodes" }),
+    cpu: cpu("cpu capacity of one worker node", "8"),
+    memory: memory("memory capacity of one worker node", "32Gi"),
+};
+
+/**
  * The key store's flags (section 8.1): rendered to node/etcd.env for the control-plane nodes and
  * checked against the specification's ranges in config/rules.ts.
  */

@@ -7,6 +7,7 @@
 import { describeRef, FieldChange, ObjectRef } from "./objects";
 import type { PolicyFinding } from "./policy";
 import type { StackDiffReport } from "./report";
+import { mermaidFlows } from "./explain";
 
 export interface MarkdownOptions {
     /** Upper bound of the text length; field diffs are left out beyond it. */
@@ -92,6 +93,8 @@ export function renderMarkdown(r: StackDiffReport, options: MarkdownOptions = {}
         head.push("");
     }
 
+    head.push(...explainSection(r));
+
     const policy: string[] = ["#### Policy results", ""];
     if (!r.policy.available) policy.push(`Not evaluated: ${escapeText(r.policy.reason)}.`);
     else if (r.policy.appeared.length + r.policy.disappeared.length === 0) policy.push(`No policy result appeared or disappeared (${plural(r.policy.unchangedCount, "result")} unchanged).`);
@@ -120,6 +123,20 @@ export function renderMarkdown(r: StackDiffReport, options: MarkdownOptions = {}
         if (omitted > 0) text += `\n_${plural(omitted, "field diff")} left out to fit a comment: run \`npm run diff -- --stack ${r.stack} --base ${r.base.commit ?? r.base.ref} --format json\` for everything._\n\n`;
     }
     return `${text.trimEnd()}\n\n${policyText}`;
+}
+
+/** What the change does on the cluster: the explain changes, and the reachability changes as a Mermaid diagram. */
+export function explainSection(r: StackDiffReport): string[] {
+    const e = r.explain;
+    if (!e) return [];
+    const out = ["#### What changes on the cluster", ""];
+    if (!e.available) return [...out, `Not explained: ${escapeText(e.reason)}.`, ""];
+    for (const note of e.notes) out.push(`> ${escapeText(note)}`, "");
+    if (e.changes.length === 0) return [...out, "No change to QoS classes, control-group values, capacity, reachability, autoscaling, rollouts or names.", ""];
+    out.push(...e.changes.map((c) => `- **${c.area}**: ${escapeText(c.text)}`), "");
+    const diagram = mermaidFlows(e.flows);
+    if (diagram.length > 0) out.push(fenced(diagram, "mermaid"), "");
+    return out;
 }
 
 export function renderFailureMarkdown(stack: string, error: string): string {

@@ -5,6 +5,7 @@
 import type { K8sObject } from "../../policies/gatekeeper/types";
 import { diffObjects, ObjectDiff } from "./objects";
 import { diffFindings, PACK_MODULE, PolicyDiff, PolicyEvaluator, PolicyResource } from "./policy";
+import { explainDiff, ExplainDiff } from "./explain";
 
 export interface RevisionInfo {
     /** The revision as given (`main`, `origin/main`, a SHA) or "working tree". */
@@ -23,6 +24,8 @@ export interface StackDiffReport {
     notes: string[];
     objects: ObjectDiff;
     policy: PolicyDiff;
+    /** What the change does on the cluster (npm run explain on both sides). */
+    explain?: ExplainDiff;
 }
 
 export interface RenderedSide {
@@ -31,6 +34,8 @@ export interface RenderedSide {
     objects: K8sObject[];
     /** Every registered resource, redacted (the render's resources.json), for the policy pack. */
     resources: PolicyResource[];
+    /** The render's rendered files (node pool, node agent, declared flows), when the side has them. */
+    files?: Record<string, string>;
 }
 
 export interface PolicyEvaluators {
@@ -54,11 +59,13 @@ export async function buildReport(stack: string, base: RenderedSide, head: Rende
             policy = { available: false, reason: `policy evaluation failed: ${err instanceof Error ? err.message : String(err)}` };
         }
     }
-    return { stack, base: base.info, head: head.info, notes, objects, policy };
+    const explain = explainDiff(stack, base, head);
+    return { stack, base: base.info, head: head.info, notes, objects, policy, explain };
 }
 
 export function hasChanges(r: StackDiffReport): boolean {
     const o = r.objects;
     const policyChanged = r.policy.available && (r.policy.appeared.length > 0 || r.policy.disappeared.length > 0);
-    return o.added.length + o.removed.length + o.changed.length > 0 || policyChanged;
+    const explainChanged = r.explain?.available === true && r.explain.changes.length > 0;
+    return o.added.length + o.removed.length + o.changed.length > 0 || policyChanged || explainChanged;
 }

@@ -48,7 +48,7 @@ export async function withWorktree<T>(repo: string, commit: string, use: (dir: s
 
 export type BaseRender =
     /** The render produced manifests; problems are what it reported (it may still have exited 1). */
-    | { rendered: true; objects: K8sObject[]; resources: PolicyResource[]; problems: string[] }
+    | { rendered: true; objects: K8sObject[]; resources: PolicyResource[]; problems: string[]; files?: Record<string, string> }
     /** No render at all: the reason says why. */
     | { rendered: false; reason: string };
 
@@ -65,7 +65,7 @@ export function renderRevision(dir: string, stack: string, timeoutMs = 180_000):
             return { rendered: false, reason: `the base render failed (${why}): ${lastLines(output)}` };
         }
         const objects = YAML.parseAllDocuments(fs.readFileSync(manifests, "utf8")).map((d) => d.toJS() as K8sObject).filter((o) => o && typeof o === "object");
-        return { rendered: true, objects, resources: readResources(path.join(out, "resources.json")), problems: run.status === 0 ? [] : renderProblems(output) };
+        return { rendered: true, objects, resources: readResources(path.join(out, "resources.json")), problems: run.status === 0 ? [] : renderProblems(output), files: readRenderedFiles(out) };
     } finally {
         fs.rmSync(out, { recursive: true, force: true });
     }
@@ -76,6 +76,23 @@ export function readResources(file: string): PolicyResource[] {
     if (!fs.existsSync(file)) return [];
     const records = JSON.parse(fs.readFileSync(file, "utf8")) as Array<{ type: string; urn: string; name: string; inputs: Record<string, any> }>;
     return records.map((r) => ({ type: r.type, urn: r.urn, name: r.name, props: r.inputs ?? {} }));
+}
+
+/** The render's extra files (node pool, node agent, declared flows): everything but manifests.yaml and resources.json. */
+export function readRenderedFiles(out: string): Record<string, string> {
+    const files: Record<string, string> = {};
+    const walk = (dir: string) => {
+        for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+            const full = path.join(dir, e.name);
+            if (e.isDirectory()) walk(full);
+            else {
+                const rel = path.relative(out, full).split(path.sep).join("/");
+                if (rel !== "manifests.yaml" && rel !== "resources.json") files[rel] = fs.readFileSync(full, "utf8");
+            }
+        }
+    };
+    walk(out);
+    return files;
 }
 
 /** Pulumi settings of the calling shell must not leak into the base program's run. */

@@ -1,0 +1,352 @@
+/**
+ * Capacity: the stack's worker nodes (count and size from config) minus the node agent's
+ * systemReserved, kubeReserved and evictionHard (section 2.1), against the requests of every
+ * workload at the maximum replicas of its autoscaler, with the surge pods of a rolling update
+ * (maxSurge) and the CronJobs whose runs can overlap; pods are placed with the topology spread
+ * and anti-affinity the program sets. Whether it fits, on how many nodes, and what is left.
+ */
+import type { K8sObject } from "../../policies/gatekeeper/types";
+import { LimitRangeDefaults, podContainers } from "./qos";
+import { bytes, cpuText, memText, millis } from "./quantity";
+import { selectorMatches, Selector } from "./reachability";
+import { rolloutBounds } from "./rollout";
+import { Workload } from "./workloads";
+
+export interface NodePool {
+    count: number;
+    /** millicores of one node */
+    cpu: number;
+    /** bytes of one node */
+    memory: number;
+}
+
+export interface NodeAgentReservations {
+    systemReserved: { cpu: number; memory: number };
+    kubeReserved: { cpu: number; memory: number };
+    /** evictionHard memory.available: a quantity or a percentage of the node's memory. */
+    evictionMemoryAvailable: string;
+}
+
+export interface Allocatable {
+    cpu: number;
+    memory: number;
+}
+
+/** Node allocatable = capacity - systemReserved - kubeReserved - evictionHard (memory only for the threshold). */
+export function allocatable(pool: NodePool, agent: NodeAgentReservations): Allocatable {
+    const ev = agent.evictionMemoryAvailable.trim();
+    const eviction = ev.endsWith("%") ? Math.ceil((pool.memory * Number(ev.slice(0, -1))) / 100) : bytes(ev) ?? 0;
+    return {
+        cpu: pool.cpu - agent.systemReserved.cpu - agent.kubeReserved.cpu,
+        memory: pool.memory - agent.systemReserved.memory - agent.kubeReserved.memory - eviction,
+    };
+}
+
+export interface PodRequest {
+    cpu: number;
+    memory: number;
+}
+
+/** What the scheduler reserves for a pod: the larger of the containers' sum and the largest init container. */
+export function podRequest(podSpec: any, lr?: LimitRangeDefaults): PodRequest {
+    const all = podContainers(podSpec, lr);
+    const sum = (xs: typeof all, k: "cpuRequest" | "memoryRequest") => xs.reduce((n, c) => n + (c.effective[k] ?? 0), 0);
+    const max = (xs: typeof all, k: "cpuRequest" | "memoryRequest") => Math.max(0, ...xs.map((c) => c.effective[k] ?? 0));
+    const app = all.filter((c) => !c.init);
+    const init = all.filter((c) => c.init);
+    return { cpu: Math.max(sum(app, "cpuRequest"), max(init, "cpuRequest")), memory: Math.max(sum(app, "memoryRequest"), max(init, "memoryRequest")) };
+}
+
+// ---- cron overlap ----
+
+function cronField(field: string, lo: number, hi: number): Set<number> | "any" {
+    if (field === "*" || field === "?") return "any";
+    const out = new Set<number>();
+    for (const part of field.split(",")) {
+        const m = /^(\*|\d+)(?:-(\d+))?(?:\/(\d+))?$/.exec(part);
+        if (!m) return "any";
+        const from = m[1] === "*" ? lo : Number(m[1]);
+        const to = m[2] !== undefined ? Number(m[2]) : m[1] === "*" || m[3] ? hi : from;
+        const step = Number(m[3] ?? 1);
+        for (let v = from; v <= to; v += step) out.add(v);
+    }
+    return out;
+}
+
+const DAYS_IN_MONTH = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** False for a schedule whose day of month never occurs in its months (e.g. "0 0 31 2 *"). */
+export function cronCanFire(schedule: string): boolean {
+    const f = schedule.trim().split(/\s+/);
+    const dom = cronField(f[2] ?? "*", 1, 31);
+    const months = cronField(f[3] ?? "*", 1, 12);
+    if (dom === "any") return true;
+    const ms = months === "any" ? [...Array(12).keys()].map((m) => m + 1) : [...months];
+    return ms.some((m) => [...dom].some((d) => d <= DAYS_IN_MONTH[m - 1]));
+}
+
+/**
+ * The minutes of a day at which a five-field schedule can fire (day fields are taken as "any
+ * day": the worst case); none when its days never occur.
+ */
+export function cronMinutesOfDay(schedule: string): number[] {
+    const f = schedule.trim().split(/\s+/);
+    if (f.length < 5) throw new Error(`not a cron schedule: ${schedule}`);
+    if (!cronCanFire(schedule)) return [];
+    const minutes = cronField(f[0], 0, 59);
+    const hours = cronField(f[1], 0, 23);
+    const out: number[] = [];
+    for (let h = 0; h < 24; h++) {
+        if (hours !== "any" && !hours.has(h)) continue;
+        for (let m = 0; m < 60; m++) if (minutes === "any" || minutes.has(m)) out.push(h * 60 + m);
+    }
+    return out;
+}
+
+/** A CronJob's run length when it sets no activeDeadlineSeconds. */
+export const DEFAULT_RUN_SECONDS = 3600;
+
+export interface CronRun {
+    id: string;
+    minutes: number[];
+    runSeconds: number;
+    request: PodRequest;
+    pods: number;
+}
+
+/** The minute of the day at which the most CronJob pods run at once (by cpu, then memory), and which. */
+export function cronPeak(runs: CronRun[]): { minute: number; jobs: string[]; cpu: number; memory: number } {
+    const day = 24 * 60;
+    const active: Array<Set<string>> = Array.from({ length: day }, () => new Set());
+    for (const r of runs) {
+        const span = Math.max(1, Math.ceil(r.runSeconds / 60));
+        for (const start of r.minutes) for (let k = 0; k < Math.min(span, day); k++) active[(start + k) % day].add(r.id);
+    }
+    let best = { minute: 0, jobs: [] as string[], cpu: 0, memory: 0 };
+    for (let m = 0; m < day; m++) {
+        const jobs = runs.filter((r) => active[m].has(r.id));
+        const cpu = jobs.reduce((n, r) => n + r.request.cpu * r.pods, 0);
+        const memory = jobs.reduce((n, r) => n + r.request.memory * r.pods, 0);
+        if (cpu > best.cpu || (cpu === best.cpu && memory > best.memory)) best = { minute: m, jobs: jobs.map((r) => r.id).sort(), cpu, memory };
+    }
+    return best;
+}
+
+// ---- placement ----
+
+export interface Pod {
+    id: string;
+    workload: string;
+    namespace: string;
+    labels: Record<string, string>;
+    request: PodRequest;
+    spread: Array<{ maxSkew: number; hard: boolean; selector: Selector }>;
+    antiAffinity: Array<{ hard: boolean; selector: Selector }>;
+}
+
+export interface NodeState {
+    name: string;
+    cpuLeft: number;
+    memoryLeft: number;
+    pods: Pod[];
+}
+
+const HOSTNAME = "kubernetes.io/hostname";
+
+function constraintsOf(podSpec: any): Pick<Pod, "spread" | "antiAffinity"> {
+    const spread = (podSpec?.topologySpreadConstraints ?? []).filter((c: any) => c.topologyKey === HOSTNAME)
+        .map((c: any) => ({ maxSkew: c.maxSkew ?? 1, hard: (c.whenUnsatisfiable ?? "DoNotSchedule") === "DoNotSchedule", selector: c.labelSelector ?? {} }));
+    const anti = podSpec?.affinity?.podAntiAffinity ?? {};
+    const antiAffinity = [
+        ...(anti.requiredDuringSchedulingIgnoredDuringExecution ?? []).filter((t: any) => t.topologyKey === HOSTNAME).map((t: any) => ({ hard: true, selector: t.labelSelector ?? {} })),
+        ...(anti.preferredDuringSchedulingIgnoredDuringExecution ?? []).filter((t: any) => t.podAffinityTerm?.topologyKey === HOSTNAME).map((t: any) => ({ hard: false, selector: t.podAffinityTerm.labelSelector ?? {} })),
+    ];
+    return { spread, antiAffinity };
+}
+
+const matching = (node: NodeState, pod: Pod, sel: Selector) => node.pods.filter((p) => p.namespace === pod.namespace && selectorMatches(sel, p.labels)).length;
+
+/**
+ * Places pods one by one, largest first, like the scheduler: filters (resources, required
+ * anti-affinity, DoNotSchedule spread), then scores (ScheduleAnyway spread and preferred
+ * anti-affinity first, then the least allocated node).
+ */
+export function place(pods: Pod[], nodeCount: number, perNode: Allocatable): { nodes: NodeState[]; unschedulable: Pod[] } {
+    const nodes: NodeState[] = Array.from({ length: nodeCount }, (_, i) => ({ name: `node-${i + 1}`, cpuLeft: perNode.cpu, memoryLeft: perNode.memory, pods: [] }));
+    const unschedulable: Pod[] = [];
+    const order = [...pods].sort((a, b) => b.request.cpu - a.request.cpu || b.request.memory - a.request.memory || (a.id < b.id ? -1 : 1));
+    for (const pod of order) {
+        const candidates = nodes.filter((n) => {
+            if (n.cpuLeft < pod.request.cpu || n.memoryLeft < pod.request.memory) return false;
+            if (pod.antiAffinity.some((a) => a.hard && matching(n, pod, a.selector) > 0)) return false;
+            return pod.spread.every((s) => {
+                if (!s.hard) return true;
+                const min = Math.min(...nodes.map((x) => matching(x, pod, s.selector)));
+                return matching(n, pod, s.selector) + 1 - min <= s.maxSkew;
+            });
+        });
+        if (candidates.length === 0) {
+            unschedulable.push(pod);
+            continue;
+        }
+        const score = (n: NodeState) => {
+            const soft = pod.spread.reduce((x, s) => x + matching(n, pod, s.selector), 0) + pod.antiAffinity.filter((a) => !a.hard).reduce((x, a) => x + matching(n, pod, a.selector), 0);
+            const free = n.cpuLeft / Math.max(1, perNode.cpu) + n.memoryLeft / Math.max(1, perNode.memory);
+            return [soft, -free];
+        };
+        candidates.sort((a, b) => {
+            const [sa, fa] = score(a);
+            const [sb, fb] = score(b);
+            return sa - sb || fa - fb;
+        });
+        const n = candidates[0];
+        n.cpuLeft -= pod.request.cpu;
+        n.memoryLeft -= pod.request.memory;
+        n.pods.push(pod);
+    }
+    return { nodes, unschedulable };
+}
+
+// ---- the stack ----
+
+export interface CapacityInput {
+    workloads: Workload[];
+    objects: K8sObject[];
+    limitRanges: Map<string, LimitRangeDefaults>;
+    pool: NodePool;
+    agent: NodeAgentReservations;
+}
+
+export interface Demand {
+    cpu: number;
+    memory: number;
+    pods: number;
+}
+
+export interface CapacityReport {
+    nodes: { count: number; cpu: string; memory: string };
+    allocatablePerNode: { cpu: string; memory: string };
+    demand: { steady: Demand; rolloutSurge: Demand; cronJobs: Demand & { peakAt: string; jobs: string[] }; total: Demand };
+    totals: { cpu: string; memory: string; allocatableCpu: string; allocatableMemory: string };
+    fits: boolean;
+    /** Suspended CronJobs, or schedules that never fire: run by hand (restores), left out of the peak. */
+    manualCronJobs: string[];
+    unschedulable: string[];
+    /** The fewest nodes of this size the stack fits on (placement included), or null beyond 4x the count. */
+    minNodes: number | null;
+    left: { cpu: string; memory: string };
+    perNode: Array<{ node: string; pods: number; cpuLeft: string; memoryLeft: string }>;
+    /** Requests per workload in the total (largest cpu first). */
+    byWorkload: Array<{ workload: string; pods: number; cpu: string; memory: string }>;
+    assumptions: string[];
+}
+
+const add = (a: Demand, r: PodRequest, n = 1): Demand => ({ cpu: a.cpu + r.cpu * n, memory: a.memory + r.memory * n, pods: a.pods + n });
+const ZERO = (): Demand => ({ cpu: 0, memory: 0, pods: 0 });
+const hhmm = (m: number) => `${String(Math.floor(m / 60)).padStart(2, "0")}:${String(m % 60).padStart(2, "0")}`;
+
+export function capacity(input: CapacityInput): CapacityReport {
+    const { workloads, objects, limitRanges, pool, agent } = input;
+    const perNode = allocatable(pool, agent);
+    const maxOf = new Map<string, number>();
+    for (const h of objects.filter((o) => o.kind === "HorizontalPodAutoscaler"))
+        maxOf.set(`${h.metadata?.namespace ?? "default"}/${h.spec?.scaleTargetRef?.name}`, h.spec?.maxReplicas);
+
+    const pods: Pod[] = [];
+    let steady = ZERO();
+    let surge = ZERO();
+    const daemonPods: Pod[] = [];
+    const runs: CronRun[] = [];
+    const manual: string[] = [];
+    const mkPod = (w: Workload, i: number | string, request: PodRequest): Pod => ({ id: `${w.id}#${i}`, workload: w.id, namespace: w.namespace, labels: w.podLabels, request, ...constraintsOf(w.podSpec) });
+    for (const w of workloads) {
+        const request = podRequest(w.podSpec, limitRanges.get(w.namespace));
+        if (w.kind === "CronJob") {
+            if (w.object.spec?.suspend === true || !cronCanFire(w.object.spec?.schedule ?? "* * * * *")) {
+                manual.push(w.id);
+                continue;
+            }
+            const deadline = w.object.spec?.jobTemplate?.spec?.activeDeadlineSeconds;
+            runs.push({ id: w.id, minutes: cronMinutesOfDay(w.object.spec?.schedule ?? "* * * * *"), runSeconds: deadline ?? DEFAULT_RUN_SECONDS, request, pods: w.replicas });
+            continue;
+        }
+        if (w.kind === "DaemonSet") {
+            daemonPods.push(mkPod(w, "daemon", request));
+            steady = add(steady, request, pool.count);
+            continue;
+        }
+        const replicas = w.kind === "Job" ? w.replicas : maxOf.get(w.id) ?? w.replicas;
+        for (let i = 0; i < replicas; i++) pods.push(mkPod(w, i, request));
+        steady = add(steady, request, replicas);
+        if (w.kind === "Deployment") {
+            const b = rolloutBounds({ ...w, replicas });
+            const extra = b ? b.maxPods - replicas : 0;
+            for (let i = 0; i < extra; i++) pods.push(mkPod(w, `surge-${i}`, request));
+            surge = add(surge, request, extra);
+        }
+    }
+    const peak = cronPeak(runs);
+    let cron = ZERO();
+    for (const r of runs.filter((x) => peak.jobs.includes(x.id))) {
+        const w = workloads.find((x) => x.id === r.id)!;
+        for (let i = 0; i < r.pods; i++) pods.push(mkPod(w, `run-${i}`, r.request));
+        cron = add(cron, r.request, r.pods);
+    }
+    const total = [surge, cron].reduce((a, b) => ({ cpu: a.cpu + b.cpu, memory: a.memory + b.memory, pods: a.pods + b.pods }), steady);
+
+    const attempt = (n: number) => {
+        const all = [...Array.from({ length: n }, () => daemonPods).flat().map((p, i) => ({ ...p, id: `${p.id}-${i}` })), ...pods];
+        // Daemon pods are bound to their node: reserve them first, one per node.
+        return place(all, n, perNode);
+    };
+    const result = attempt(pool.count);
+    let minNodes: number | null = null;
+    for (let n = 1; n <= pool.count * 4; n++) {
+        if (attempt(n).unschedulable.length === 0) {
+            minNodes = n;
+            break;
+        }
+    }
+    const cpuLeft = result.nodes.reduce((x, n) => x + n.cpuLeft, 0);
+    const memLeft = result.nodes.reduce((x, n) => x + n.memoryLeft, 0);
+    return {
+        nodes: { count: pool.count, cpu: cpuText(pool.cpu), memory: memText(pool.memory) },
+        allocatablePerNode: { cpu: cpuText(perNode.cpu), memory: memText(perNode.memory) },
+        demand: { steady, rolloutSurge: surge, cronJobs: { ...cron, peakAt: hhmm(peak.minute), jobs: peak.jobs }, total },
+        totals: { cpu: cpuText(total.cpu), memory: memText(total.memory), allocatableCpu: cpuText(perNode.cpu * pool.count), allocatableMemory: memText(perNode.memory * pool.count) },
+        fits: result.unschedulable.length === 0,
+        manualCronJobs: manual,
+        unschedulable: result.unschedulable.map((p) => `${p.id} (${cpuText(p.request.cpu)} cpu, ${memText(p.request.memory)})`),
+        minNodes,
+        left: { cpu: cpuText(cpuLeft), memory: memText(memLeft) },
+        byWorkload: byWorkload([...pods, ...daemonPods.flatMap((p) => Array.from({ length: pool.count }, () => p))]),
+        perNode: result.nodes.map((n) => ({ node: n.name, pods: n.pods.length, cpuLeft: cpuText(n.cpuLeft), memoryLeft: memText(n.memoryLeft) })),
+        assumptions: [
+            "replicas at each autoscaler's maxReplicas; every Deployment rolling at once with its maxSurge pods",
+            `the CronJobs running together at the busiest minute of a day (${hhmm(peak.minute)}), each for its activeDeadlineSeconds (${DEFAULT_RUN_SECONDS} s when unset); day fields taken as every day`,
+            "requests after the namespace's LimitRange defaults; a pod reserves max(sum of its containers, largest init container)",
+        ],
+    };
+}
+
+function byWorkload(pods: Pod[]): CapacityReport["byWorkload"] {
+    const sums = new Map<string, Demand>();
+    for (const p of pods) sums.set(p.workload, add(sums.get(p.workload) ?? ZERO(), p.request));
+    return [...sums].sort(([a, x], [b, y]) => y.cpu - x.cpu || y.memory - x.memory || (a < b ? -1 : 1)).map(([workload, d]) => ({ workload, pods: d.pods, cpu: cpuText(d.cpu), memory: memText(d.memory) }));
+}
+
+/** Node pool and reservations from the render's node files (node/pool.yaml, node/kubelet-config.yaml). */
+export function nodesFromFiles(pool: any, kubelet: any): { pool: NodePool; agent: NodeAgentReservations } {
+    const need = (v: unknown, what: string) => {
+        if (v === undefined || v === null) throw new Error(`${what} is missing`);
+        return v;
+    };
+    return {
+        pool: { count: Number(need(pool?.count, "node/pool.yaml count")), cpu: millis(need(pool?.cpu, "node/pool.yaml cpu"))!, memory: bytes(need(pool?.memory, "node/pool.yaml memory"))! },
+        agent: {
+            systemReserved: { cpu: millis(kubelet?.systemReserved?.cpu) ?? 0, memory: bytes(kubelet?.systemReserved?.memory) ?? 0 },
+            kubeReserved: { cpu: millis(kubelet?.kubeReserved?.cpu) ?? 0, memory: bytes(kubelet?.kubeReserved?.memory) ?? 0 },
+            evictionMemoryAvailable: String(kubelet?.evictionHard?.["memory.available"] ?? "100Mi"),
+        },
+    };
+}
