@@ -64,7 +64,7 @@ async function headSide(stack: string): Promise<RenderedSide | StackFailure> {
         if (result.redactedObjects.length === 0 && result.errors.length > 0) return { stack, error: `the working tree could not be rendered: ${result.errors.join("; ")}` };
         // The same redacted records as the base's resources.json, so both sides are judged alike.
         const resources = result.records.map((r) => ({ type: r.type, urn: r.urn, name: r.name, props: (r.inputs ?? {}) as Record<string, any> }));
-        return { info: { ref: "working tree", problems: result.errors }, objects: result.redactedObjects, resources };
+        return { info: { ref: "working tree", problems: result.errors }, objects: result.redactedObjects, resources, files: result.files };
     } catch (err) {
         return { stack, error: `the working tree could not be rendered: ${err instanceof Error ? err.message : String(err)}` };
     }
@@ -79,7 +79,7 @@ function baseSide(dir: string, ref: string, commit: string, stack: string, notes
     const rendered = renderRevision(dir, stack);
     if (!rendered.rendered) return { stack, error: `the base revision ${ref} (${commit.slice(0, 12)}) could not be rendered: ${rendered.reason}` };
     if (rendered.objects.length === 0 && rendered.problems.length > 0) return { stack, error: `the base revision ${ref} (${commit.slice(0, 12)}) could not be rendered: ${rendered.problems.join("; ")}` };
-    return { info: { ...info, problems: rendered.problems }, objects: rendered.objects, resources: rendered.resources };
+    return { info: { ...info, problems: rendered.problems }, objects: rendered.objects, resources: rendered.resources, files: rendered.files };
 }
 
 const isFailure = (x: RenderedSide | StackFailure): x is StackFailure => "error" in x;
