@@ -70,8 +70,11 @@ const redis = new Redis("redis", {
 }, inNamespaces);
 const objectStore = new ObjectStore("object-store", {
     config,
-    // The search engine nodes (components/searchEngine.ts labels them name search-engine, component node).
-    clients: [{ namespace: config.searchEngine.namespace, selector: { "app.kubernetes.io/name": "search-engine", "app.kubernetes.io/component": "node" }, description: "the search engine nodes (s3 snapshot repository)" }],
+    // The search engine nodes (components/searchEngine.ts labels them name search-engine, component
+    // node), only when their snapshot repository is the object store: an fs repository needs no flow.
+    clients: config.searchEngine.snapshot.type === "s3"
+        ? [{ namespace: config.searchEngine.namespace, selector: { "app.kubernetes.io/name": "search-engine", "app.kubernetes.io/component": "node" }, description: "the search engine nodes (s3 snapshot repository)" }]
+        : [],
 }, inNamespaces);
 const workflow = new Workflow("workflow", {
     config,
