@@ -19,22 +19,29 @@ export GOFLAGS=${GOFLAGS:--buildvcs=false}
 # bin_path NAME VERSION -> path of the cached binary (present or not)
 bin_path() { printf '%s/%s-%s/%s\n' "$E2E_CACHE" "$1" "$2" "$1"; }
 
-# The binaries the e2e needs, as "name version" lines.
-e2e_binaries() {
+# The binaries of the control plane, as "name version" lines: the e2e needs all of them.
+e2e_required() {
   local b
   for b in kube-apiserver kube-controller-manager kube-scheduler kubectl; do echo "$b $K8S_VERSION"; done
   echo "etcd $ETCD_VERSION"
   echo "kwok $KWOK_VERSION"
+}
+
+# The Pulumi engine: the e2e runs the steps these allow and says which it could not run.
+e2e_optional() {
   echo "pulumi $PULUMI_VERSION"
   echo "pulumi-language-nodejs $PULUMI_VERSION"
 }
 
-# toolchain_missing -> prints the binaries not in the cache; status 0 when all are there.
+kwok_stages() { printf '%s/stages.yaml\n' "$(dirname "$(bin_path kwok "$KWOK_VERSION")")"; }
+
+# toolchain_missing -> prints the required binaries not in the cache; status 0 when all are there.
 toolchain_missing() {
   local name version missing=0
   while read -r name version; do
     if [[ ! -x $(bin_path "$name" "$version") ]]; then echo "$name-$version"; missing=1; fi
-  done < <(e2e_binaries)
+  done < <(e2e_required)
+  [[ -s $(kwok_stages) ]] || { echo "kwok-$KWOK_VERSION/stages.yaml"; missing=1; }
   return $missing
 }
 

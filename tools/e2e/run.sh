@@ -84,15 +84,10 @@ KUBECTL() { "$(bin_path kubectl "$K8S_VERSION")" --kubeconfig "$WORK/pki/admin.k
 # ---------------------------------------------------------------------------------------------
 toolchain() {
   local missing
-  if missing=$(toolchain_missing); then :; fi
-  for b in kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok; do
-    local v=$K8S_VERSION
-    [[ $b == etcd ]] && v=$ETCD_VERSION
-    [[ $b == kwok ]] && v=$KWOK_VERSION
-    [[ -x $(bin_path "$b" "$v") ]] || { echo "$b $v is not in $E2E_CACHE: run bash tools/e2e/build.sh"; return 1; }
-  done
-  [[ -s $(dirname "$(bin_path kwok "$KWOK_VERSION")")/stages.yaml ]] || { echo "kwok stages missing: run bash tools/e2e/build.sh kwok"; return 1; }
-  echo "RESULT: cache $E2E_CACHE; not built: ${missing:-nothing}" | tr '\n' ' '; echo
+  missing=$(toolchain_missing) || { echo "not in $E2E_CACHE: $(echo $missing); build with: npm run e2e:build"; return 1; }
+  local b opt=""
+  for b in $(e2e_optional | tr ' ' '-'); do [[ -x $E2E_CACHE/$b/${b%-*} ]] && opt+=" $b" || opt+=" (no ${b})"; done
+  echo "RESULT: $E2E_CACHE:$(e2e_required | tr ' ' '-' | sed 's/^/ /' | tr -d '\n')$opt"
 }
 
 render() {
@@ -161,7 +156,7 @@ controllers_up() {
   start kube-scheduler "$(bin_path kube-scheduler "$K8S_VERSION")" \
     --kubeconfig "$p/scheduler.kubeconfig" --secure-port 0 --leader-elect=false
   start kwok "$(bin_path kwok "$KWOK_VERSION")" --kubeconfig "$p/kwok.kubeconfig" \
-    --config "$(dirname "$(bin_path kwok "$KWOK_VERSION")")/stages.yaml" \
+    --config "$(kwok_stages)" \
     --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake --node-lease-duration-seconds 40
   wait_for 60 "the default ServiceAccount (controller manager)" KUBECTL -n default get serviceaccount default
   echo "RESULT: kube-controller-manager, kube-scheduler, kwok $KWOK_VERSION running"
@@ -201,7 +196,10 @@ open(sys.argv[2], "w").write("\n---\n".join(ns) + "\n")
 open(sys.argv[3], "w").write("\n---\n".join(d for d in docs if d not in ns) + "\n")
 PY
   KUBECTL apply --server-side --field-manager ops-e2e -f "$WORK/ns.yaml"
-  wait_for 30 "the namespaces' default ServiceAccounts" bash -c '[[ $('"$(bin_path kubectl "$K8S_VERSION")"' --kubeconfig '"$WORK"'/pki/admin.kubeconfig get sa -A --field-selector metadata.name=default -o name | wc -l) -ge $(grep -c "^kind: Namespace" '"$WORK"'/ns.yaml) ]]'
+  local ns
+  for ns in $(KUBECTL get -f "$WORK/ns.yaml" -o jsonpath='{.items[*].metadata.name}'); do
+    wait_for 30 "ServiceAccount default in namespace $ns" KUBECTL -n "$ns" get serviceaccount default
+  done
   KUBECTL apply --server-side --field-manager ops-e2e -f "$WORK/rest.yaml" | tee "$WORK/applied.txt"
   local n; n=$(grep -c '^kind: ' "$m")
   local got; got=$(( $(wc -l < "$WORK/applied.txt") + $(grep -c '^kind: Namespace' "$WORK/ns.yaml") ))
