@@ -3,7 +3,7 @@ import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as zlib from "node:zlib";
-import { compareWithCluster, crdsFor, CrdSchemaFile, differences, fakeNode, K8sObject, objectDifferences, plural, quantity, standInVolumes } from "./objects";
+import { compareWithCluster, crdSchema, crdsFor, CrdSchemaFile, differences, fakeNode, K8sObject, objectDifferences, plural, quantity, standInVolumes } from "./objects";
 
 const SCHEMAS = path.resolve(__dirname, "..", "..", "..", "shared", "reference", "k8s-schemas", "crds-deployed.json.gz");
 
@@ -35,6 +35,11 @@ test("CRDs: one per non-built-in kind used, every known version served, the newe
     assert.equal(issuer.spec.scope, "Cluster");
     assert.deepEqual(issuer.spec.names, { kind: "ClusterIssuer", listKind: "ClusterIssuerList", plural: "clusterissuers", singular: "clusterissuer" });
     assert.deepEqual(vpa.spec.versions[0].schema.openAPIV3Schema, schema);
+});
+
+test("CRDs: the extractor's x-deprecated marks are dropped, a property named so is kept", () => {
+    const s = { type: "object", properties: { old: { type: "string", "x-deprecated": true }, "x-deprecated": { type: "string" } } };
+    assert.deepEqual(crdSchema(s), { type: "object", properties: { old: { type: "string" }, "x-deprecated": { type: "string" } } });
 });
 
 test("CRDs: a kind the schema file lacks is an error naming it", () => {
@@ -112,6 +117,11 @@ test("differences: server-added fields are ignored, changed or missing ones repo
     assert.deepEqual(objectDifferences(want, fewer), [".spec.template.spec.containers: rendered 1 items, cluster has 0"]);
 });
 
+test("differences: zero values the API server drops equal absent ones; others do not", () => {
+    assert.deepEqual(differences({ readOnly: false, ingress: [], podSelector: { matchLabels: {} } }, { podSelector: {} }), []);
+    assert.deepEqual(differences({ readOnly: true, ingress: [{}] }, {}), [".readOnly: rendered true, cluster has undefined", ".ingress: rendered a list, cluster has undefined"]);
+});
+
 test("differences: a Secret's stringData against the decoded data", () => {
     const want = obj("v1", "Secret", "s", "n", { stringData: { k: "v" }, type: "Opaque" });
     assert.deepEqual(objectDifferences(want, obj("v1", "Secret", "s", "n", { data: { k: Buffer.from("v").toString("base64") }, type: "Opaque" })), []);
@@ -128,10 +138,14 @@ test("the cluster against the render: missing, differing, and the stack's extra 
         { ...a, data: { x: "2" } },
         { ...obj("v1", "ConfigMap", "stray", "n"), metadata: { name: "stray", namespace: "n", labels: label } },
         { ...obj("batch/v1", "Job", "cron-123", "n"), metadata: { name: "cron-123", namespace: "n", labels: label, ownerReferences: [{ kind: "CronJob" }] } },
+        { ...obj("v1", "PersistentVolumeClaim", "data-pg-0", "n"), metadata: { name: "data-pg-0", namespace: "n", labels: label } },
+        { ...obj("v1", "PersistentVolumeClaim", "data-pgx-0", "n"), metadata: { name: "data-pgx-0", namespace: "n", labels: label } },
     ];
-    assert.deepEqual(compareWithCluster([a, b], live, ["app.kubernetes.io/part-of", "ops"]), {
+    const sts = obj("apps/v1", "StatefulSet", "pg", "n", { spec: { volumeClaimTemplates: [{ metadata: { name: "data" } }] } });
+    live.push({ ...sts, metadata: { ...sts.metadata } });
+    assert.deepEqual(compareWithCluster([a, b, sts], live, ["app.kubernetes.io/part-of", "ops"]), {
         missing: ["ConfigMap n/b"],
         differing: ['ConfigMap n/a .data.x: rendered "1", cluster has "2"'],
-        extra: ["ConfigMap n/stray"],
+        extra: ["ConfigMap n/stray", "PersistentVolumeClaim n/data-pgx-0"],
     });
 });

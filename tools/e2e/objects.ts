@@ -44,6 +44,16 @@ export function plural(kind: string): string {
     return `${kind.toLowerCase()}s`;
 }
 
+/**
+ * The schema as a CRD carries it: without the keys the extractor of shared/reference added
+ * (`x-deprecated`, kept from the descriptions it dropped), which apiextensions refuses.
+ */
+export function crdSchema(schema: unknown): unknown {
+    if (Array.isArray(schema)) return schema.map(crdSchema);
+    if (!schema || typeof schema !== "object") return schema;
+    return Object.fromEntries(Object.entries(schema).filter(([k]) => k !== "x-deprecated").map(([k, v]) => [k, k === "properties" ? Object.fromEntries(Object.entries(v as object).map(([p, s]) => [p, crdSchema(s)])) : crdSchema(v)]));
+}
+
 /** Version order of Kubernetes: v1 > v1beta2 > v1beta1 > v1alpha1. */
 function versionRank(v: string): number[] {
     const m = /^v(\d+)(?:(alpha|beta)(\d+))?$/.exec(v);
@@ -99,7 +109,7 @@ export function crdsFor(objects: K8sObject[], file: CrdSchemaFile, source: strin
                         served: true,
                         storage: v.name === storage,
                         ...(v.deprecated ? { deprecated: true } : {}),
-                        schema: { openAPIV3Schema: v.schema },
+                        schema: { openAPIV3Schema: crdSchema(v.schema) },
                     })),
             },
         });
@@ -194,6 +204,9 @@ const b64 = (s: string) => Buffer.from(s, "base64").toString("utf8");
  */
 export function differences(want: unknown, live: unknown, path = ""): string[] {
     if (want === null || want === undefined) return [];
+    // The API server drops zero values of omitempty fields (false, 0, "", [], {}): absent there
+    // means the same as rendered.
+    if (live === undefined && isZero(want)) return [];
     const wq = quantity(want), lq = quantity(live);
     if (typeof want !== "object") {
         if (want === live || (wq !== undefined && lq !== undefined && Math.abs(wq - lq) <= Math.abs(wq) * 1e-9)) return [];
@@ -206,6 +219,12 @@ export function differences(want: unknown, live: unknown, path = ""): string[] {
     }
     if (!live || typeof live !== "object" || Array.isArray(live)) return [`${path}: rendered an object, cluster has ${JSON.stringify(live)}`];
     return Object.entries(want as Record<string, unknown>).flatMap(([k, w]) => differences(w, (live as Record<string, unknown>)[k], `${path}.${k}`));
+}
+
+function isZero(v: unknown): boolean {
+    if (Array.isArray(v)) return v.length === 0;
+    if (v && typeof v === "object") return Object.keys(v).length === 0;
+    return v === false || v === 0 || v === "";
 }
 
 export function objectDifferences(want: K8sObject, live: K8sObject): string[] {
@@ -224,7 +243,7 @@ const key = (o: K8sObject) => `${o.apiVersion}|${o.kind}|${o.metadata?.namespace
 /**
  * The render against the cluster: objects missing, objects that differ, and objects of the stack
  * (by the given label) that the render does not have. Objects a controller made (with an owner)
- * are not the stack's.
+ * (with an owner, or a StatefulSet's claims) are not the stack's.
  */
 export function compareWithCluster(rendered: K8sObject[], live: K8sObject[], stackLabel: [string, string]): { missing: string[]; differing: string[]; extra: string[] } {
     const byKey = new Map(live.map((o) => [key(o), o]));
@@ -236,8 +255,15 @@ export function compareWithCluster(rendered: K8sObject[], live: K8sObject[], sta
         if (!l) { missing.push(identity(o)); continue; }
         for (const d of objectDifferences(o, l)) differing.push(`${identity(o)} ${d}`);
     }
+    // The claims StatefulSets make from their templates carry the template's labels, no owner.
+    const claimOf = new RegExp(`^(${rendered.filter((o) => o.kind === "StatefulSet").flatMap((o) =>
+        (o.spec?.volumeClaimTemplates ?? []).map((t: K8sObject) => `${o.metadata!.namespace}/${t.metadata!.name}-${o.metadata!.name}`.replace(/[.]/g, "\\.")),
+    ).join("|") || "(?!)"})-\\d+$`);
+    const madeByController = (o: K8sObject) =>
+        Boolean((o.metadata?.ownerReferences as unknown[] | undefined)?.length) ||
+        (o.kind === "PersistentVolumeClaim" && claimOf.test(`${o.metadata?.namespace}/${o.metadata?.name}`));
     const extra = live
-        .filter((o) => o.metadata?.labels?.[stackLabel[0]] === stackLabel[1] && !(o.metadata?.ownerReferences as unknown[] | undefined)?.length && !renderedKeys.has(key(o)))
+        .filter((o) => o.metadata?.labels?.[stackLabel[0]] === stackLabel[1] && !madeByController(o) && !renderedKeys.has(key(o)))
         .map(identity);
     return { missing, differing, extra };
 }

@@ -59,7 +59,7 @@ finish() {
 }
 
 # must NAME CMD...: a step the next ones need; on failure the run ends there.
-must() { step "$@" || finish; }
+must() { step "$@"; (( $? == 0 )) || finish; }
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
@@ -79,7 +79,8 @@ wait_for() { # wait_for SECONDS WHAT CMD...
   done
 }
 
-KUBECTL() { "$(bin_path kubectl "$K8S_VERSION")" --kubeconfig "$WORK/pki/admin.kubeconfig" "$@"; }
+# kubectl's discovery cache lives in the work folder (dropped when CRDs are added).
+KUBECTL() { "$(bin_path kubectl "$K8S_VERSION")" --kubeconfig "$WORK/pki/admin.kubeconfig" --cache-dir "$WORK/kube-cache" "$@"; }
 
 # ---------------------------------------------------------------------------------------------
 toolchain() {
@@ -163,47 +164,41 @@ controllers_up() {
 }
 
 node_up() {
-  "$TSX" "$E2E_DIR/cli.ts" standins "$WORK/render/manifests.yaml" "$WORK/render/node/kubelet-config.yaml" "$WORK/volumes" "$WORK/standins.yaml"
-  # The Node goes first (status included: a registering kubelet sets it the same way).
-  python3 -c 'import sys; print(open(sys.argv[1]).read().split("\n---\n")[0])' "$WORK/standins.yaml" > "$WORK/node.yaml"
-  KUBECTL create -f "$WORK/node.yaml"
+  "$TSX" "$E2E_DIR/cli.ts" standins "$WORK/render/manifests.yaml" "$WORK/render/node/kubelet-config.yaml" "$WORK/volumes" "$WORK"
+  # Created with its status, as a registering kubelet does.
+  KUBECTL create -f "$WORK/node.json"
   KUBECTL wait --for=condition=Ready node -l type=kwok --timeout=60s
   echo "RESULT: $(KUBECTL get node -l type=kwok -o jsonpath='{range .items[*]}{.metadata.name} Ready, allocatable cpu {.status.allocatable.cpu} memory {.status.allocatable.memory}{end}')"
 }
 
 crds() {
   [[ -f $SCHEMAS ]] || { echo "$SCHEMAS is missing: the e2e needs shared/ beside the repository"; return 1; }
-  "$TSX" "$E2E_DIR/cli.ts" crds "$WORK/render/manifests.yaml" "$SCHEMAS" "$WORK/crds.yaml" | tee "$WORK/crds.txt"
-  KUBECTL apply --server-side --field-manager ops-e2e -f "$WORK/crds.yaml"
+  "$TSX" "$E2E_DIR/cli.ts" crds "$WORK/render/manifests.yaml" "$SCHEMAS" "$WORK/crds.json" | tee "$WORK/crds.txt"
+  KUBECTL apply --server-side --field-manager ops-e2e -f "$WORK/crds.json"
   KUBECTL wait --for=condition=Established crd -l app.kubernetes.io/managed-by=ops-e2e --timeout=60s
+  rm -rf "$WORK/kube-cache"
   echo "RESULT: $(cat "$WORK/crds.txt") (from $(basename "$SCHEMAS"))"
 }
 
 standins() {
-  python3 -c 'import sys; print("\n---\n".join(open(sys.argv[1]).read().split("\n---\n")[1:]))' "$WORK/standins.yaml" > "$WORK/volumes.yaml"
-  KUBECTL apply --server-side --field-manager ops-e2e -f "$WORK/volumes.yaml"
-  echo "RESULT: $(grep -c '^kind: PersistentVolume$' "$WORK/volumes.yaml") PersistentVolumes pre-bound to the stack's claims (no volume provisioner here)"
+  KUBECTL apply --server-side --field-manager ops-e2e -f "$WORK/volumes.json"
+  echo "RESULT: $(KUBECTL get pv -l ops-e2e/stand-in=storage -o name | wc -l) PersistentVolumes pre-bound to the stack's claims (no volume provisioner here)"
 }
 
 apply() {
   local m="$WORK/render/manifests.yaml"
-  # Namespaces first: a server-side apply of one file sends the objects in file order.
-  python3 - "$m" "$WORK/ns.yaml" "$WORK/rest.yaml" <<'PY'
-import sys
-docs = [d for d in open(sys.argv[1]).read().split("\n---\n") if d.strip()]
-ns = [d for d in docs if "\nkind: Namespace\n" in "\n" + d + "\n"]
-open(sys.argv[2], "w").write("\n---\n".join(ns) + "\n")
-open(sys.argv[3], "w").write("\n---\n".join(d for d in docs if d not in ns) + "\n")
-PY
-  KUBECTL apply --server-side --field-manager ops-e2e -f "$WORK/ns.yaml"
+  "$TSX" "$E2E_DIR/cli.ts" lists "$m" "$WORK"
+  # Namespaces first, and their default ServiceAccounts, which pods need.
+  KUBECTL apply --server-side --field-manager ops-e2e -f "$WORK/namespaces.json"
   local ns
-  for ns in $(KUBECTL get -f "$WORK/ns.yaml" -o jsonpath='{.items[*].metadata.name}'); do
+  for ns in $(KUBECTL get -f "$WORK/namespaces.json" -o jsonpath='{.items[*].metadata.name}'); do
     wait_for 30 "ServiceAccount default in namespace $ns" KUBECTL -n "$ns" get serviceaccount default
   done
-  KUBECTL apply --server-side --field-manager ops-e2e -f "$WORK/rest.yaml" | tee "$WORK/applied.txt"
-  local n; n=$(grep -c '^kind: ' "$m")
-  local got; got=$(( $(wc -l < "$WORK/applied.txt") + $(grep -c '^kind: Namespace' "$WORK/ns.yaml") ))
-  ((got == n)) || { echo "applied $got objects of $n"; return 1; }
+  KUBECTL apply --server-side --field-manager ops-e2e -f "$WORK/objects.json" | tee "$WORK/applied.txt"
+  local n got
+  n=$(grep -c '^kind: ' "$m")
+  got=$(KUBECTL get -f "$WORK/all.json" -o name | wc -l)
+  ((got == n)) || { echo "$got objects of the $n rendered are on the cluster"; return 1; }
   echo "RESULT: all $n objects of the render accepted by the API server (server-side apply)"
 }
 
@@ -244,22 +239,36 @@ compare() {
   echo "RESULT: $(tail -n 1 "$WORK/compare.txt")"
 }
 
+# A second server-side apply must change no field. Objects the server would rewrite with only a
+# new generation are listed: empty lists or maps in the render (the server stores them absent,
+# so each apply sees empty-vs-absent as an update).
 no_change() {
-  KUBECTL diff --server-side --field-manager ops-e2e -f "$WORK/render/manifests.yaml"
-  echo "RESULT: kubectl diff --server-side of the render: no change"
+  local rc=0
+  KUBECTL diff --server-side --field-manager ops-e2e -f "$WORK/all.json" > "$WORK/diff.txt" 2>&1 || rc=$?
+  ((rc <= 1)) || { cat "$WORK/diff.txt"; echo "kubectl diff failed (exit $rc)"; return 1; }
+  local changed rewritten
+  changed=$(grep -E '^[-+] ' "$WORK/diff.txt" | grep -vE '^[-+] +generation: [0-9]+$' || true)
+  rewritten=$(grep -cE '^\+ +generation: [0-9]+$' "$WORK/diff.txt" || true)
+  [[ -z $changed ]] || { cat "$WORK/diff.txt"; echo "a second apply would change fields (above)"; return 1; }
+  if ((rewritten)); then
+    echo "RESULT: no field changes; $rewritten objects would get a new generation (empty lists/maps in the render):"
+    grep -E '^diff -u' "$WORK/diff.txt" | sed -E 's#.*/([^/]+)$#\1#' | tr '\n' ' ' | sed 's/^/RESULT:   /'; echo
+  else
+    echo "RESULT: kubectl diff --server-side of the render: no change"
+  fi
 }
 
 # An object edited on the cluster must be found by the diff, which then fails.
 drift() {
   KUBECTL -n booking patch deployment booking --type merge -p '{"spec":{"replicas":3}}' --field-manager e2e-drift
   local rc=0
-  KUBECTL diff --server-side --field-manager ops-e2e -f "$WORK/render/manifests.yaml" > "$WORK/drift.txt" 2>&1 || rc=$?
-  cat "$WORK/drift.txt"
-  ((rc == 1)) || { echo "kubectl diff exited $rc after the edit, expected 1 (differences found)"; return 1; }
-  grep -q 'replicas: 3' "$WORK/drift.txt" || { echo "the diff does not show the edited field"; return 1; }
-  KUBECTL apply --server-side --field-manager ops-e2e --force-conflicts -f "$WORK/render/manifests.yaml" > /dev/null
-  KUBECTL diff --server-side --field-manager ops-e2e -f "$WORK/render/manifests.yaml"
-  echo "RESULT: drift (booking replicas 3) found by the diff (exit 1), re-applied, no change after"
+  KUBECTL diff --server-side --force-conflicts --field-manager ops-e2e -f "$WORK/all.json" > "$WORK/drift.txt" 2>&1 || rc=$?
+  ((rc == 1)) || { cat "$WORK/drift.txt"; echo "kubectl diff exited $rc after the edit, expected 1 (differences found)"; return 1; }
+  grep -A2 -E '^diff -u.*Deployment\.booking\.booking$' "$WORK/drift.txt"
+  grep -qE '^-  replicas: 3$' "$WORK/drift.txt" || { cat "$WORK/drift.txt"; echo "the diff does not show the edited field"; return 1; }
+  KUBECTL apply --server-side --field-manager ops-e2e --force-conflicts -f "$WORK/all.json" > /dev/null
+  [[ $(KUBECTL -n booking get deployment booking -o jsonpath='{.spec.replicas}') == 1 ]] || { echo "re-apply did not restore replicas"; return 1; }
+  echo "RESULT: drift (booking replicas 1 -> 3 by another field manager) found by kubectl diff --server-side (exit 1), re-applied: replicas 1"
 }
 
 # The pulumi CLI: a file backend in the work folder, stack ci, the secrets set with
@@ -286,7 +295,7 @@ pulumi_stack() {
 }
 
 teardown() {
-  KUBECTL delete -f "$WORK/render/manifests.yaml" --wait --timeout=180s > /dev/null
+  KUBECTL delete -f "$WORK/all.json" --wait --timeout=180s > /dev/null
   local left; left=$(KUBECTL get "$(kinds)" -A -l app.kubernetes.io/part-of=ops-environment -o name)
   [[ -z $left ]] || { echo "left behind:"; echo "$left"; return 1; }
   KUBECTL delete pv -l ops-e2e/stand-in=storage --wait --timeout=60s > /dev/null
@@ -294,6 +303,9 @@ teardown() {
 }
 
 # ---------------------------------------------------------------------------------------------
+# No errexit in the main flow: each step is a subshell with its own (set in `step`), which works
+# only when `step` itself is not called from a `||`, `&&` or `if` (bash then ignores -e inside).
+set +e
 # The pulumi CLI never reaches for the network: a home in the work folder, no plugin download.
 export PULUMI_HOME="$WORK/pulumi-home" PULUMI_SKIP_UPDATE_CHECK=true PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true
 PULUMI_CONFIG_PASSPHRASE=$(openssl rand -hex 32); export PULUMI_CONFIG_PASSPHRASE
