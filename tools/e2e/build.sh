@@ -117,13 +117,13 @@ build_pulumi() {
   fi
   if [[ ! -x $(bin_path pulumi-language-nodejs "$PULUMI_VERSION") ]]; then
     local err
-    if ! err=$(cd "$SRC" && go mod download -json "$host@$v" 2>&1); then
+    if err=$(cd "$SRC" && go mod download -json "$host@$v" 2>&1); then
+      wrapper "$dir-nodejs" "$host" "$v" "$host" < /dev/null
+      build pulumi-language-nodejs "$PULUMI_VERSION" "$dir-nodejs" "$host" "$vf"
+    else
       log "pulumi-language-nodejs $PULUMI_VERSION: not served by the Go module proxy:"
       log "  $(sed -n 's/^\s*"Error": "\(.*\)",\?$/\1/p' <<<"$err" | head -1)"
-      return 0
     fi
-    wrapper "$dir-nodejs" "$host" "$v" "$host" < /dev/null
-    build pulumi-language-nodejs "$PULUMI_VERSION" "$dir-nodejs" "$host" "$vf"
   fi
   probe_providers
 }

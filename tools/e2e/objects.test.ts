@@ -134,7 +134,7 @@ test("the cluster against the render: missing, differing, and the stack's extra 
     const a = obj("v1", "ConfigMap", "a", "n", { data: { x: "1" } });
     a.metadata!.labels = label;
     const b = obj("v1", "ConfigMap", "b", "n");
-    const live = [
+    const live: K8sObject[] = [
         { ...a, data: { x: "2" } },
         { ...obj("v1", "ConfigMap", "stray", "n"), metadata: { name: "stray", namespace: "n", labels: label } },
         { ...obj("batch/v1", "Job", "cron-123", "n"), metadata: { name: "cron-123", namespace: "n", labels: label, ownerReferences: [{ kind: "CronJob" }] } },
