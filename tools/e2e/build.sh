@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# Builds the e2e toolchain from the Go module proxy into $E2E_CACHE (default ~/.cache/ops-e2e),
+# one folder per binary and version; skips what is already there. Modules are named by
+# path and version only: each is required from a throwaway wrapper module made in the cache.
+#   bash tools/e2e/build.sh            # everything missing
+#   bash tools/e2e/build.sh k8s etcd   # some groups: k8s etcd kwok pulumi
+#   bash tools/e2e/build.sh --check    # status 0 when what the e2e needs is in the cache
+. "$(dirname "$0")/lib.sh"
+
+SRC="$E2E_CACHE/src"
+TIMES="$E2E_CACHE/build-times.tsv"
+
+# wrapper DIR MODULE VERSION TOOL_PKG... : a module that requires MODULE@VERSION and lists its
+# commands as tools (go.mod `tool` directives), so `go mod tidy` keeps exactly what they need.
+# Extra `replace` lines are read from stdin.
+wrapper() {
+  local dir=$1 mod=$2 ver=$3; shift 3
+  mkdir -p "$dir"
+  {
+    echo "module ops-e2e/wrapper"
+    echo
+    echo "go 1.26.0"
+    echo
+    echo "require $mod $ver"
+    local p; for p in "$@"; do echo "tool $p"; done
+    cat
+  } > "$dir/go.mod.new"
+  if ! cmp -s "$dir/go.mod.new" "$dir/go.mod.in" 2>/dev/null; then
+    cp "$dir/go.mod.new" "$dir/go.mod"; rm -f "$dir/go.sum"
+    (cd "$dir" && go mod tidy) || die "go mod tidy failed for $mod@$ver (wrapper in $dir)"
+    mv "$dir/go.mod.new" "$dir/go.mod.in"
+  fi
+}
+
+# build NAME VERSION WRAPPER_DIR PKG [LDFLAGS] : go build into a temp file, renamed into place.
+build() {
+  local name=$1 ver=$2 dir=$3 pkg=$4 ldflags=${5:-}
+  local out; out=$(bin_path "$name" "$ver")
+  if [[ -x $out ]]; then log "$name $ver: cached at $out"; return 0; fi
+  mkdir -p "$(dirname "$out")"
+  local tmp="$out.tmp.$$" t0; t0=$(now_s)
+  log "$name $ver: building $pkg"
+  (cd "$dir" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w $ldflags" -o "$tmp" "$pkg") \
+    || { rm -f "$tmp"; die "$name $ver: go build $pkg failed"; }
+  mv "$tmp" "$out"
+  local took; took=$(elapsed "$t0")
+  log "$name $ver: built in $took"
+  printf '%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$name" "$ver" "$took" >> "$TIMES"
+}
+
+# gomod_of MODULE VERSION -> path of that module's go.mod in the module cache
+gomod_of() { go mod download -json "$1@$2" | sed -n 's/^\s*"GoMod": "\(.*\)",$/\1/p'; }
+
+build_k8s() {
+  local v=v$K8S_VERSION sv=v0.${K8S_VERSION#1.} dir="$SRC/k8s-$K8S_VERSION" gomod
+  local cmds=(kube-apiserver kube-controller-manager kube-scheduler kubectl) need=0 c
+  for c in "${cmds[@]}"; do [[ -x $(bin_path "$c" "$K8S_VERSION") ]] || need=1; done
+  ((need)) || { log "kubernetes $K8S_VERSION: cached"; return 0; }
+  gomod=$(gomod_of k8s.io/kubernetes "$v")
+  [[ -f $gomod ]] || die "k8s.io/kubernetes@$v: the Go module proxy did not serve it"
+  # k8s.io/kubernetes requires its staging modules at v0.0.0 and replaces them with local
+  # folders, which a dependent ignores: point each at its published release instead.
+  grep -E '^\s*k8s.io/[a-z0-9-]+ v0\.0\.0\s*$' "$gomod" | awk -v sv="$sv" '{print "replace " $1 " => " $1 " " sv}' |
+    wrapper "$dir" k8s.io/kubernetes "$v" "${cmds[@]/#/k8s.io/kubernetes/cmd/}"
+  local major=${K8S_VERSION%%.*} minor=${K8S_VERSION#*.}; minor=${minor%%.*}
+  local vf="" p
+  for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    vf+=" -X $p.gitVersion=$v -X $p.gitMajor=$major -X $p.gitMinor=$minor -X $p.gitTreeState=clean"
+    vf+=" -X $p.buildDate=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  done
+  for c in "${cmds[@]}"; do build "$c" "$K8S_VERSION" "$dir" "k8s.io/kubernetes/cmd/$c" "$vf"; done
+}
+
+build_etcd() {
+  local v=v$ETCD_VERSION dir="$SRC/etcd-$ETCD_VERSION"
+  [[ -x $(bin_path etcd "$ETCD_VERSION") ]] && { log "etcd $ETCD_VERSION: cached"; return 0; }
+  # The etcd server module's root package is the etcd command; its sibling modules are
+  # required at the same release, so no replace is needed.
+  wrapper "$dir" go.etcd.io/etcd/server/v3 "$v" go.etcd.io/etcd/server/v3 < /dev/null
+  build etcd "$ETCD_VERSION" "$dir" go.etcd.io/etcd/server/v3
+}
+
+# kwok, and its configuration: the release's own "fast" Stage objects (node initialize, node
+# heartbeat with lease, pod ready, pod complete, pod delete), which the kwok command does not
+# load by itself (kwokctl passes them), read from the module as the proxy serves it.
+build_kwok() {
+  local v=v$KWOK_VERSION dir="$SRC/kwok-$KWOK_VERSION" out moddir f
+  out=$(kwok_stages)
+  if [[ -x $(bin_path kwok "$KWOK_VERSION") && -s $out ]]; then log "kwok $KWOK_VERSION: cached"; return 0; fi
+  wrapper "$dir" sigs.k8s.io/kwok "$v" sigs.k8s.io/kwok/cmd/kwok < /dev/null
+  build kwok "$KWOK_VERSION" "$dir" sigs.k8s.io/kwok/cmd/kwok "-X sigs.k8s.io/kwok/pkg/consts.Version=$v"
+  moddir=$(cd "$dir" && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
+  for f in node/fast/node-initialize node/heartbeat-with-lease/node-heartbeat-with-lease \
+           pod/fast/pod-ready pod/fast/pod-complete pod/fast/pod-delete; do
+    [[ -f $moddir/kustomize/stage/$f.yaml ]] || die "kwok $v has no kustomize/stage/$f.yaml"
+    echo "---"; cat "$moddir/kustomize/stage/$f.yaml"
+  done > "$out.tmp.$$"
+  mv "$out.tmp.$$" "$out"
+}
+
+# The pulumi CLI. Its Node.js language host is a module of its own
+# (github.com/pulumi/pulumi/sdk/nodejs/cmd/pulumi-language-nodejs/v3), built when the proxy serves it.
+build_pulumi() {
+  local v=v$PULUMI_VERSION dir="$SRC/pulumi-$PULUMI_VERSION" gomod
+  local host=github.com/pulumi/pulumi/sdk/nodejs/cmd/pulumi-language-nodejs/v3
+  local vf="-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$v"
+  if [[ ! -x $(bin_path pulumi "$PULUMI_VERSION") ]]; then
+    gomod=$(gomod_of github.com/pulumi/pulumi/pkg/v3 "$v")
+    [[ -f $gomod ]] || die "github.com/pulumi/pulumi/pkg/v3@$v: the Go module proxy did not serve it"
+    # pkg/v3 replaces sdk/v3 with a local folder (ignored here: it requires sdk/v3 at the same
+    # release) and one module with a fork by version, which a dependent must repeat.
+    grep -E '^replace .* => [a-z][^ ]+ v[0-9][^ ]*$' "$gomod" |
+      wrapper "$dir" github.com/pulumi/pulumi/pkg/v3 "$v" github.com/pulumi/pulumi/pkg/v3/cmd/pulumi
+    build pulumi "$PULUMI_VERSION" "$dir" github.com/pulumi/pulumi/pkg/v3/cmd/pulumi "$vf"
+  else
+    log "pulumi $PULUMI_VERSION: cached"
+  fi
+  if [[ ! -x $(bin_path pulumi-language-nodejs "$PULUMI_VERSION") ]]; then
+    local err
+    if err=$(cd "$SRC" && go mod download -json "$host@$v" 2>&1); then
+      wrapper "$dir-nodejs" "$host" "$v" "$host" < /dev/null
+      build pulumi-language-nodejs "$PULUMI_VERSION" "$dir-nodejs" "$host" "$vf"
+    else
+      log "pulumi-language-nodejs $PULUMI_VERSION: not served by the Go module proxy:"
+      log "  $(sed -n 's/^\s*"Error": "\(.*\)",\?$/\1/p' <<<"$err" | head -1)"
+    fi
+  fi
+  probe_providers
+}
+
+# The provider plugins at the versions package.json pins (@pulumi/kubernetes, random, tls): says
+# whether the proxy serves their provider modules. Building them (each embeds a schema its own
+# build generates) is not written: on 2026-11-23 the proxy refused all three.
+probe_providers() {
+  local npm mod ver err
+  for npm in kubernetes:pulumi-kubernetes/provider/v4 random:pulumi-random/provider/v4 tls:pulumi-tls/provider/v5; do
+    ver=$(node -p "require('$REPO_DIR/package.json').dependencies['@pulumi/${npm%%:*}']")
+    mod="github.com/pulumi/${npm#*:}"
+    if err=$(cd "$SRC" && go mod download -json "$mod@v$ver" 2>&1); then
+      log "$mod@v$ver: served, but tools/e2e/build.sh does not build provider plugins yet"
+    else
+      log "$mod@v$ver: $(sed -n 's/^\s*"Error": "\(.*\)",\?$/\1/p' <<<"$err" | head -1)"
+    fi
+  done
+}
+
+if [[ ${1:-} == --check ]]; then
+  if missing=$(toolchain_missing); then exit 0; fi
+  echo "not in $E2E_CACHE: $(echo $missing)"; exit 1
+fi
+
+groups=("$@"); ((${#groups[@]})) || groups=(k8s etcd kwok pulumi)
+for g in "${groups[@]}"; do
+  case $g in
+    k8s) build_k8s ;;
+    etcd) build_etcd ;;
+    kwok) build_kwok ;;
+    pulumi) build_pulumi ;;
+    *) die "unknown group '$g' (expected k8s, etcd, kwok or pulumi)" ;;
+  esac
+done
+missing=$(toolchain_missing) || { log "still missing: $(echo $missing)"; exit 1; }
+for b in $(e2e_optional | tr ' ' '-'); do [[ -x $E2E_CACHE/$b/${b%-*} ]] || log "not built: $b"; done
+log "control plane toolchain complete in $E2E_CACHE"

@@ -1,0 +1,87 @@
+/**
+ * The e2e's object steps (called by tools/e2e/run.sh):
+ *   tsx tools/e2e/cli.ts crds <manifests.yaml> <crds.json.gz> <out.json>
+ *   tsx tools/e2e/cli.ts standins <manifests.yaml> <kubelet-config.yaml> <volume-dir> <out-dir>  (node.json, volumes.json)
+ *   tsx tools/e2e/cli.ts compare <manifests.yaml> <live.json>
+ *   tsx tools/e2e/cli.ts lists <manifests.yaml> <dir>
+ * Outputs are JSON Lists (kubectl reads YAML as 1.1, the yaml package writes 1.2: JSON means the
+ * same to both), written to a temp file and renamed into place.
+ */
+import * as fs from "fs";
+import * as path from "path";
+import * as zlib from "zlib";
+import * as YAML from "yaml";
+import { compareWithCluster, crdsFor, CrdSchemaFile, fakeNode, K8sObject, parseManifests, standInVolumes } from "./objects";
+
+/**
+ * The ci stack's node: the kind workflow runs it on one GitHub-hosted ubuntu-24.04 runner
+ * (4 vCPU, 16 GiB memory, 14 GB SSD); what pods get is that less the kubelet's reservations
+ * of the rendered node/kubelet-config.yaml.
+ */
+const CI_NODE = { cpu: "4", memory: "16Gi", pods: "110", ephemeralStorage: "14Gi" };
+
+function writeList(file: string, items: K8sObject[]): void {
+    const tmp = `${file}.tmp.${process.pid}`;
+    fs.writeFileSync(tmp, JSON.stringify({ apiVersion: "v1", kind: "List", items }, null, 1));
+    fs.renameSync(tmp, file);
+}
+
+function readManifests(file: string): K8sObject[] {
+    if (!fs.existsSync(file)) throw new Error(`${file}: no such file (the offline render writes it)`);
+    return parseManifests(fs.readFileSync(file, "utf8"));
+}
+
+function main(argv: string[]): number {
+    const [cmd, ...args] = argv;
+    if (cmd === "crds" && args.length === 3) {
+        const [manifests, schemas, out] = args;
+        if (!fs.existsSync(schemas)) throw new Error(`${schemas}: no such file (the pinned CRD schemas of shared/reference/k8s-schemas)`);
+        const file = JSON.parse(zlib.gunzipSync(fs.readFileSync(schemas)).toString("utf8")) as CrdSchemaFile;
+        const crds = crdsFor(readManifests(manifests), file, `shared/reference/k8s-schemas/${path.basename(schemas)}`);
+        writeList(out, crds);
+        console.log(`${crds.length} CRDs: ${crds.map((c) => c.metadata!.name).join(", ")}`);
+        return 0;
+    }
+    if (cmd === "standins" && args.length === 4) {
+        const [manifests, kubeletConfig, volumeDir, outDir] = args;
+        const kubelet = YAML.parse(fs.readFileSync(kubeletConfig, "utf8"));
+        const node = fakeNode("kwok-ci-0", CI_NODE, kubelet);
+        const volumes = standInVolumes(readManifests(manifests), volumeDir);
+        writeList(path.join(outDir, "node.json"), [node]);
+        writeList(path.join(outDir, "volumes.json"), volumes);
+        console.log(`node ${node.metadata!.name} (allocatable ${JSON.stringify(node.status.allocatable)}), ${volumes.length} pre-bound volumes`);
+        return 0;
+    }
+    if (cmd === "compare" && args.length === 2) {
+        const [manifests, liveFile] = args;
+        const live = (JSON.parse(fs.readFileSync(liveFile, "utf8")).items ?? []) as K8sObject[];
+        const rendered = readManifests(manifests);
+        const r = compareWithCluster(rendered, live, ["app.kubernetes.io/part-of", "ops-environment"]);
+        for (const m of r.missing) console.log(`missing on the cluster: ${m}`);
+        for (const d of r.differing) console.log(`differs: ${d}`);
+        for (const e of r.extra) console.log(`on the cluster, not in the render: ${e}`);
+        console.log(`${rendered.length} rendered objects: ${r.missing.length} missing, ${r.differing.length} differences, ${r.extra.length} extra`);
+        return r.missing.length + r.differing.length + r.extra.length === 0 ? 0 : 1;
+    }
+    if (cmd === "lists" && args.length === 2) {
+        // The render as JSON Lists for kubectl: manifests.yaml is YAML 1.2 (the yaml package), in
+        // which `off` is a string; kubectl reads YAML 1.1, where it is false. JSON means the same
+        // to both. Namespaces apart, so they can be applied first.
+        const [manifests, dir] = args;
+        const all = readManifests(manifests);
+        const write = (name: string, items: K8sObject[]) => writeList(path.join(dir, name), items);
+        write("all.json", all);
+        write("namespaces.json", all.filter((o) => o.kind === "Namespace" && o.apiVersion === "v1"));
+        write("objects.json", all.filter((o) => !(o.kind === "Namespace" && o.apiVersion === "v1")));
+        console.log(`${all.length} objects`);
+        return 0;
+    }
+    throw new Error("usage: cli.ts crds <manifests> <crds.json.gz> <out.json> | standins <manifests> <kubelet-config> <volume-dir> <out-dir> | compare <manifests> <live.json> | lists <manifests> <dir>");
+}
+
+try {
+    process.exitCode = main(process.argv.slice(2));
+} catch (err) {
+    console.error(`e2e: ${err instanceof Error ? err.message : err}`);
+    process.exitCode = 2;
+}

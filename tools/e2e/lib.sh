@@ -1,0 +1,51 @@
+# Shared prelude of the e2e scripts (tools/e2e/*.sh): versions, cache layout, logging.
+# Sourced, never run. Every other script in this folder starts with:
+#   . "$(dirname "$0")/lib.sh"
+set -euo pipefail
+
+E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO_DIR=$(cd "$E2E_DIR/../.." && pwd)
+
+# Versions: each one names a module served by the Go module proxy.
+K8S_VERSION=1.36.3            # k8s.io/kubernetes v1.36.3, staging modules k8s.io/* v0.36.3
+ETCD_VERSION=3.6.16           # go.etcd.io/etcd/server/v3
+KWOK_VERSION=0.8.0            # sigs.k8s.io/kwok
+PULUMI_VERSION=3.259.0        # github.com/pulumi/pulumi/pkg/v3 and sdk/v3, and the Node.js language host
+
+# Build outputs live outside the repository, one folder per binary and version.
+E2E_CACHE=${OPS_E2E_CACHE:-$HOME/.cache/ops-e2e}
+export GOFLAGS=${GOFLAGS:--buildvcs=false}
+
+# bin_path NAME VERSION -> path of the cached binary (present or not)
+bin_path() { printf '%s/%s-%s/%s\n' "$E2E_CACHE" "$1" "$2" "$1"; }
+
+# The binaries of the control plane, as "name version" lines: the e2e needs all of them.
+e2e_required() {
+  local b
+  for b in kube-apiserver kube-controller-manager kube-scheduler kubectl; do echo "$b $K8S_VERSION"; done
+  echo "etcd $ETCD_VERSION"
+  echo "kwok $KWOK_VERSION"
+}
+
+# The Pulumi engine: the e2e runs the steps these allow and says which it could not run.
+e2e_optional() {
+  echo "pulumi $PULUMI_VERSION"
+  echo "pulumi-language-nodejs $PULUMI_VERSION"
+}
+
+kwok_stages() { printf '%s/stages.yaml\n' "$(dirname "$(bin_path kwok "$KWOK_VERSION")")"; }
+
+# toolchain_missing -> prints the required binaries not in the cache; status 0 when all are there.
+toolchain_missing() {
+  local name version missing=0
+  while read -r name version; do
+    if [[ ! -x $(bin_path "$name" "$version") ]]; then echo "$name-$version"; missing=1; fi
+  done < <(e2e_required)
+  [[ -s $(kwok_stages) ]] || { echo "kwok-$KWOK_VERSION/stages.yaml"; missing=1; }
+  return $missing
+}
+
+now_s() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$(now_s)" 'BEGIN { printf "%.1fs", b - a }'; }
+log() { printf '[e2e %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+die() { log "error: $*"; exit 1; }
