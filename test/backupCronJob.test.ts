@@ -69,7 +69,7 @@ test("each backup has a suspended <name>-restore CronJob that never fires, reads
         // Each job side has its own NetworkPolicy: no ingress at all.
         for (const name of [cj.metadata.name, `${cj.metadata.name}-restore`]) {
             const np = find(r, "NetworkPolicy", name, cj.metadata.namespace);
-            assert.deepEqual(np.spec.ingress, [], name);
+            assert.deepEqual(np.spec.ingress ?? [], [], name);
         }
     }
 });

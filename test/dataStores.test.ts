@@ -217,7 +217,7 @@ test("the backup jobs reach only their store; the stores' namespace is data", as
     assert.deepEqual(egressTo(policy(r, "postgres-backup")), ["postgres:5432"]);
     assert.deepEqual(egressTo(policy(r, "redis-backup")), ["redis:6379"]);
     assert.deepEqual(egressTo(policy(r, "object-store-backup")), ["object-store:9000"]);
-    assert.deepEqual(policy(r, "postgres-backup").spec.ingress, []);
+    assert.deepEqual(policy(r, "postgres-backup").spec.ingress ?? [], []);
     const stores = (all(r, "StatefulSet") as any[]).filter((s) => ["postgres", "redis", "object-store"].includes(s.metadata.name));
     assert.deepEqual(stores.map((s) => s.metadata.namespace), [NS, NS, NS]);
 });

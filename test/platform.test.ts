@@ -232,7 +232,7 @@ test("add-on namespaces: each has a policy for its pods (default-deny would stop
     const r = await renderStack("prod");
     for (const [ns, name] of [["ingress-nginx", "ingress-nginx-allow"], ["cert-manager", "cert-manager-allow"], ["reloader", "reloader-allow"], ["metrics", "metrics-server-allow"], ["vpa", "vpa-allow"], ["argocd", "argo-cd-allow"], ["monitoring", "monitoring-allow"]]) {
         const p = find(r, "NetworkPolicy", name, ns);
-        assert.deepEqual(p.spec.podSelector, { matchLabels: {} });
+        assert.deepEqual(p.spec.podSelector, {}, "every pod of the namespace");
         assert.ok(p.spec.egress.length > 1);
     }
     const ingress = find(r, "NetworkPolicy", "ingress-nginx-allow", "ingress-nginx");

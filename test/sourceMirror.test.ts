@@ -22,6 +22,6 @@ test("source repositories are mirrored on a schedule with the GitOps deploy key,
     assert.equal(restore.spec.suspend, true);
     assert.equal(env(restore.spec.jobTemplate.spec.template.spec.containers[0], "RESTORE_REPOSITORY").value, "git@github.com:example/ops-environment.git");
     const np = find(r, "NetworkPolicy", "source-mirror", "argocd");
-    assert.deepEqual(np.spec.ingress, []);
+    assert.deepEqual(np.spec.ingress ?? [], []);
     assert.deepEqual(np.spec.egress[1].ports, [{ port: 22, protocol: "TCP" }, { port: 443, protocol: "TCP" }]);
 });

@@ -160,7 +160,7 @@ test("network: ingress controller -> main only; main and workers -> PostgreSQL, 
     assert.deepEqual(pm.spec.ingress[0].from, [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "ingress-nginx" } } }]);
     assert.deepEqual(pm.spec.ingress[0].ports, [{ port: 5678, protocol: "TCP" }]);
     const pw = find(r, "NetworkPolicy", "workflow-worker", NS);
-    assert.deepEqual(pw.spec.ingress, []);
+    assert.deepEqual(pw.spec.ingress ?? [], []);
     const targets = (p: K8sObject) => p.spec.egress.slice(1).map((e: any) => {
         const to = e.to[0];
         const who = to.ipBlock ? to.ipBlock.cidr : `${to.namespaceSelector.matchLabels["kubernetes.io/metadata.name"]}/${to.podSelector.matchLabels["app.kubernetes.io/name"]}`;

@@ -107,11 +107,28 @@ export function allowOnly(name: string, args: FlowsArgs, opts: pulumi.CustomReso
     declared.set(`${args.namespace}/${name}`, { policy: name, namespace: args.namespace, podSelector: args.podSelector, ingress: args.ingress.map(record), egress: egress.map(record) });
     return new k8s.networking.v1.NetworkPolicy(name, {
         metadata: { name, namespace: args.namespace, labels: args.labels },
-        spec: {
+        spec: withoutEmpty({
             podSelector: { matchLabels: args.podSelector },
             policyTypes: ["Ingress", "Egress"],
             ingress: args.ingress.map((f) => ({ from: f.peer.peers, ports: toPorts(f.ports) })),
             egress: egress.map((f) => ({ to: f.peer.peers, ports: toPorts(f.ports) })),
-        },
+        }),
     }, opts);
+}
+
+/**
+ * The API server stores an empty list (ingress, from, ports) or an empty matchLabels as absent, so
+ * an object that sends them differs from what the server returns and every apply rewrites it (seen
+ * on the e2e control plane). Absent means the same here: policyTypes keeps an absent ingress a
+ * deny-all, and an absent from/ports/matchLabels matches everything, as the empty one does.
+ */
+function withoutEmpty<T>(value: T): T {
+    if (Array.isArray(value)) return value.map(withoutEmpty) as T;
+    if (value === null || typeof value !== "object" || pulumi.Output.isInstance(value)) return value;
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) {
+        const empty = (Array.isArray(v) && v.length === 0) || (k === "matchLabels" && v !== null && typeof v === "object" && Object.keys(v).length === 0);
+        if (!empty) out[k] = withoutEmpty(v);
+    }
+    return out as T;
 }
