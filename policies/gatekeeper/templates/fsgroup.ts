@@ -25,8 +25,8 @@ function fsGroupAllowed(params: Params, securityContext: any): boolean {
         case "MayRunAs":
             return !isSet(securityContext) || !isSet(securityContext?.fsGroup) || inAnyRange(securityContext.fsGroup, params.ranges);
         default:
-            // The library has no default rule: a constraint without one rejects every Pod.
-            return false;
+            // The library's violation requires parameters.rule (has_field): without one nothing is reported.
+            return true;
     }
 }
 

@@ -1,5 +1,5 @@
 import type { TemplateRule } from "../types";
-import { checkedContainers, isSet, regoFormat, violations } from "./lib/pod";
+import { checkedContainers, regoFormat, violations } from "./lib/pod";
 
 export interface Params {
     exemptImages?: string[];
@@ -45,7 +45,8 @@ export const rule: TemplateRule<Params> = {
         const messages: string[] = [];
         for (const { container } of checkedContainers(review.object, params.exemptImages)) {
             const procMount = container.securityContext?.procMount;
-            if (!isSet(procMount)) continue;
+            // The library only looks at containers whose procMount is present and not null.
+            if (procMount === undefined || procMount === null) continue;
             if (typeof procMount === "string" && procMount.toLowerCase() === "default") continue;
             messages.push(
                 `ProcMount type is not allowed, container: ${regoFormat(container.name)}. Allowed procMount types: ${allowed}`,
