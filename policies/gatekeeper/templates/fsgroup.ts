@@ -1,5 +1,5 @@
 import type { TemplateRule } from "../types";
-import { isSet, regoFormat, violations } from "./lib/pod";
+import { isSet, violations, rego } from "./lib/pod";
 
 export interface IdRange {
     min?: number;
@@ -71,8 +71,6 @@ export const rule: TemplateRule<Params> = {
         const params = parameters ?? {};
         const pod = review.object;
         if (!pod.spec || fsGroupAllowed(params, pod.spec.securityContext)) return [];
-        return violations([
-            `The provided pod spec fsGroup is not allowed, pod: ${regoFormat(pod.metadata?.name)}. Allowed fsGroup: ${regoFormat(params)}`,
-        ]);
+        return violations([rego`The provided pod spec fsGroup is not allowed, pod: ${pod.metadata?.name}. Allowed fsGroup: ${params}`]);
     },
 };

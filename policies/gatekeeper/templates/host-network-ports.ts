@@ -1,5 +1,5 @@
 import type { TemplateRule } from "../types";
-import { checkedContainers, isSet, regoFormat, violations } from "./lib/pod";
+import { checkedContainers, isSet, violations, rego } from "./lib/pod";
 
 export interface Params {
     exemptImages?: string[];
@@ -56,7 +56,7 @@ export const rule: TemplateRule<Params> = {
         }
         if (!violating) return [];
         return violations([
-            `The specified hostNetwork and hostPort are not allowed, pod: ${regoFormat(pod.metadata?.name)}. Allowed values: ${regoFormat(params)}`,
+            rego`The specified hostNetwork and hostPort are not allowed, pod: ${pod.metadata?.name}. Allowed values: ${params}`,
         ]);
     },
 };
