@@ -27,6 +27,8 @@ function pathMatches(prefix: unknown, path: unknown): boolean {
 
 /** Whether any container (of any kind) mounts the volume without readOnly. */
 function mountedWritable(pod: K8sObject, volumeName: unknown): boolean {
+    // As the Rego: a call with an undefined argument is undefined, so a nameless volume has no writable mount.
+    if (volumeName === undefined) return false;
     for (const { container } of allContainers(pod)) {
         const mounts = container.volumeMounts;
         if (!Array.isArray(mounts)) continue;
