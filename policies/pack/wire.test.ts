@@ -60,3 +60,13 @@ test("an AnalyzeStackRequest decodes to the generated messages' fields, with the
     });
     assert.equal(decoded[1].message.getParent(), resources[0].urn);
 });
+
+test("entries that arrive out of key order (a Go encoder need not sort) come out in jspb's sorted order", () => {
+    const b = Struct.fromJavaScript({ b: 1, c: { z: 1 } }).serializeBinary();
+    const a = Struct.fromJavaScript({ a: 2 }).serializeBinary();
+    const bytes = new Uint8Array([...b, ...a]); // concatenated messages merge: entries b, c, a
+    const expected = Struct.deserializeBinary(bytes).toJavaScript();
+    const actual = structToJavaScript(bytes);
+    assert.equal(JSON.stringify(actual), JSON.stringify(expected));
+    assert.deepEqual(Object.keys(actual), ["a", "b", "c"]);
+});

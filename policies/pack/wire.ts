@@ -87,8 +87,10 @@ export class WireReader {
 }
 
 export function decodeStruct(r: WireReader, end: number, flags: StructFlags): Record<string, unknown> {
-    const keys: string[] = [];
-    const values = new Map<string, unknown>();
+    // Entries usually arrive with sorted keys (jspb and deterministic Go encoders sort map keys):
+    // fill the object directly and re-sort only when an entry arrives out of order.
+    let out: Record<string, unknown> = {};
+    let last: string | undefined;
     let sorted = true;
     while (r.pos < end) {
         const tag = r.varint();
@@ -112,15 +114,15 @@ export function decodeStruct(r: WireReader, end: number, flags: StructFlags): Re
         if (key === SIG_KEY) flags.special = true;
         // A map entry without a value holds the default Value, which has no kind.
         if (value === NO_VALUE) throw new Error("Unexpected struct type");
-        if (!values.has(key)) {
-            if (sorted && keys.length > 0 && keys[keys.length - 1] > key) sorted = false;
-            keys.push(key);
-        }
-        values.set(key, value);
+        if (sorted && last !== undefined && last > key) sorted = false;
+        last = key;
+        out[key] = value;
     }
-    if (!sorted) keys.sort();
-    const out: Record<string, unknown> = {};
-    for (const k of keys) out[k] = values.get(k);
+    if (!sorted) {
+        const unsorted = out;
+        out = {};
+        for (const k of Object.keys(unsorted).sort()) out[k] = unsorted[k];
+    }
     return out;
 }
 
