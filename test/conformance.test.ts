@@ -3,11 +3,12 @@
  * CI clones the repository next to shared/, so the file is found relative to the repository root.
  */
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { test } from "node:test";
 import { allTemplates } from "../policies/gatekeeper/templates";
-import { formatFailure, readCases, runConformance, summaryLine } from "../tools/conformance";
+import { formatFailure, main, readCases, runConformance, summaryLine } from "../tools/conformance";
 
 const repoRoot = path.resolve(__dirname, "..");
 const casesFile = path.resolve(repoRoot, "..", "shared", "conformance", "gatekeeper", "cases.json");
@@ -71,4 +72,57 @@ test("the runner checks expectDeny against the enforcement action", () => {
     const report = runConformance([{ ...nodePortCase, enforcementAction: "warn" }]);
     assert.equal(report.failed, 1);
     assert.match(report.outcomes[0].problems.join("\n"), /expected the object to be denied, it was admitted/);
+});
+
+/** Runs the command's main on a file holding `content`; returns its status and what it printed. */
+function runFile(content: string) {
+    const dir = mkdtempSync(path.join(tmpdir(), "conformance-"));
+    const file = path.join(dir, "cases.json");
+    writeFileSync(file, content);
+    const out: string[] = [];
+    try {
+        const status = main([file], (l) => out.push(l), (l) => out.push(l));
+        return { status, text: out.join("\n"), file };
+    } finally {
+        rmSync(dir, { recursive: true, force: true });
+    }
+}
+
+test("the command fails a file with no case, naming the file", () => {
+    for (const content of ['{"cases": []}', "[]"]) {
+        const r = runFile(content);
+        assert.equal(r.status, 2);
+        assert.match(r.text, /cases\.json: the file has no case/);
+    }
+});
+
+test("the command fails a case with an unknown operation or without assertions, naming the case, without a stack trace", () => {
+    const r = runFile(
+        JSON.stringify({
+            cases: [
+                { ...nodePortCase, id: "bad-op", operation: "PATCH" },
+                { ...nodePortCase, id: "no-assertions", assertions: [], expectDeny: undefined },
+                { ...nodePortCase, id: "missing-assertions", assertions: undefined, expectDeny: undefined },
+                { ...nodePortCase, id: "bad-count", assertions: [{ violations: "many" }] },
+                { id: "no-object", constraintKind: "K8sBlockNodePort", operation: "CREATE", assertions: [{ violations: "no" }] },
+                null,
+                nodePortCase,
+            ],
+        }),
+    );
+    assert.equal(r.status, 1);
+    assert.match(r.text, /FAIL .*cases\.json: bad-op\n\s+invalid case: unknown operation "PATCH"/);
+    assert.match(r.text, /FAIL .*: no-assertions\n\s+invalid case: the case has no assertions/);
+    assert.match(r.text, /FAIL .*: missing-assertions\n\s+invalid case: the case has no assertions/);
+    assert.match(r.text, /FAIL .*: bad-count\n\s+invalid case: assertions\[0\]\.violations must be/);
+    assert.match(r.text, /FAIL .*: no-object\n\s+invalid case: object must be a Kubernetes object/);
+    assert.match(r.text, /FAIL .*: case 6\n\s+invalid case: /);
+    assert.match(r.text, /conformance: 1 passed, 6 failed, 0 skipped/);
+    assert.doesNotMatch(r.text, /\n\s+at /, "no stack trace");
+});
+
+test("the command reports a file that is not JSON as unreadable, naming it", () => {
+    const r = runFile("{ not json");
+    assert.equal(r.status, 2);
+    assert.match(r.text, /conformance: cannot read .*cases\.json: /);
 });

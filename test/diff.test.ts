@@ -136,6 +136,20 @@ describe("Markdown report", () => {
         assert.match(md, /#### Policy results\n\nNot evaluated: /);
     });
 
+    it("reports a policy pack that cannot be evaluated as an error, not as not evaluated", async () => {
+        const failing = () => {
+            throw new Error('policies/config/prod.json: images-pinned-by-digest.tier must be one of "dev", "prod", got "Prod"');
+        };
+        for (const evaluators of [{ head: failing }, { base: () => [], head: failing }, { base: failing, head: () => [] }]) {
+            const r = await buildReport("prod", { info: { ref: "main", commit: "0123456789abcdef0123456789abcdef01234567", problems: [] }, objects: baseObjects, resources: [] }, { info: { ref: "working tree", problems: [] }, objects: headObjects, resources: [] }, evaluators);
+            assert.equal(r.policy.available, false);
+            assert.equal(!r.policy.available && r.policy.error, true);
+            const md = renderMarkdown(r);
+            assert.match(md, /#### Policy results\n\n\*\*Error\*\*: the policy pack failed on the (working tree|base revision): policies\/config\/prod.json: images-pinned-by-digest.tier must be one of/);
+            assert.doesNotMatch(md, /Not evaluated/);
+        }
+    });
+
     it("shows the policy results that appeared and disappeared when they differ", async () => {
         const r = await report({ base: [finding("old problem"), finding("stays")], head: [finding("stays"), finding("new <problem>", "Service agents/x")] });
         assert.equal(r.policy.available, true);

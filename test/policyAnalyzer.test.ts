@@ -7,7 +7,8 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { startPack, type Diagnostic, type RunningPack } from "../policies/pack/grpc";
 import { stackResourcesOf } from "../policies/pack/render";
-import { loadPackConfig } from "../policies/pack/run";
+import type { PackResource } from "../policies/pack/resources";
+import { loadPackConfig, runPack } from "../policies/pack/run";
 import type { RegisteredResource } from "../tools/harness/program";
 import { renderStack } from "./render";
 
@@ -61,4 +62,28 @@ test("a broken resource in the prod stack is reported as mandatory by the constr
     const policies = new Set(reported.map((d) => d.policyName));
     assert.deepEqual([...policies].sort(), ["gatekeeper-deny", "images-pinned-by-digest", "no-plaintext-secrets"], show(reported));
     assert.ok(reported.some((d) => /K8sPSPPrivilegedContainer\/no-privileged/.test(d.violation)), show(reported));
+});
+
+test("through gRPC the pack reports exactly what it reports in process, one named policy per rule", async () => {
+    const config = loadPackConfig("prod");
+    await pack.configure(config);
+    const { rendered, resources, parents } = await prodStack();
+    // Broken in several ways so that several named policies report.
+    const broken = structuredClone(resources) as PackResource[];
+    const app = broken.find((r) => r.type === "kubernetes:apps/v1:Deployment")!;
+    const container = app.props.spec.template.spec.containers[0];
+    container.securityContext.privileged = true;
+    container.image = container.image.replace(/@sha256:[0-9a-f]{64}$/, "");
+    const viaGrpc = await pack.analyzeStack(broken, parents);
+    const plain = structuredClone(stackResourcesOf(rendered));
+    const plainApp = plain.find((r) => r.urn === app.urn)!;
+    plainApp.props.spec.template.spec.containers[0].securityContext.privileged = true;
+    plainApp.props.spec.template.spec.containers[0].image = container.image;
+    const inProcess = runPack(plain, config).violations;
+    const key = (policy: string, level: string, message: string, urn?: string) => `${level} ${policy} ${urn ?? ""} ${message}`;
+    assert.deepEqual(
+        viaGrpc.map((d) => key(d.policyName, d.enforcementLevel, d.violation, d.urn || undefined)).sort(),
+        inProcess.map((v) => key(v.policy, v.enforcementLevel, v.message, v.urn)).sort(),
+    );
+    assert.ok(new Set(viaGrpc.map((d) => d.policyName)).size >= 3, show(viaGrpc));
 });

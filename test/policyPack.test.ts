@@ -1,5 +1,5 @@
 /**
- * The policy pack over this program's own stacks: dev and prod pass their constraint sets and the
+ * The policy pack over this program's own stacks: every stack (ci, dev, prod) passes their constraint sets and the
  * specification's rules with no mandatory (deny) violation, through the same in-process
  * evaluation as `npm run render`.
  */
@@ -7,9 +7,10 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { stackResourcesOf } from "../policies/pack/render";
 import { loadPackConfig, mandatory, runPack, verdict } from "../policies/pack/run";
+import { listStacks } from "../tools/harness/stackConfig";
 import { renderStack } from "./render";
 
-for (const stack of ["dev", "prod"]) {
+for (const stack of listStacks()) {
     test(`the ${stack} stack has no mandatory violation of its constraint set and the spec rules`, async () => {
         const rendered = await renderStack(stack);
         assert.deepEqual(rendered.errors, [], `the ${stack} render failed`);

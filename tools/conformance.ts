@@ -6,7 +6,9 @@
  *
  * Prints every failing case with its expected and actual violations, then the summary line
  * `conformance: N passed, N failed, N skipped`; exits 1 when a case fails. UPDATE cases are
- * skipped: a preview only ever creates (or replaces) objects.
+ * skipped: a preview only ever creates (or replaces) objects. A file without cases, a case with an
+ * operation other than CREATE, UPDATE, DELETE or CONNECT, or a case without assertions (neither
+ * `assertions` nor `expectDeny`) fails, with a message naming the file and the case.
  */
 import { readFileSync } from "node:fs";
 import { buildConstraint, EMPTY_CONFIG, evaluate, type TemplateRegistry } from "../policies/gatekeeper/engine";
@@ -52,7 +54,36 @@ export interface ConformanceReport {
     skipped: number;
 }
 
+/** The admission operations a case may name (admission.k8s.io Operation). */
+export const OPERATIONS = ["CREATE", "UPDATE", "DELETE", "CONNECT"] as const;
+
+/** What is wrong with a case's shape, so that it fails with a message instead of a stack trace. */
+export function caseProblems(c: unknown): string[] {
+    if (!c || typeof c !== "object" || Array.isArray(c)) return ["a case must be an object"];
+    const x = c as Record<string, unknown>;
+    const problems: string[] = [];
+    if (typeof x.constraintKind !== "string" || !x.constraintKind) problems.push("constraintKind must be a non-empty string");
+    if (!(OPERATIONS as readonly unknown[]).includes(x.operation)) problems.push(`unknown operation ${JSON.stringify(x.operation)}: expected one of ${OPERATIONS.join(", ")}`);
+    if (!x.object || typeof x.object !== "object" || Array.isArray(x.object)) problems.push("object must be a Kubernetes object");
+    if (x.inventory !== undefined && !Array.isArray(x.inventory)) problems.push("inventory must be a list of objects");
+    if (x.expectDeny !== undefined && typeof x.expectDeny !== "boolean") problems.push("expectDeny must be true or false");
+    if (x.assertions !== undefined && !Array.isArray(x.assertions)) problems.push("assertions must be a list");
+    const assertions = Array.isArray(x.assertions) ? x.assertions : [];
+    if (assertions.length === 0 && x.expectDeny === undefined) problems.push("the case has no assertions (neither assertions[] nor expectDeny): it could not fail");
+    assertions.forEach((a, i) => {
+        const v = (a as CaseAssertion | null)?.violations;
+        if (!(v === "yes" || v === "no" || (typeof v === "number" && Number.isInteger(v) && v >= 0))) {
+            problems.push(`assertions[${i}].violations must be "yes", "no" or a count, got ${JSON.stringify(v)}`);
+        }
+        const m = (a as CaseAssertion | null)?.message;
+        if (m !== undefined && typeof m !== "string") problems.push(`assertions[${i}].message must be a string`);
+    });
+    return problems;
+}
+
 export function runCase(c: ConformanceCase, registry: TemplateRegistry = templateRegistry): CaseOutcome {
+    const invalid = caseProblems(c);
+    if (invalid.length > 0) return { id: String((c as Partial<ConformanceCase>)?.id ?? "(no id)"), status: "failed", problems: invalid.map((p) => `invalid case: ${p}`), messages: [] };
     if (c.operation !== "CREATE") {
         return { id: c.id, status: "skipped", problems: [`${c.operation} is not applicable at preview time`], messages: [] };
     }
@@ -77,7 +108,12 @@ export function runCase(c: ConformanceCase, registry: TemplateRegistry = templat
     } catch (err) {
         return { id: c.id, status: "failed", problems: [`error: ${(err as Error).message}`], messages: [] };
     }
-    const problems = c.assertions.map((a) => checkAssertion(a, messages)).filter((p): p is string => p !== undefined);
+    let problems: string[];
+    try {
+        problems = (c.assertions ?? []).map((a) => checkAssertion(a, messages)).filter((p): p is string => p !== undefined);
+    } catch (err) {
+        return { id: c.id, status: "failed", problems: [`error: ${(err as Error).message}`], messages };
+    }
     if (c.expectDeny !== undefined && c.expectDeny !== denied) {
         problems.push(`expected the object to be ${c.expectDeny ? "denied" : "admitted"}, it was ${denied ? "denied" : "admitted"}`);
     }
@@ -106,7 +142,8 @@ export function readCases(file: string): ConformanceCase[] {
     const data = JSON.parse(readFileSync(file, "utf8"));
     const cases = Array.isArray(data) ? data : data?.cases;
     if (!Array.isArray(cases)) throw new Error(`${file}: expected {"cases": [...]} or a list of cases`);
-    return cases;
+    if (cases.length === 0) throw new Error(`${file}: the file has no case`);
+    return cases.map((c, i) => (c && typeof c === "object" && !Array.isArray(c) && typeof c.id === "string" ? c : { ...(c && typeof c === "object" ? c : {}), id: `case ${i + 1}` }));
 }
 
 export function formatFailure(o: CaseOutcome): string {
@@ -120,23 +157,28 @@ export function summaryLine(r: ConformanceReport): string {
     return `conformance: ${r.passed} passed, ${r.failed} failed, ${r.skipped} skipped`;
 }
 
-function main(argv: string[]): number {
+export function main(argv: string[], log: (line: string) => void = console.log, error: (line: string) => void = console.error): number {
     const file = argv[0];
     if (!file) {
-        console.error("usage: npm run conformance -- <cases.json>");
+        error("usage: npm run conformance -- <cases.json>");
         return 2;
     }
     let cases: ConformanceCase[];
     try {
         cases = readCases(file);
     } catch (err) {
-        console.error(`conformance: cannot read ${file}: ${(err as Error).message}`);
+        error(`conformance: cannot read ${file}: ${(err as Error).message}`);
         return 2;
     }
-    const report = runConformance(cases);
-    for (const outcome of report.outcomes) if (outcome.status === "failed") console.log(formatFailure(outcome));
-    console.log(summaryLine(report));
-    return report.failed > 0 ? 1 : 0;
+    try {
+        const report = runConformance(cases);
+        for (const outcome of report.outcomes) if (outcome.status === "failed") log(formatFailure(outcome).replace(/^FAIL /, `FAIL ${file}: `));
+        log(summaryLine(report));
+        return report.failed > 0 ? 1 : 0;
+    } catch (err) {
+        error(`conformance: ${file}: ${(err as Error).message}`);
+        return 2;
+    }
 }
 
 if (require.main === module) process.exitCode = main(process.argv.slice(2));

@@ -84,12 +84,22 @@ function baseSide(dir: string, ref: string, commit: string, stack: string, notes
 
 const isFailure = (x: RenderedSide | StackFailure): x is StackFailure => "error" in x;
 
-async function safeEvaluator(root: string, notes: string[]): Promise<PolicyEvaluator | undefined> {
+/**
+ * A revision's in-process policy evaluation. The base's failing to load is a note (the head's pack
+ * judges both sides); the working tree's failing to load is an error of every stack's report.
+ */
+async function safeEvaluator(root: string, notes: string[], side: "head" | "base"): Promise<PolicyEvaluator | undefined> {
     try {
         return await loadPolicyEvaluator(root);
     } catch (err) {
-        notes.push(`the policy evaluation of ${root === REPO_ROOT ? "the working tree" : "the base revision"} could not be loaded: ${err instanceof Error ? err.message : String(err)}`);
-        return undefined;
+        const message = err instanceof Error ? err.message : String(err);
+        if (side === "base") {
+            notes.push(`the policy evaluation of the base revision could not be loaded: ${message}`);
+            return undefined;
+        }
+        return () => {
+            throw new Error(`the policy pack could not be loaded: ${message}`);
+        };
     }
 }
 
@@ -97,9 +107,9 @@ async function safeEvaluator(root: string, notes: string[]): Promise<PolicyEvalu
 export async function runDiff(args: DiffArgs, repo = REPO_ROOT): Promise<DiffOutcome> {
     const commit = resolveCommit(repo, args.base);
     const loadNotes: string[] = [];
-    const headEvaluator = await safeEvaluator(repo, loadNotes);
+    const headEvaluator = await safeEvaluator(repo, loadNotes, "head");
     return withWorktree(repo, commit, async (dir) => {
-        const baseEvaluator = await safeEvaluator(dir, loadNotes);
+        const baseEvaluator = await safeEvaluator(dir, loadNotes, "base");
         const outcome: DiffOutcome = { reports: [], failures: [] };
         for (const stack of args.stacks) {
             const notes = [...loadNotes];
@@ -137,7 +147,9 @@ async function main() {
     const outcome = await runDiff(args);
     process.stdout.write(formatOutcome(outcome, args.format));
     for (const f of outcome.failures) console.error(`diff ${f.stack}: ${f.error}`);
-    process.exitCode = outcome.failures.length > 0 ? 2 : 0;
+    const packErrors = outcome.reports.filter((r) => !r.policy.available && r.policy.error);
+    for (const r of packErrors) if (!r.policy.available) console.error(`diff ${r.stack}: ${r.policy.reason}`);
+    process.exitCode = outcome.failures.length > 0 || packErrors.length > 0 ? 2 : 0;
 }
 
 if (require.main === module) {

@@ -2,10 +2,11 @@
  * npm run render -- --stack dev [--out DIR]
  * Runs index.ts under the Pulumi SDK's mock runtime with Pulumi.<stack>.yaml and writes
  * DIR/manifests.yaml and DIR/resources.json (default DIR: out/<stack>), plus the files the program
- * exports as `renderedFiles` (e.g. DIR/node/kubelet-config.yaml); exit 0 only for a valid stack.
+ * exports as `renderedFiles` (e.g. DIR/node/kubelet-config.yaml); exit 0 only for a valid stack
+ * that the policy pack (policies/config/<stack>.json) evaluates without a mandatory violation.
  */
 import * as path from "path";
-import { renderVerdict } from "../policies/pack/render";
+import { packVerdict } from "../policies/pack/render";
 import { render, summary, writeRender } from "./harness/render";
 import { listStacks, REPO_ROOT } from "./harness/stackConfig";
 
@@ -26,10 +27,12 @@ async function main() {
     const result = await render(stack);
     const outDir = path.resolve(out ?? path.join(REPO_ROOT, "out", stack));
     writeRender(result, outDir);
-    console.log(summary(result, [renderVerdict(result)]));
+    const pack = packVerdict(result);
+    console.log(summary(result, [pack.text]));
     const extra = Object.keys(result.files).sort();
     console.log(`wrote ${path.relative(process.cwd(), path.join(outDir, "manifests.yaml"))} and resources.json${extra.length ? `, ${extra.join(", ")}` : ""}`);
-    process.exitCode = result.errors.length === 0 ? 0 : 1;
+    // The pack is part of the verdict: a mandatory violation or a pack that cannot be evaluated fails the render.
+    process.exitCode = result.errors.length === 0 && pack.ok ? 0 : 1;
 }
 
 main().catch((err) => {

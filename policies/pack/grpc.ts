@@ -46,11 +46,34 @@ export interface RunningPack {
     info(): Promise<{ name: string; version: string; policies: AnalyzerPolicy[] }>;
     configure(config: PolicyPackConfig): Promise<void>;
     analyzeStack(resources: readonly PackResource[], parents?: Map<string, string>): Promise<Diagnostic[]>;
+    /** AnalyzeStack with a request already encoded (encodeAnalyzeStack): the bytes the engine sends. */
+    analyzeStackEncoded(request: Uint8Array): Promise<Diagnostic[]>;
     stop(): void;
 }
 
 const call = <T>(fn: (cb: (err: Error | null, res: T) => void) => void) =>
     new Promise<T>((resolve, reject) => fn((err, res) => (err ? reject(err) : resolve(res))));
+
+/** The AnalyzeStackRequest for a stack, encoded as the engine sends it. */
+export function encodeAnalyzeStack(resources: readonly PackResource[], parents?: Map<string, string>): Uint8Array {
+    const req = new analyzerProto.AnalyzeStackRequest();
+    for (const r of resources) {
+        const res = new analyzerProto.AnalyzerResource();
+        res.setType(r.type);
+        res.setUrn(r.urn);
+        res.setName(r.name);
+        res.setProperties(Struct.fromJavaScript(r.props));
+        const options = new analyzerProto.AnalyzerResourceOptions();
+        const parent = parents?.get(r.urn);
+        if (parent) {
+            options.setParent(parent);
+            res.setParent(parent);
+        }
+        res.setOptions(options);
+        req.addResources(res);
+    }
+    return req.serializeBinary();
+}
 
 /** Starts the pack in `packDir` as the engine's nodejs plugin host does and connects an Analyzer client. */
 export async function startPack(packDir = PACK_DIR, timeoutMs = 120_000): Promise<RunningPack> {
@@ -83,6 +106,20 @@ export async function startPack(packDir = PACK_DIR, timeoutMs = 120_000): Promis
     });
     let declared: AnalyzerPolicy[] | undefined;
 
+    const analyzeEncoded = async (request: Uint8Array): Promise<Diagnostic[]> => {
+        const res: any = await call((cb) =>
+            client.makeUnaryRequest("/pulumirpc.Analyzer/AnalyzeStack", (b: Uint8Array) => Buffer.from(b), analyzerProto.AnalyzeResponse.deserializeBinary, request, cb),
+        );
+        return res.getDiagnosticsList().map((d: any) => ({
+            policyName: d.getPolicyname(),
+            policyPackName: d.getPolicypackname(),
+            enforcementLevel: LEVELS[d.getEnforcementlevel()],
+            message: d.getMessage(),
+            violation: d.getMessage().split("\n").slice(1).join("\n") || d.getMessage(),
+            urn: d.getUrn(),
+        }));
+    };
+
     const info = async () => {
         const res: any = await call((cb) => client.getAnalyzerInfo(new Empty(), cb));
         declared = res.getPoliciesList().map((p: any) => ({ name: p.getName(), enforcementLevel: LEVELS[p.getEnforcementlevel()] }));
@@ -108,33 +145,10 @@ export async function startPack(packDir = PACK_DIR, timeoutMs = 120_000): Promis
             }
             await call((cb) => client.configure(req, cb));
         },
-        async analyzeStack(resources, parents) {
-            const req = new analyzerProto.AnalyzeStackRequest();
-            for (const r of resources) {
-                const res = new analyzerProto.AnalyzerResource();
-                res.setType(r.type);
-                res.setUrn(r.urn);
-                res.setName(r.name);
-                res.setProperties(Struct.fromJavaScript(r.props));
-                const options = new analyzerProto.AnalyzerResourceOptions();
-                const parent = parents?.get(r.urn);
-                if (parent) {
-                    options.setParent(parent);
-                    res.setParent(parent);
-                }
-                res.setOptions(options);
-                req.addResources(res);
-            }
-            const res: any = await call((cb) => client.analyzeStack(req, cb));
-            return res.getDiagnosticsList().map((d: any) => ({
-                policyName: d.getPolicyname(),
-                policyPackName: d.getPolicypackname(),
-                enforcementLevel: LEVELS[d.getEnforcementlevel()],
-                message: d.getMessage(),
-                violation: d.getMessage().split("\n").slice(1).join("\n") || d.getMessage(),
-                urn: d.getUrn(),
-            }));
+        analyzeStack(resources, parents) {
+            return analyzeEncoded(encodeAnalyzeStack(resources, parents));
         },
+        analyzeStackEncoded: (request) => analyzeEncoded(request),
         stop() {
             client.close();
             child.kill();

@@ -2,7 +2,7 @@
 import type { RenderResult } from "../../tools/harness/render";
 import { unwrapSecrets } from "../../tools/harness/manifests";
 import type { PackResource } from "./resources";
-import { loadPackConfig, runPack, verdict, type PackResult } from "./run";
+import { loadPackConfig, mandatory, runPack, verdict, type PackResult } from "./run";
 
 /** Every registered resource as the policy server would hand it over: type, URN, name and props (secrets unwrapped). */
 export function stackResourcesOf(result: RenderResult): PackResource[] {
@@ -14,12 +14,38 @@ export function evaluateRender(result: RenderResult, stack = result.stack): Pack
     return runPack(stackResourcesOf(result), loadPackConfig(stack));
 }
 
-/** The pack's verdict for the render summary; a pack that cannot be evaluated says why instead of failing the render. */
-export function renderVerdict(result: RenderResult): string {
-    if (result.errors.length > 0) return "policy pack: not evaluated (the render failed)";
+export interface PackVerdict {
+    /** The lines for the render summary. */
+    text: string;
+    /** False when the pack reports a mandatory violation or cannot be evaluated (config, constraint file, policy error). */
+    ok: boolean;
+}
+
+/**
+ * The pack's verdict on a render, part of the render's exit status: a mandatory violation, a pack
+ * config naming an unknown policy or holding a bad value, a constraint file that does not parse or
+ * breaks a template's schema, or a policy that fails each make it not ok, with a message naming
+ * the file and the item.
+ */
+export function packVerdict(result: RenderResult, stack = result.stack): PackVerdict {
+    if (result.errors.length > 0) return { text: "policy pack: not evaluated (the render failed)", ok: false };
+    return verdictOf(() => evaluateRender(result, stack));
+}
+
+/** The verdict of one evaluation (which may throw: config, constraint file or policy errors). */
+export function verdictOf(evaluate: () => PackResult): PackVerdict {
+    let evaluated: PackResult;
     try {
-        return verdict(evaluateRender(result));
+        evaluated = evaluate();
     } catch (err) {
-        return `policy pack: could not be evaluated: ${(err as Error).message}`;
+        return { text: `policy pack: error: ${(err as Error).message.split("\n").join("\n  ")}`, ok: false };
     }
+    const blocking = mandatory(evaluated).length;
+    const text = verdict(evaluated) + (blocking > 0 ? `\npolicy pack: ${blocking} mandatory violation(s) block the stack` : "");
+    return { text, ok: blocking === 0 };
+}
+
+/** The pack's verdict text for the render summary. */
+export function renderVerdict(result: RenderResult): string {
+    return packVerdict(result).text;
 }

@@ -26,6 +26,15 @@ const UNKNOWN_SENTINELS = new Set([
     "dd056dcd-154b-4c76-9bd3-c8f88648b5ff",
 ]);
 
+/**
+ * Props objects known to hold no unknown value (the pack's AnalyzeStack decoder saw none), which
+ * plainProps hands back without walking them.
+ */
+const withoutUnknowns = new WeakSet<object>();
+export function markWithoutUnknowns(props: object): void {
+    withoutUnknowns.add(props);
+}
+
 /** The proxy key @pulumi/policy answers with the proxied object itself. */
 const PROXY_TARGET = "__getSpecialProxyTarget";
 
@@ -40,6 +49,7 @@ export function plainProps(props: unknown): Record<string, any> {
     const target = (props as Record<string, unknown>)[PROXY_TARGET];
     // Only the policy server hands over proxies, and only its props can hold unknown sentinels.
     if (!target || typeof target !== "object") return props as Record<string, any>;
+    if (withoutUnknowns.has(target)) return target as Record<string, any>;
     return replaceUnknowns(target) as Record<string, any>;
 }
 

@@ -4,9 +4,8 @@
  * disabled policies do not run; getConfig() is the policy's config without enforcementLevel;
  * "remediate" counts as mandatory for stack policies. Used by tests, the render and the bench.
  */
-import * as fs from "fs";
 import type { EnforcementLevel, PolicyPackConfig, StackValidationArgs, StackValidationPolicy } from "@pulumi/policy";
-import { resolveInPack } from "./paths";
+import { readPackConfig } from "./config";
 import { packPolicies } from "./policies";
 import type { PackResource } from "./resources";
 
@@ -62,11 +61,9 @@ export function runPack(resources: readonly PackResource[], config: PolicyPackCo
 
 class NotApplicable extends Error {}
 
-/** The pack config of an environment: policies/config/<stack>.json. */
+/** The pack config of an environment: policies/config/<stack>.json, checked against the pack (config.ts). */
 export function loadPackConfig(stack: string): PolicyPackConfig {
-    const file = resolveInPack(`config/${stack}.json`);
-    if (!fs.existsSync(file)) throw new Error(`no policy pack config for stack ${stack}: expected ${file}`);
-    return JSON.parse(fs.readFileSync(file, "utf8"));
+    return readPackConfig(stack, packPolicies);
 }
 
 export const mandatory = (r: PackResult) => r.violations.filter((v) => v.enforcementLevel === "mandatory");

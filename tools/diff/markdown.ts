@@ -96,7 +96,7 @@ export function renderMarkdown(r: StackDiffReport, options: MarkdownOptions = {}
     head.push(...explainSection(r));
 
     const policy: string[] = ["#### Policy results", ""];
-    if (!r.policy.available) policy.push(`Not evaluated: ${escapeText(r.policy.reason)}.`);
+    if (!r.policy.available) policy.push(r.policy.error ? `**Error**: ${escapeText(r.policy.reason)}` : `Not evaluated: ${escapeText(r.policy.reason)}.`);
     else if (r.policy.appeared.length + r.policy.disappeared.length === 0) policy.push(`No policy result appeared or disappeared (${plural(r.policy.unchangedCount, "result")} unchanged).`);
     else {
         if (r.policy.appeared.length > 0) policy.push(`Appeared (${r.policy.appeared.length}):`, "", ...r.policy.appeared.map(findingLine), "");

@@ -31,7 +31,8 @@ export interface PolicyFinding {
 export type PolicyEvaluator = (stack: string, resources: PolicyResource[]) => PolicyFinding[] | Promise<PolicyFinding[]>;
 
 export type PolicyDiff =
-    | { available: false; reason: string }
+    /** error: the pack exists but could not be evaluated (config, constraint file or policy error): the diff fails. */
+    | { available: false; reason: string; error?: boolean }
     | { available: true; appeared: PolicyFinding[]; disappeared: PolicyFinding[]; unchangedCount: number };
 
 const key = (f: PolicyFinding) => [f.policy, f.enforcementLevel, f.object, f.message].join("\u0000");

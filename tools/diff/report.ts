@@ -53,10 +53,15 @@ export async function buildReport(stack: string, base: RenderedSide, head: Rende
         // object changes (not the arrival of the pack) show up.
         const baseEvaluator = evaluators.base ?? evaluators.head;
         if (!evaluators.base) notes.push("the base revision has no in-process policy evaluation: both sides were evaluated with this revision's policy pack");
+        // A pack that cannot be evaluated (its config names an unknown policy, a constraint file does
+        // not parse, a policy throws) is an error of the diff, not a missing evaluation.
+        let side = "the working tree";
         try {
-            policy = diffFindings(await baseEvaluator(stack, base.resources), await evaluators.head(stack, head.resources));
+            const headFindings = await evaluators.head(stack, head.resources);
+            side = evaluators.base ? "the base revision" : "the base revision (with this revision's pack)";
+            policy = diffFindings(await baseEvaluator(stack, base.resources), headFindings);
         } catch (err) {
-            policy = { available: false, reason: `policy evaluation failed: ${err instanceof Error ? err.message : String(err)}` };
+            policy = { available: false, error: true, reason: `the policy pack failed on ${side}: ${err instanceof Error ? err.message : String(err)}` };
         }
     }
     const explain = explainDiff(stack, base, head);

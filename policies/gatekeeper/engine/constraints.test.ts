@@ -64,11 +64,18 @@ items:
         assert.deepEqual(loadConstraintSet(yaml, testRegistry).constraints.map((c) => c.name), ["one", "two"]);
     });
 
-    test("an unknown constraint kind is an error listing the known kinds", () => {
+    test("an unknown constraint kind is an error naming the file and listing the known kinds", () => {
         const yaml = constraintYaml("x", "  match: {}").replace("kind: TestProbe", "kind: K8sTypo");
         assert.throws(
             () => loadConstraintSet(yaml, testRegistry, "gatekeeper.yaml"),
-            /^Error: constraint K8sTypo\/x: unknown constraint kind "K8sTypo"; no template is registered for it \(known kinds: TestProbe\)$/,
+            /^Error: gatekeeper.yaml: constraint K8sTypo\/x: unknown constraint kind "K8sTypo"; no template is registered for it \(known kinds: TestProbe\)$/,
+        );
+    });
+
+    test("parameters that break the template's schema are an error naming the file, the constraint and the key", () => {
+        assert.throws(
+            () => loadConstraintSet(constraintYaml("x", "  parameters:\n    tag: [1]"), testRegistry, "constraints/prod.yaml"),
+            /^ParameterError: constraints\/prod.yaml: constraint TestProbe\/x: parameters.tag must be a string/,
         );
     });
 
@@ -94,7 +101,7 @@ items:
     test("an unknown spec field is an error (a typo would otherwise drop parameters silently)", () => {
         assert.throws(
             () => loadConstraintSet(constraintYaml("x", "  parameter:\n    tag: a"), testRegistry),
-            /constraint TestProbe\/x: unknown spec field "parameter" \(known: enforcementAction, match, parameters\)/,
+            /^Error: constraints: constraint TestProbe\/x: unknown spec field "parameter" \(known: enforcementAction, match, parameters\)/,
         );
     });
 

@@ -148,18 +148,24 @@ export function constraintSetFromObjects(objects: readonly unknown[], registry: 
         if (seen.has(key)) throw new Error(`${where}: duplicate constraint ${key}`);
         seen.add(key);
         const spec = (obj.spec ?? {}) as { enforcementAction?: string; match?: Match; parameters?: Record<string, unknown> };
-        if (!isObject(spec)) throw new Error(`constraint ${key}: spec must be an object`);
+        if (!isObject(spec)) throw new Error(`${source}: constraint ${key}: spec must be an object`);
         for (const field of Object.keys(spec)) {
             if (!SPEC_FIELDS.has(field)) {
-                throw new Error(`constraint ${key}: unknown spec field ${JSON.stringify(field)} (known: ${[...SPEC_FIELDS].join(", ")})`);
+                throw new Error(`${source}: constraint ${key}: unknown spec field ${JSON.stringify(field)} (known: ${[...SPEC_FIELDS].join(", ")})`);
             }
         }
-        constraints.push(
-            buildConstraint(
-                { kind, name, enforcementAction: spec.enforcementAction, match: spec.match, parameters: spec.parameters },
-                registry,
-            ),
-        );
+        try {
+            constraints.push(
+                buildConstraint(
+                    { kind, name, enforcementAction: spec.enforcementAction, match: spec.match, parameters: spec.parameters },
+                    registry,
+                ),
+            );
+        } catch (err) {
+            // Name the file: buildConstraint's errors name the constraint only.
+            if (err instanceof Error && !err.message.startsWith(`${source}:`)) err.message = `${source}: ${err.message}`;
+            throw err;
+        }
     });
     return { constraints, config: config ?? EMPTY_CONFIG };
 }

@@ -4,8 +4,11 @@ import { regoFormat } from "../templates/lib/pod";
 
 /**
  * Shared by requiredlabels and requiredannotations: every listed key must be present, and when
- * an entry has a non-empty allowedRegex the value must contain a match for it. A constraint's
- * `message` replaces the default messages.
+ * an entry has a non-empty allowedRegex the value must contain a match for it. For labels, a
+ * constraint's `message` replaces the default messages (the annotations Rego has no such rule).
+ * As the library's Rego: a key counts as provided unless its value is false (`labels[label]`);
+ * a value that is not a string (null, a number) never matches a regex (regex.match is undefined
+ * for it), nor does any value for a pattern that does not compile.
  */
 export interface RequiredKey {
     key?: string;
@@ -32,7 +35,7 @@ export function requiredKeyViolations(
     const out: Violation[] = [];
     const missing = new Set<string>();
     for (const { key } of entries) {
-        if (typeof key === "string" && !Object.prototype.hasOwnProperty.call(values, key)) missing.add(key);
+        if (typeof key === "string" && (!Object.prototype.hasOwnProperty.call(values, key) || values[key] === false)) missing.add(key);
     }
     if (missing.size > 0) {
         out.push({
@@ -43,11 +46,19 @@ export function requiredKeyViolations(
     const seen = new Set<string>();
     for (const { key, allowedRegex } of entries) {
         if (typeof key !== "string" || !allowedRegex || !Object.prototype.hasOwnProperty.call(values, key)) continue;
-        const value = String(values[key]);
-        if (goRegexMatches(allowedRegex, value)) continue;
-        const msg = customMessage ?? `${wording.noun} <${key}: ${value}> does not satisfy allowed regex: ${allowedRegex}`;
+        const value = values[key];
+        if (typeof value === "string" && matches(allowedRegex, value)) continue;
+        const msg = customMessage ?? `${wording.noun} <${key}: ${regoFormat(value)}> does not satisfy allowed regex: ${regoFormat(allowedRegex)}`;
         if (!seen.has(msg)) out.push({ msg });
         seen.add(msg);
     }
     return out;
+}
+
+function matches(pattern: string, value: string): boolean {
+    try {
+        return goRegexMatches(pattern, value);
+    } catch {
+        return false;
+    }
 }

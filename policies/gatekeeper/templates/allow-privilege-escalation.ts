@@ -1,5 +1,5 @@
 import type { TemplateRule } from "../types";
-import { checkedContainers, regoFormat, violations } from "./lib/pod";
+import { checkedContainers, violations, rego } from "./lib/pod";
 
 export interface Params {
     exemptImages?: string[];
@@ -24,11 +24,11 @@ export const rule: TemplateRule<Params> = {
         }
     },
     validate({ review, parameters }) {
-        const messages: string[] = [];
+        const messages: (string | undefined)[] = [];
         for (const { container } of checkedContainers(review.object, parameters?.exemptImages)) {
             // Escalation is only ruled out by an explicit `false`: unset means allowed by Kubernetes.
             if (container.securityContext?.allowPrivilegeEscalation !== false) {
-                messages.push(`Privilege escalation container is not allowed: ${regoFormat(container.name)}`);
+                messages.push(rego`Privilege escalation container is not allowed: ${container.name}`);
             }
         }
         return violations(messages);

@@ -38,3 +38,15 @@ test("each container list is checked and named in the message", () => {
 test("without repos every image is refused", () => {
     assert.equal(checkTemplate(rule, validPod(), {}).length, 3);
 });
+
+// Messages, as the library's Rego: sprintf over an absent field is undefined, and so is the violation.
+test("a container without a name or without an image is not reported (its message cannot be built)", () => {
+    const pod = validPod();
+    pod.spec.containers[0].image = "docker.io/evil:1";
+    delete pod.spec.containers[0].name;
+    delete pod.spec.initContainers[0].image;
+    assert.deepEqual(checkTemplate(rule, pod, PARAMS), []);
+    const named = validPod();
+    named.spec.containers[0].image = "docker.io/evil:1";
+    assert.deepEqual(checkTemplate(rule, named, PARAMS), ['container <app> has an invalid image repo <docker.io/evil:1>, allowed repos are ["registry.example.com/", "openpolicyagent/"]']);
+});

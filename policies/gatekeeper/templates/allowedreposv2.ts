@@ -1,5 +1,5 @@
 import type { TemplateRule } from "../types";
-import { allContainers, isExempt, regoFormat, violations } from "./lib/pod";
+import { allContainers, isExempt, violations, rego } from "./lib/pod";
 
 export interface Params {
     allowedImages?: string[];
@@ -24,12 +24,12 @@ export const rule: TemplateRule<Params> = {
     },
     validate({ review, parameters }) {
         const allowed = parameters.allowedImages ?? [];
-        const messages: string[] = [];
+        const messages: (string | undefined)[] = [];
         for (const { container, kind } of allContainers(review.object)) {
             // Same rule as exemptImages: exact match, or prefix when the entry ends in "*".
             if (isExempt(container.image, allowed)) continue;
             messages.push(
-                `${kind} <${container.name}> has an invalid image <${container.image}>, allowed images are ${regoFormat(allowed)}`,
+                rego`${kind} <${container.name}> has an invalid image <${container.image}>, allowed images are ${allowed}`,
             );
         }
         return violations(messages);

@@ -1,5 +1,5 @@
 import type { K8sObject, TemplateRule } from "../types";
-import { type Container, checkedContainers, regoFormat, violations } from "./lib/pod";
+import { type Container, checkedContainers, regoFormat, violations, rego } from "./lib/pod";
 
 export interface Params {
     exemptImages?: string[];
@@ -62,13 +62,12 @@ export const rule: TemplateRule<Params> = {
         // Without allowedProfiles the library's message cannot be built, so it reports nothing.
         if (!Array.isArray(allowed)) return [];
         const pod = review.object;
-        const messages: string[] = [];
+        const messages: (string | undefined)[] = [];
         for (const { container } of checkedContainers(pod, parameters.exemptImages)) {
             const profile = effectiveProfile(pod, container);
             if (profile !== undefined && allowed.includes(profile)) continue;
             messages.push(
-                `AppArmor profile is not allowed, pod: ${regoFormat(pod.metadata?.name)}, container: ${regoFormat(container.name)}. ` +
-                    `Allowed profiles: ${regoFormat(allowed)}`,
+                rego`AppArmor profile is not allowed, pod: ${pod.metadata?.name}, container: ${container.name}. Allowed profiles: ${allowed}`,
             );
         }
         return violations(messages);

@@ -1,5 +1,5 @@
 import type { K8sObject, TemplateRule } from "../types";
-import { allContainers, violations } from "./lib/pod";
+import { allContainers, rego, violations } from "./lib/pod";
 
 export type Params = Record<string, never>;
 
@@ -18,7 +18,7 @@ export const rule: TemplateRule<Params> = {
         const pod = review.object;
         const spec = pod.spec ?? {};
         if (!mountsServiceAccountToken(spec, pod)) return [];
-        return violations([`Automounting service account token is disallowed, pod: ${pod.metadata?.name}`]);
+        return violations([rego`Automounting service account token is disallowed, pod: ${pod.metadata?.name}`]);
     },
 };
 

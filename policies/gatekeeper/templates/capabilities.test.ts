@@ -71,3 +71,22 @@ test("exemptImages skips matching containers", () => {
     pod.spec.containers[0].securityContext.capabilities.add = ["SYS_ADMIN"];
     assert.deepEqual(check(pod, { ...PARAMS, exemptImages: ["safe.io/*"] }), []);
 });
+
+// Parameters and messages, as the library's Rego: allowedCapabilities [] prints as [] (get_default
+// only falls back to "NONE" when the parameter is absent); no requiredDropCapabilities requires
+// nothing; a container without a name has no message, so no violation.
+test("allowedCapabilities [] is printed as such, no required drops requires nothing, a nameless container is not reported", () => {
+    const pod = validPod();
+    pod.spec.containers[0].securityContext.capabilities.drop = [];
+    assert.deepEqual(check(pod, { allowedCapabilities: [] }), ["container <nginx> has a disallowed capability. Allowed capabilities are []"]);
+    delete pod.spec.containers[0].name;
+    assert.deepEqual(check(pod, { allowedCapabilities: [], requiredDropCapabilities: ["NET_RAW"] }), []);
+});
+
+// Null, as the Rego: capabilities.add/drop null hold no capability.
+test("capabilities add: null and drop: null count as empty", () => {
+    const pod = validPod();
+    pod.spec.containers[0].securityContext.capabilities = { add: null, drop: null };
+    assert.deepEqual(check(pod, { requiredDropCapabilities: ["NET_RAW"] }), ['container <nginx> is not dropping all required capabilities. Container must drop all of ["NET_RAW"] or "ALL"']);
+    assert.deepEqual(check(pod, {}), []);
+});

@@ -1,5 +1,5 @@
 import type { TemplateRule } from "../types";
-import { type Container, type ContainerKind, checkedContainers, regoFormat, violations } from "./lib/pod";
+import { type Container, type ContainerKind, checkedContainers, violations, rego } from "./lib/pod";
 
 export interface Params {
     exemptImages?: string[];
@@ -72,18 +72,15 @@ export const rule: TemplateRule<Params> = {
         const params = parameters ?? {};
         const allowed = lowerSet(params.allowedCapabilities);
         const mustDrop = lowerSet(params.requiredDropCapabilities);
-        const allowedText = regoFormat(params.allowedCapabilities === undefined ? "NONE" : params.allowedCapabilities);
-        const messages: string[] = [];
+        const allowedText = params.allowedCapabilities === undefined ? "NONE" : params.allowedCapabilities;
+        const messages: (string | undefined)[] = [];
         for (const { container, kind } of checkedContainers(review.object, params.exemptImages)) {
-            const label = `${LABELS[kind]} <${regoFormat(container.name)}>`;
+            // As the library's sprintf: without a container name there is no message, so no violation.
             if (addsDisallowed(container, allowed)) {
-                messages.push(`${label} has a disallowed capability. Allowed capabilities are ${allowedText}`);
+                messages.push(rego`${LABELS[kind]} <${container.name}> has a disallowed capability. Allowed capabilities are ${allowedText}`);
             }
             if (missesDrop(container, mustDrop)) {
-                messages.push(
-                    `${label} is not dropping all required capabilities. ` +
-                        `Container must drop all of ${regoFormat(params.requiredDropCapabilities)} or "ALL"`,
-                );
+                messages.push(rego`${LABELS[kind]} <${container.name}> is not dropping all required capabilities. Container must drop all of ${params.requiredDropCapabilities} or "ALL"`);
             }
         }
         return violations(messages);

@@ -1,5 +1,5 @@
 import type { TemplateRule } from "../types";
-import { checkedContainers, isSet, regoFormat, violations } from "./lib/pod";
+import { checkedContainers, isSet, violations, rego } from "./lib/pod";
 
 export interface Params {
     exemptImages?: string[];
@@ -47,14 +47,14 @@ export const rule: TemplateRule<Params> = {
         }
     },
     validate({ review, parameters }) {
-        const messages: string[] = [];
+        const messages: (string | undefined)[] = [];
         // Ephemeral containers cannot set resources.
         for (const { container, kind } of checkedContainers(review.object, parameters.exemptImages)) {
             if (kind === "ephemeralContainer") continue;
             for (const section of ["limits", "requests"] as const) {
                 const missing = missingResources(container.resources?.[section], parameters[section]);
                 if (missing.size > 0) {
-                    messages.push(`container <${container.name}> does not have <${regoFormat(missing)}> ${section} defined`);
+                    messages.push(rego`container <${container.name}> does not have <${missing}> ${section} defined`);
                 }
             }
         }

@@ -1,5 +1,5 @@
 import type { TemplateRule } from "../types";
-import { allContainers, regoFormat, violations } from "./lib/pod";
+import { allContainers, violations, rego } from "./lib/pod";
 
 export interface Params {
     repos?: string[];
@@ -24,12 +24,12 @@ export const rule: TemplateRule<Params> = {
     },
     validate({ review, parameters }) {
         const repos = parameters.repos ?? [];
-        const messages: string[] = [];
+        const messages: (string | undefined)[] = [];
         for (const { container, kind } of allContainers(review.object)) {
             const image = String(container.image ?? "");
             if (!repos.some((repo) => image.startsWith(repo))) continue;
             messages.push(
-                `${kind} <${container.name}> has an invalid image repo <${image}>, disallowed repos are ${regoFormat(repos)}`,
+                rego`${kind} <${container.name}> has an invalid image repo <${container.image}>, disallowed repos are ${repos}`,
             );
         }
         return violations(messages);

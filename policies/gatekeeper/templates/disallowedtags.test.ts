@@ -46,3 +46,12 @@ test("a digest counts as pinned and exempt images are skipped", () => {
     pod.spec.containers.push({ name: "tool", image: "registry.example.com/tools/jq:latest" });
     assert.deepEqual(checkTemplate(rule, pod, PARAMS), []);
 });
+
+// Messages, as the library's Rego: a container without a name (or image) has no message, so no violation.
+test("a container without a name is not reported, even with a disallowed tag", () => {
+    const pod = validPod();
+    pod.spec.containers[0].image = "nginx:latest";
+    assert.equal(checkTemplate(rule, pod, PARAMS).length, 1);
+    delete pod.spec.containers[0].name;
+    assert.deepEqual(checkTemplate(rule, pod, PARAMS), []);
+});

@@ -1,5 +1,5 @@
 import type { TemplateRule } from "../types";
-import { checkedContainers, regoFormat, violations } from "./lib/pod";
+import { checkedContainers, violations, rego } from "./lib/pod";
 
 export interface Params {
     exemptImages?: string[];
@@ -32,15 +32,15 @@ export const rule: TemplateRule<Params> = {
     },
     validate({ review, parameters }) {
         const tags = parameters.tags ?? [];
-        const messages: string[] = [];
+        const messages: (string | undefined)[] = [];
         for (const { container } of checkedContainers(review.object, parameters.exemptImages)) {
             const image = String(container.image ?? "");
             if (tags.some((tag) => image.endsWith(`:${tag}`))) {
                 messages.push(
-                    `container <${container.name}> uses a disallowed tag <${image}>; disallowed tags are ${regoFormat(tags)}`,
+                    rego`container <${container.name}> uses a disallowed tag <${container.image}>; disallowed tags are ${tags}`,
                 );
             }
-            if (!hasTag(image)) messages.push(`container <${container.name}> didn't specify an image tag <${image}>`);
+            if (!hasTag(image)) messages.push(rego`container <${container.name}> didn't specify an image tag <${container.image}>`);
         }
         return violations(messages);
     },

@@ -1,5 +1,5 @@
 import type { TemplateRule } from "../types";
-import { isSet, regoFormat, violations } from "./lib/pod";
+import { isSet, violations, rego } from "./lib/pod";
 
 export interface Params {
     allowedFlexVolumes?: Array<{ driver?: string }>;
@@ -36,14 +36,13 @@ export const rule: TemplateRule<Params> = {
         const pod = review.object;
         const volumes = pod.spec?.volumes;
         if (!Array.isArray(volumes)) return [];
-        const messages: string[] = [];
+        const messages: (string | undefined)[] = [];
         for (const volume of volumes) {
             if (!isSet(volume?.flexVolume)) continue;
             const driver = volume.flexVolume?.driver;
             if (driver !== undefined && allowed.some((entry) => entry?.driver === driver)) continue;
             messages.push(
-                `FlexVolume ${regoFormat(volume)} is not allowed, pod: ${regoFormat(pod.metadata?.name)}. ` +
-                    `Allowed drivers: ${regoFormat(allowed)}`,
+                rego`FlexVolume ${volume} is not allowed, pod: ${pod.metadata?.name}. Allowed drivers: ${allowed}`,
             );
         }
         return violations(messages);

@@ -50,3 +50,20 @@ test("given allowedSysctls, a sysctl not in it is reported; an empty list allows
 test("without allowedSysctls only forbidden sysctls are reported", () => {
     assert.deepEqual(check(validPod(), { forbiddenSysctls: ["kernel.*"] }), []);
 });
+
+// Null, as the library's Rego: a sysctl named null is a value that only "*" matches (no prefix
+// applies to it), and it is printed as null.
+test("a sysctl whose name is null is matched only by *", () => {
+    const pod = validPod();
+    pod.spec.securityContext.sysctls = [{ name: null, value: "1" }];
+    assert.deepEqual(check(pod, { forbiddenSysctls: ["nu*", "null"] }), []);
+    assert.deepEqual(check(pod, { forbiddenSysctls: ["*"] }), ['The sysctl null is not allowed, pod: web. Forbidden sysctls: ["*"]']);
+    assert.deepEqual(check(pod, { allowedSysctls: ["nu*"] }), ['The sysctl null is not explicitly allowed, pod: web. Allowed sysctls: ["nu*"]']);
+});
+
+// Messages, as the Rego's sprintf: a Pod without metadata.name leaves the message, and the violation, undefined.
+test("a Pod without metadata.name is not reported", () => {
+    const pod = validPod();
+    delete pod.metadata!.name;
+    assert.deepEqual(check(pod, { forbiddenSysctls: ["*"] }), []);
+});

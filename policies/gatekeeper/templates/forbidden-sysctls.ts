@@ -1,17 +1,17 @@
 import type { TemplateRule } from "../types";
-import { regoFormat, violations } from "./lib/pod";
+import { rego, violations } from "./lib/pod";
 
 export interface Params {
     allowedSysctls?: string[];
     forbiddenSysctls?: string[];
 }
 
-/** `*` matches everything, `prefix*` a prefix, anything else itself. */
-function matchesAny(sysctl: string, patterns: readonly string[]): boolean {
+/** `*` matches everything (a name that is not a string too, as in the Rego), `prefix*` a prefix, anything else itself. */
+function matchesAny(sysctl: unknown, patterns: readonly string[]): boolean {
     for (const pattern of patterns) {
         if (typeof pattern !== "string") continue;
         if (pattern === "*" || pattern === sysctl) return true;
-        if (pattern.endsWith("*") && sysctl.startsWith(pattern.slice(0, -1))) return true;
+        if (typeof sysctl === "string" && pattern.endsWith("*") && sysctl.startsWith(pattern.slice(0, -1))) return true;
     }
     return false;
 }
@@ -46,20 +46,18 @@ export const rule: TemplateRule<Params> = {
         const sysctls = pod.spec?.securityContext?.sysctls;
         if (!Array.isArray(sysctls)) return [];
         const { forbiddenSysctls: forbidden, allowedSysctls: allowed } = parameters ?? {};
-        const podName = regoFormat(pod.metadata?.name);
-        const messages: string[] = [];
+        const podName = pod.metadata?.name;
+        const messages: (string | undefined)[] = [];
         for (const entry of sysctls) {
+            // As the library's Rego: each entry's name (null included); messages as its sprintf.
             const name = entry?.name;
             if (name === undefined) continue;
-            const text = regoFormat(name);
-            if (Array.isArray(forbidden) && matchesAny(text, forbidden)) {
-                messages.push(`The sysctl ${text} is not allowed, pod: ${podName}. Forbidden sysctls: ${regoFormat(forbidden)}`);
+            if (Array.isArray(forbidden) && matchesAny(name, forbidden)) {
+                messages.push(rego`The sysctl ${name} is not allowed, pod: ${podName}. Forbidden sysctls: ${forbidden}`);
             }
             // allowedSysctls is an allow-list only when given; an empty list allows nothing.
-            if (Array.isArray(allowed) && !matchesAny(text, allowed)) {
-                messages.push(
-                    `The sysctl ${text} is not explicitly allowed, pod: ${podName}. Allowed sysctls: ${regoFormat(allowed)}`,
-                );
+            if (Array.isArray(allowed) && !matchesAny(name, allowed)) {
+                messages.push(rego`The sysctl ${name} is not explicitly allowed, pod: ${podName}. Allowed sysctls: ${allowed}`);
             }
         }
         return violations(messages);

@@ -55,3 +55,24 @@ test("RunAsAny accepts anything", () => {
     pod.spec.securityContext.fsGroup = 0;
     assert.deepEqual(check(pod, { rule: "RunAsAny" }), []);
 });
+
+// Parameter absence, as the library's Rego: the violation requires has_field(parameters, "rule").
+test("a constraint with ranges but no rule reports nothing, whatever the fsGroup", () => {
+    for (const fsGroup of [500, 2000, 0, null]) {
+        const pod = validPod();
+        pod.spec.securityContext.fsGroup = fsGroup;
+        assert.deepEqual(check(pod, { ranges: [{ min: 1, max: 1000 }] }), [], String(fsGroup));
+    }
+    assert.deepEqual(check(validPod(), {}), []);
+});
+
+// Null, as the Rego: `not spec.securityContext.fsGroup` does not hold for null (null is a value),
+// and null is in no range, so MayRunAs reports fsGroup: null; a null securityContext has no fsGroup.
+test("MayRunAs: fsGroup null is a value outside every range, securityContext null is unset", () => {
+    const may: Params = { rule: "MayRunAs", ranges: [{ min: 1, max: 1000 }] };
+    const pod = validPod();
+    pod.spec.securityContext.fsGroup = null;
+    assert.equal(check(pod, may).length, 1);
+    pod.spec.securityContext = null;
+    assert.deepEqual(check(pod, may), []);
+});

@@ -1,5 +1,5 @@
 import type { TemplateRule } from "../types";
-import { isSet, regoFormat, violations } from "./lib/pod";
+import { isSet, violations, rego } from "./lib/pod";
 
 export interface IdRange {
     min?: number;
@@ -25,8 +25,8 @@ function fsGroupAllowed(params: Params, securityContext: any): boolean {
         case "MayRunAs":
             return !isSet(securityContext) || !isSet(securityContext?.fsGroup) || inAnyRange(securityContext.fsGroup, params.ranges);
         default:
-            // The library has no default rule: a constraint without one rejects every Pod.
-            return false;
+            // The library's violation requires parameters.rule (has_field): without one nothing is reported.
+            return true;
     }
 }
 
@@ -71,8 +71,6 @@ export const rule: TemplateRule<Params> = {
         const params = parameters ?? {};
         const pod = review.object;
         if (!pod.spec || fsGroupAllowed(params, pod.spec.securityContext)) return [];
-        return violations([
-            `The provided pod spec fsGroup is not allowed, pod: ${regoFormat(pod.metadata?.name)}. Allowed fsGroup: ${regoFormat(params)}`,
-        ]);
+        return violations([rego`The provided pod spec fsGroup is not allowed, pod: ${pod.metadata?.name}. Allowed fsGroup: ${params}`]);
     },
 };

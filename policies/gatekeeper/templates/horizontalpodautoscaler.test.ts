@@ -20,12 +20,38 @@ test("replicas within a range, a wide enough spread and an existing target pass"
     assert.deepEqual(checkTemplate(rule, validHpa(), PARAMS, [deployment]), []);
 });
 
-test("replicas outside every range are refused", () => {
+// The message as the library's sprintf renders it: its format has six %v for five values (the
+// ranges land after "not allowed:", Go's fmt marks the sixth %!v(MISSING)).
+test("replicas outside every range are refused, with the library's message text", () => {
     const hpa = validHpa();
     hpa.spec.maxReplicas = 12;
     assert.deepEqual(checkTemplate(rule, hpa, PARAMS, [deployment]), [
-        'The HorizontalPodAutoscaler <web> minReplicas 2 or maxReplicas 12 is not allowed. Allowed ranges: [{"max_replicas": 10, "min_replicas": 2}]',
+        'The HorizontalPodAutoscaler <web> minReplicas 2 or maxReplicas 12 is not allowed: [{"max_replicas": 10, "min_replicas": 2}]. Allowed ranges: %!v(MISSING)',
     ]);
+});
+
+// Absence and null, as the Rego: an empty ranges list allows nothing; a null bound is a value
+// outside every range; an absent bound or absent ranges leave the message (and the violation) undefined.
+test("ranges [] refuses, a null bound is refused, an absent bound or absent ranges report nothing", () => {
+    const only = (p: Record<string, unknown>) => ({ ...p, enforceScaleTargetRef: false });
+    assert.equal(checkTemplate(rule, validHpa(), only({ ranges: [] }), [deployment]).length, 1);
+    const nul = validHpa();
+    nul.spec.minReplicas = null;
+    assert.deepEqual(checkTemplate(rule, nul, only({ ranges: PARAMS.ranges }), [deployment]), [
+        'The HorizontalPodAutoscaler <web> minReplicas null or maxReplicas 6 is not allowed: [{"max_replicas": 10, "min_replicas": 2}]. Allowed ranges: %!v(MISSING)',
+    ]);
+    const absent = validHpa();
+    delete absent.spec.minReplicas;
+    assert.deepEqual(checkTemplate(rule, absent, only(PARAMS), [deployment]), []);
+    const big = validHpa();
+    big.spec.maxReplicas = 12;
+    assert.deepEqual(checkTemplate(rule, big, only({ minimumReplicaSpread: 2 }), [deployment]), []);
+});
+
+test("a scaleTargetRef without kind or name cannot be named in the message, so it is not reported", () => {
+    const hpa = validHpa();
+    delete hpa.spec.scaleTargetRef.kind;
+    assert.deepEqual(checkTemplate(rule, hpa, { enforceScaleTargetRef: true }, []), []);
 });
 
 test("a spread below minimumReplicaSpread is refused", () => {

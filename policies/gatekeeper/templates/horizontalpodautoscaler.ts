@@ -1,5 +1,5 @@
 import type { Inventory, TemplateRule } from "../types";
-import { regoFormat } from "./lib/pod";
+import { rego, regoLessOrEqual, violations } from "./lib/pod";
 import { parseApiVersion } from "../engine/gvk";
 
 export interface ReplicaRange {
@@ -53,35 +53,33 @@ export const rule: TemplateRule<Params> = {
         if (review.kind.kind !== "HorizontalPodAutoscaler") return [];
         const hpa = review.object;
         const name = hpa.metadata?.name;
-        const { minReplicas, maxReplicas, scaleTargetRef } = hpa.spec ?? {};
-        const messages: string[] = [];
+        const spec = hpa.spec ?? {};
+        const { minReplicas, maxReplicas, scaleTargetRef } = spec;
+        const messages: (string | undefined)[] = [];
         const { ranges, minimumReplicaSpread } = parameters;
-        // Like the library, replica checks need both bounds set on the HPA.
-        const hasBounds = typeof minReplicas === "number" && typeof maxReplicas === "number";
-        if (ranges !== undefined && hasBounds && !ranges.some((r) => within(r, minReplicas, maxReplicas))) {
+        // As the library's Rego: no range holds both bounds (no ranges, an empty list, or a bound
+        // that is absent or null). The library's format has six %v for five values, so Go's
+        // fmt renders the ranges after "not allowed:" and %!v(MISSING) after "Allowed ranges:".
+        if (!(Array.isArray(ranges) && ranges.length > 0 && ranges.some((r) => within(r, minReplicas, maxReplicas)))) {
+            messages.push(rego`The ${hpa.kind} <${name}> minReplicas ${minReplicas} or maxReplicas ${maxReplicas} is not allowed: ${ranges}. Allowed ranges: %!v(MISSING)`);
+        }
+        const spread = typeof minReplicas === "number" && typeof maxReplicas === "number" ? maxReplicas - minReplicas : undefined;
+        if (minimumReplicaSpread !== undefined && !(spread !== undefined && spread >= minimumReplicaSpread)) {
             messages.push(
-                `The ${hpa.kind} <${name}> minReplicas ${minReplicas} or maxReplicas ${maxReplicas} is not allowed. ` +
-                    `Allowed ranges: ${regoFormat(ranges)}`,
+                rego`The ${hpa.kind} <${name}> is configured with minReplicas ${minReplicas} and maxReplicas ${maxReplicas} which is a spread of ${spread} replica(s). The spread must be at least ${minimumReplicaSpread} replica(s)`,
             );
         }
-        if (minimumReplicaSpread !== undefined && hasBounds && maxReplicas - minReplicas < minimumReplicaSpread) {
+        if (parameters.enforceScaleTargetRef && !targetExists(scaleTargetRef ?? {}, review.namespace, inventory)) {
             messages.push(
-                `The ${hpa.kind} <${name}> is configured with minReplicas ${minReplicas} and maxReplicas ${maxReplicas} ` +
-                    `which is a spread of ${maxReplicas - minReplicas} replica(s). The spread must be at least ${minimumReplicaSpread} replica(s)`,
+                rego`The HorizontalPodAutoscaler <${name}> has a scaleTargetRef of <${scaleTargetRef?.kind}/${scaleTargetRef?.name}> but it does not exist. The scaleTargetRef for the HorizontalPodAutoscaler must exist`,
             );
         }
-        if (parameters.enforceScaleTargetRef && scaleTargetRef && !targetExists(scaleTargetRef, review.namespace, inventory)) {
-            messages.push(
-                `The HorizontalPodAutoscaler <${name}> has a scaleTargetRef of <${scaleTargetRef.kind}/${scaleTargetRef.name}> ` +
-                    `but it does not exist. The scaleTargetRef for the HorizontalPodAutoscaler must exist`,
-            );
-        }
-        return messages.map((msg) => ({ msg }));
+        return violations(messages);
     },
 };
 
-function within(range: ReplicaRange, min: number, max: number): boolean {
-    return (range.min_replicas ?? Number.NaN) <= min && (range.max_replicas ?? Number.NaN) >= max;
+function within(range: ReplicaRange, min: unknown, max: unknown): boolean {
+    return regoLessOrEqual(range?.min_replicas, min) && regoLessOrEqual(max, range?.max_replicas);
 }
 
 function targetExists(

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { checkTemplate } from "../engine/test-support";
 import type { K8sObject } from "../types";
 import { type Params, rule } from "./host-filesystem";
 
@@ -58,4 +59,16 @@ test("without allowedHostPaths every hostPath volume is reported, other volumes 
     assert.deepEqual(check(pod, {}), [
         'HostPath volume {"hostPath": {"path": "/foo/bar"}, "name": "host"} is not allowed, pod: web. Allowed path: []',
     ]);
+});
+
+// Absence, as the library's Rego: a read-only allowance holds for a volume without a name, since
+// no mount can be found writable for it (the call with an undefined name is undefined).
+test("a nameless hostPath volume under a readOnly prefix is allowed even if some mount is writable", () => {
+    const pod: K8sObject = {
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name: "web" },
+        spec: { containers: [{ name: "c", image: "nginx", volumeMounts: [{ mountPath: "/x" }] }], volumes: [{ hostPath: { path: "/var/log/app" } }] },
+    };
+    assert.deepEqual(checkTemplate(rule, pod, { allowedHostPaths: [{ pathPrefix: "/var/log", readOnly: true }] }), []);
 });

@@ -1,5 +1,5 @@
 import type { K8sObject, TemplateRule } from "../types";
-import { allContainers, isSet, regoFormat, violations } from "./lib/pod";
+import { allContainers, isSet, violations, rego } from "./lib/pod";
 
 export interface AllowedHostPath {
     pathPrefix?: string;
@@ -27,6 +27,8 @@ function pathMatches(prefix: unknown, path: unknown): boolean {
 
 /** Whether any container (of any kind) mounts the volume without readOnly. */
 function mountedWritable(pod: K8sObject, volumeName: unknown): boolean {
+    // As the Rego: a call with an undefined argument is undefined, so a nameless volume has no writable mount.
+    if (volumeName === undefined) return false;
     for (const { container } of allContainers(pod)) {
         const mounts = container.volumeMounts;
         if (!Array.isArray(mounts)) continue;
@@ -80,13 +82,12 @@ export const rule: TemplateRule<Params> = {
         if (!Array.isArray(volumes)) return [];
         // No allowedHostPaths (or an empty list) blocks every hostPath volume.
         const allowed = Array.isArray(parameters?.allowedHostPaths) ? parameters.allowedHostPaths : [];
-        const messages: string[] = [];
+        const messages: (string | undefined)[] = [];
         for (const volume of volumes) {
             if (!isSet(volume?.hostPath)) continue;
             if (allowed.length > 0 && hostPathAllowed(pod, volume, allowed)) continue;
             messages.push(
-                `HostPath volume ${regoFormat(volume)} is not allowed, pod: ${regoFormat(pod.metadata?.name)}. ` +
-                    `Allowed path: ${regoFormat(allowed)}`,
+                rego`HostPath volume ${volume} is not allowed, pod: ${pod.metadata?.name}. Allowed path: ${allowed}`,
             );
         }
         return violations(messages);

@@ -32,3 +32,12 @@ test("hostPID or hostIPC is reported once per pod", () => {
     both.spec.hostIPC = true;
     assert.deepEqual(check(both), ["Sharing the host namespace is not allowed: web"]);
 });
+
+// Messages, as the library's Rego: the message names the Pod; without metadata.name there is no violation.
+test("a Pod without metadata.name sharing the host PID namespace is not reported", () => {
+    const pod = validPod();
+    pod.spec.hostPID = true;
+    assert.equal(check(pod).length, 1);
+    delete pod.metadata!.name;
+    assert.deepEqual(check(pod), []);
+});

@@ -1,5 +1,5 @@
 import type { TemplateRule } from "../types";
-import { isSet, regoFormat, violations } from "./lib/pod";
+import { isSet, violations, rego } from "./lib/pod";
 
 export type Params = Record<string, never>;
 
@@ -15,6 +15,6 @@ export const rule: TemplateRule<Params> = {
     validate({ review }) {
         const pod = review.object;
         if (!isSet(pod.spec?.hostPID) && !isSet(pod.spec?.hostIPC)) return [];
-        return violations([`Sharing the host namespace is not allowed: ${regoFormat(pod.metadata?.name)}`]);
+        return violations([rego`Sharing the host namespace is not allowed: ${pod.metadata?.name}`]);
     },
 };

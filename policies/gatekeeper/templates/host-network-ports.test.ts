@@ -56,3 +56,15 @@ test("ports without hostPort are not checked", () => {
     pod.spec.containers[0].ports = [{ containerPort: 9999 }];
     assert.deepEqual(check(pod), []);
 });
+
+// Null, as the library's Rego (`hostPort < min` with Rego's ordering): hostPort: null is below any
+// min; without min and max no port is out of range.
+test("hostPort: null is below min; no bounds check nothing", () => {
+    const pod = validPod();
+    pod.spec.containers[0].ports[0].hostPort = null;
+    assert.deepEqual(check(pod), [DENIED]);
+    assert.deepEqual(check(pod, { hostNetwork: false, max: 9000 }), []);
+    const high = validPod();
+    high.spec.containers[0].ports[0].hostPort = 65000;
+    assert.deepEqual(check(high, { hostNetwork: false }), []);
+});

@@ -1,5 +1,5 @@
 import type { TemplateRule } from "../types";
-import { checkedContainers, isSet, regoFormat, violations } from "./lib/pod";
+import { checkedContainers, isSet, violations, rego, regoLessOrEqual } from "./lib/pod";
 
 export interface Params {
     exemptImages?: string[];
@@ -8,9 +8,15 @@ export interface Params {
     max?: number;
 }
 
+/**
+ * As the library's Rego (`hostPort < min`, `hostPort > max`) with Rego's ordering across types: a
+ * hostPort of null is below any min, a string hostPort is above any max; an absent bound checks nothing.
+ */
 function hostPortOutOfRange(port: unknown, params: Params): boolean {
-    if (typeof port !== "number") return false;
-    return (typeof params.min === "number" && port < params.min) || (typeof params.max === "number" && port > params.max);
+    if (port === undefined) return false;
+    const below = params.min !== undefined && !regoLessOrEqual(params.min, port);
+    const above = params.max !== undefined && !regoLessOrEqual(port, params.max);
+    return below || above;
 }
 
 export const rule: TemplateRule<Params> = {
@@ -56,7 +62,7 @@ export const rule: TemplateRule<Params> = {
         }
         if (!violating) return [];
         return violations([
-            `The specified hostNetwork and hostPort are not allowed, pod: ${regoFormat(pod.metadata?.name)}. Allowed values: ${regoFormat(params)}`,
+            rego`The specified hostNetwork and hostPort are not allowed, pod: ${pod.metadata?.name}. Allowed values: ${params}`,
         ]);
     },
 };

@@ -1,5 +1,5 @@
 import type { TemplateRule } from "../types";
-import { type Container, checkedContainers, regoFormat, violations } from "./lib/pod";
+import { type Container, checkedContainers, violations, rego } from "./lib/pod";
 
 export interface Params {
     exemptImages?: string[];
@@ -10,18 +10,18 @@ const HOOKS = ["postStart", "preStop"] as const;
 const ACTIONS = ["httpGet", "tcpSocket"] as const;
 
 /** Reports each httpGet/tcpSocket host of a probe or hook that is set to something other than "". */
-function reportHosts(handler: any, what: string, containerName: string, messages: string[]): void {
+function reportHosts(handler: any, what: string, containerName: unknown, messages: (string | undefined)[]): void {
     if (!handler || typeof handler !== "object") return;
     for (const action of ACTIONS) {
         const host = handler[action]?.host;
         if (host !== undefined && host !== "") {
-            messages.push(`Container ${containerName} has ${what} with host field set: ${regoFormat(host)}`);
+            messages.push(rego`Container ${containerName} has ${what} with host field set: ${host}`);
         }
     }
 }
 
-function checkContainer(container: Container, messages: string[]): void {
-    const name = regoFormat(container.name);
+function checkContainer(container: Container, messages: (string | undefined)[]): void {
+    const name = container.name;
     for (const probe of PROBES) reportHosts(container[probe], "probe", name, messages);
     const lifecycle = container.lifecycle;
     if (lifecycle) for (const hook of HOOKS) reportHosts(lifecycle[hook], "lifecycle hook", name, messages);
@@ -46,7 +46,7 @@ export const rule: TemplateRule<Params> = {
         }
     },
     validate({ review, parameters }) {
-        const messages: string[] = [];
+        const messages: (string | undefined)[] = [];
         for (const { container } of checkedContainers(review.object, parameters?.exemptImages)) {
             checkContainer(container, messages);
         }

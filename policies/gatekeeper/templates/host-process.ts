@@ -1,5 +1,5 @@
 import type { TemplateRule } from "../types";
-import { checkedContainers, regoFormat, violations } from "./lib/pod";
+import { checkedContainers, violations, rego } from "./lib/pod";
 
 export interface Params {
     exemptImages?: string[];
@@ -25,15 +25,15 @@ export const rule: TemplateRule<Params> = {
     },
     validate({ review, parameters }) {
         const pod = review.object;
-        const messages: string[] = [];
+        const messages: (string | undefined)[] = [];
         // The pod-level setting applies to every container, so exemptImages cannot exempt it.
         if (pod.spec?.securityContext?.windowsOptions?.hostProcess === true) {
-            messages.push(`HostProcess is not allowed at pod level: ${regoFormat(pod.metadata?.name)}`);
+            messages.push(rego`HostProcess is not allowed at pod level: ${pod.metadata?.name}`);
         }
         for (const { container } of checkedContainers(pod, parameters?.exemptImages)) {
             if (container.securityContext?.windowsOptions?.hostProcess === true) {
                 messages.push(
-                    `HostProcess container is not allowed: ${regoFormat(container.name)}, securityContext.windowsOptions.hostProcess: true`,
+                    rego`HostProcess container is not allowed: ${container.name}, securityContext.windowsOptions.hostProcess: true`,
                 );
             }
         }

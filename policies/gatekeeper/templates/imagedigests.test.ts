@@ -37,3 +37,14 @@ test("exempt images need no digest", () => {
     pod.spec.containers[0].image = "registry.example.com/web:1";
     assert.deepEqual(checkTemplate(rule, pod, { exemptImages: ["registry.example.com/*"] }), []);
 });
+
+// Absence, as the library's Rego: regex.match over an absent image is undefined and so is the
+// message naming it: a container without an image is not reported.
+test("a container without an image or a name is not reported", () => {
+    const pod = validPod();
+    delete pod.spec.containers[0].image;
+    assert.deepEqual(checkTemplate(rule, pod), []);
+    const unnamed = validPod();
+    unnamed.spec.initContainers[0] = { image: "busybox:1" };
+    assert.deepEqual(checkTemplate(rule, unnamed), []);
+});

@@ -1,5 +1,5 @@
 import type { TemplateRule } from "../types";
-import { checkedContainers, violations } from "./lib/pod";
+import { checkedContainers, violations, rego } from "./lib/pod";
 
 export interface Params {
     exemptImages?: string[];
@@ -27,10 +27,11 @@ export const rule: TemplateRule<Params> = {
         }
     },
     validate({ review, parameters }) {
-        const messages: string[] = [];
+        const messages: (string | undefined)[] = [];
         for (const { container, kind } of checkedContainers(review.object, parameters.exemptImages)) {
             if (DIGEST.test(String(container.image ?? ""))) continue;
-            messages.push(`${kind} <${container.name}> uses an image without a digest <${container.image}>`);
+            // As the library: an absent image (or name) leaves the message, and the violation, undefined.
+            messages.push(rego`${kind} <${container.name}> uses an image without a digest <${container.image}>`);
         }
         return violations(messages);
     },

@@ -21,10 +21,30 @@ test("a budget with maxUnavailable above 0 passes", () => {
     assert.deepEqual(checkTemplate(rule, pdb({ maxUnavailable: 1 })), []);
 });
 
-test("a budget with maxUnavailable 0 is refused", () => {
+// As the library's Rego, whose selection rules apply to every reviewed object: a budget is in the
+// stack's inventory and its matchLabels select its own selector, so it is also "selected by" itself.
+test("a budget with maxUnavailable 0 is refused (and, being in the stack, selects itself)", () => {
     assert.deepEqual(checkTemplate(rule, pdb({ maxUnavailable: 0 })), [
         "PodDisruptionBudget <web-pdb> has maxUnavailable of 0, only positive integers are allowed for maxUnavailable",
+        "PodDisruptionBudget <web-pdb> has been selected by PodDisruptionBudget <web-pdb> but has maxUnavailable of 0, only positive integers are allowed for maxUnavailable",
     ]);
+});
+
+// Nulls, strings and absence, as the Rego's object.get defaults and ordering: maxUnavailable null
+// is invalid, any string (even "0%") counts as above 0; a string minAvailable ("50%") is never below
+// a replica count; absent replicas leave the message undefined.
+test("maxUnavailable null is refused, string values follow Rego's ordering, absent replicas are not reported", () => {
+    assert.equal(checkTemplate(rule, pdb({ maxUnavailable: null })).length, 2);
+    assert.deepEqual(checkTemplate(rule, pdb({ maxUnavailable: "0%" })), []);
+    assert.deepEqual(checkTemplate(rule, validDeployment(), {}, [pdb({ minAvailable: "50%" })]), [
+        "Deployment <web> has 3 replica(s) but PodDisruptionBudget <web-pdb> has minAvailable of 50%, PodDisruptionBudget count should always be lower than replica(s), and not used when replica(s) is set to 1",
+    ]);
+    const noReplicas = validDeployment();
+    delete noReplicas.spec.replicas;
+    assert.deepEqual(checkTemplate(rule, noReplicas, {}, [pdb({ minAvailable: 5 })]), []);
+    const nullReplicas = validDeployment();
+    nullReplicas.spec.replicas = null;
+    assert.equal(checkTemplate(rule, nullReplicas, {}, [pdb({ minAvailable: 1 })]).length, 1);
 });
 
 test("a workload whose budget leaves room for evictions passes", () => {

@@ -1,4 +1,5 @@
 import type { K8sObject, TemplateRule } from "../types";
+import { rego, regoLessOrEqual, violations } from "./lib/pod";
 
 export type Params = Record<string, never>;
 
@@ -10,52 +11,57 @@ export const rule: TemplateRule<Params> = {
     parameterSchema: null,
     validate({ review, inventory }) {
         const obj = review.object;
-        const messages: string[] = [];
-        if (review.kind.kind === "PodDisruptionBudget") {
-            if (blocksAllDisruptions(obj)) {
-                messages.push(
-                    `PodDisruptionBudget <${obj.metadata?.name}> has maxUnavailable of 0, only positive integers are allowed for maxUnavailable`,
-                );
-            }
-            return messages.map((msg) => ({ msg }));
+        const messages: (string | undefined)[] = [];
+        if (review.kind.kind === "PodDisruptionBudget" && !maxUnavailableValid(obj)) {
+            messages.push(rego`PodDisruptionBudget <${obj.metadata?.name}> has maxUnavailable of 0, only positive integers are allowed for maxUnavailable`);
         }
+        // Every reviewed object (a PodDisruptionBudget too, which then selects itself) against the
+        // policy/v1 budgets of its namespace whose matchLabels are a subset of its selector's.
         const selector = obj.spec?.selector?.matchLabels;
         const budgets = inventory
             .list("PodDisruptionBudget", { group: "policy", namespace: review.namespace })
             .filter((pdb) => pdb.apiVersion === "policy/v1" && selects(pdb, selector));
         for (const pdb of budgets) {
-            if (blocksAllDisruptions(pdb)) {
+            if (!maxUnavailableValid(pdb)) {
                 messages.push(
-                    `${obj.kind} <${obj.metadata?.name}> has been selected by PodDisruptionBudget <${pdb.metadata?.name}> ` +
-                        `but has maxUnavailable of 0, only positive integers are allowed for maxUnavailable`,
+                    rego`${obj.kind} <${obj.metadata?.name}> has been selected by PodDisruptionBudget <${pdb.metadata?.name}> but has maxUnavailable of 0, only positive integers are allowed for maxUnavailable`,
                 );
             }
             const replicas = obj.spec?.replicas;
-            const minAvailable = pdb.spec?.minAvailable;
-            if (typeof replicas === "number" && minAvailable !== undefined && !leavesRoomToEvict(replicas, minAvailable)) {
+            if (!minAvailableValid(replicas, pdb)) {
                 messages.push(
-                    `${obj.kind} <${obj.metadata?.name}> has ${replicas} replica(s) but PodDisruptionBudget <${pdb.metadata?.name}> ` +
-                        `has minAvailable of ${minAvailable}, PodDisruptionBudget count should always be lower than replica(s), ` +
-                        `and not used when replica(s) is set to 1`,
+                    rego`${obj.kind} <${obj.metadata?.name}> has ${replicas} replica(s) but PodDisruptionBudget <${pdb.metadata?.name}> has minAvailable of ${pdb.spec?.minAvailable}, PodDisruptionBudget count should always be lower than replica(s), and not used when replica(s) is set to 1`,
                 );
             }
         }
-        return [...new Set(messages)].map((msg) => ({ msg }));
+        return violations(messages);
     },
 };
 
-/** maxUnavailable of 0 (or "0%") means no pod may ever be evicted voluntarily. */
-function blocksAllDisruptions(pdb: K8sObject): boolean {
-    const max = pdb.spec?.maxUnavailable;
-    return max === 0 || max === "0" || max === "0%";
+/** object.get(obj, key, default): the value when the key is present (null included), else the default; undefined when obj is no object. */
+function objectGet(obj: unknown, key: string, fallback: unknown): unknown {
+    if (!obj || typeof obj !== "object" || Array.isArray(obj)) return undefined;
+    return key in obj ? (obj as Record<string, unknown>)[key] : fallback;
 }
 
-/** minAvailable must stay below the replica count; "100%" is the same as all replicas. */
-function leavesRoomToEvict(replicas: number, minAvailable: unknown): boolean {
-    if (typeof minAvailable === "number") return replicas > minAvailable;
-    if (minAvailable === "100%") return false;
-    if (typeof minAvailable === "string" && /^[0-9]+$/.test(minAvailable)) return replicas > Number(minAvailable);
-    return true;
+/**
+ * As the library's Rego: object.get(spec, "maxUnavailable", 1) > 0 with Rego's ordering, so 0,
+ * a negative number, null or false are invalid while any string ("0%" too) counts as greater than
+ * 0; a budget without spec is invalid.
+ */
+function maxUnavailableValid(pdb: K8sObject): boolean {
+    const max = objectGet(pdb.spec, "maxUnavailable", 1);
+    return max !== undefined && !regoLessOrEqual(max, 0);
+}
+
+/**
+ * As the library's Rego: replicas > object.get(spec, "minAvailable", -1) with Rego's ordering, so a
+ * string minAvailable ("50%", "2") is never below a numeric replica count; absent replicas are
+ * not valid (and then leave the message undefined).
+ */
+function minAvailableValid(replicas: unknown, pdb: K8sObject): boolean {
+    const min = objectGet(pdb.spec, "minAvailable", -1);
+    return replicas !== undefined && min !== undefined && !regoLessOrEqual(replicas, min);
 }
 
 /** The budget's matchLabels are a subset of the workload's selector (an empty budget selector selects all). */

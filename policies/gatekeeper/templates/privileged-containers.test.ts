@@ -49,3 +49,11 @@ test("exemptImages exempts matching images only", () => {
     assert.equal(messages.length, 1);
     assert.match(messages[0], /^Privileged container is not allowed: b,/);
 });
+
+// Messages, as the library's Rego: no container name, no message, no violation.
+test("a privileged container without a name is not reported", () => {
+    const pod = validPod();
+    pod.spec.containers[0].securityContext.privileged = true;
+    delete pod.spec.containers[0].name;
+    assert.deepEqual(check(pod), []);
+});

@@ -1,5 +1,5 @@
 import type { TemplateRule } from "../types";
-import { checkedContainers, isSet, regoFormat, violations } from "./lib/pod";
+import { checkedContainers, isSet, violations, rego } from "./lib/pod";
 
 export interface Params {
     exemptImages?: string[];
@@ -24,12 +24,12 @@ export const rule: TemplateRule<Params> = {
         }
     },
     validate({ review, parameters }) {
-        const messages: string[] = [];
+        const messages: (string | undefined)[] = [];
         for (const { container } of checkedContainers(review.object, parameters?.exemptImages)) {
             const securityContext = container.securityContext;
             if (isSet(securityContext?.privileged)) {
                 messages.push(
-                    `Privileged container is not allowed: ${regoFormat(container.name)}, securityContext: ${regoFormat(securityContext)}`,
+                    rego`Privileged container is not allowed: ${container.name}, securityContext: ${securityContext}`,
                 );
             }
         }

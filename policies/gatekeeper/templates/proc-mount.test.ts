@@ -48,3 +48,13 @@ test("exemptImages exempts matching containers", () => {
     pod.spec.containers[0].securityContext.procMount = "Unmasked";
     assert.deepEqual(check(pod, { procMount: "Default", exemptImages: ["nginx"] }), []);
 });
+
+// Null, as the library's Rego: containers are selected with `securityContext.procMount != null`.
+test("procMount: null counts as absent, in every container list", () => {
+    const pod = validPod();
+    pod.spec.containers[0].securityContext.procMount = null;
+    pod.spec.initContainers = [{ name: "init", image: "busybox", securityContext: { procMount: null } }];
+    pod.spec.ephemeralContainers = [{ name: "debug", image: "busybox", securityContext: null }];
+    assert.deepEqual(check(pod), []);
+    assert.deepEqual(check(pod, {}), []);
+});

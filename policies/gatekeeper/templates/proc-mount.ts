@@ -1,5 +1,5 @@
 import type { TemplateRule } from "../types";
-import { checkedContainers, isSet, regoFormat, violations } from "./lib/pod";
+import { checkedContainers, violations, rego } from "./lib/pod";
 
 export interface Params {
     exemptImages?: string[];
@@ -42,13 +42,14 @@ export const rule: TemplateRule<Params> = {
         const params = parameters ?? {};
         const allowed = allowedProcMount(params);
         if (allowed === "unmasked") return [];
-        const messages: string[] = [];
+        const messages: (string | undefined)[] = [];
         for (const { container } of checkedContainers(review.object, params.exemptImages)) {
             const procMount = container.securityContext?.procMount;
-            if (!isSet(procMount)) continue;
+            // The library only looks at containers whose procMount is present and not null.
+            if (procMount === undefined || procMount === null) continue;
             if (typeof procMount === "string" && procMount.toLowerCase() === "default") continue;
             messages.push(
-                `ProcMount type is not allowed, container: ${regoFormat(container.name)}. Allowed procMount types: ${allowed}`,
+                rego`ProcMount type is not allowed, container: ${container.name}. Allowed procMount types: ${allowed}`,
             );
         }
         return violations(messages);

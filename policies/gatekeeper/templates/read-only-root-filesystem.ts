@@ -1,5 +1,5 @@
 import type { TemplateRule } from "../types";
-import { checkedContainers, regoFormat, violations } from "./lib/pod";
+import { checkedContainers, violations, rego } from "./lib/pod";
 
 export interface Params {
     exemptImages?: string[];
@@ -24,10 +24,10 @@ export const rule: TemplateRule<Params> = {
         }
     },
     validate({ review, parameters }) {
-        const messages: string[] = [];
+        const messages: (string | undefined)[] = [];
         for (const { container } of checkedContainers(review.object, parameters?.exemptImages)) {
             if (container.securityContext?.readOnlyRootFilesystem !== true) {
-                messages.push(`only read-only root filesystem container is allowed: ${regoFormat(container.name)}`);
+                messages.push(rego`only read-only root filesystem container is allowed: ${container.name}`);
             }
         }
         return violations(messages);

@@ -1,5 +1,5 @@
 import type { TemplateRule } from "../types";
-import { regoFormat } from "./lib/pod";
+import { rego, regoLessOrEqual, violations } from "./lib/pod";
 
 export interface ReplicaRange {
     min_replicas?: number;
@@ -40,17 +40,14 @@ export const rule: TemplateRule<Params> = {
     },
     validate({ review, parameters }) {
         const obj = review.object;
-        const replicas = obj.spec?.replicas;
-        // Only objects that set spec.replicas are checked; no ranges allows no replica count at all.
-        if (replicas === undefined || replicas === null) return [];
-        const ranges = parameters.ranges ?? [];
-        if (ranges.some((r) => (r.min_replicas ?? Number.NaN) <= replicas && (r.max_replicas ?? Number.NaN) >= replicas)) {
-            return [];
-        }
-        return [
-            {
-                msg: `The provided number of replicas is not allowed for ${obj.kind}: ${obj.metadata?.name}. Allowed ranges: ${regoFormat(parameters)}`,
-            },
-        ];
+        // As the library: every reviewed object with a spec is checked; replicas that are absent,
+        // null or outside every range (or no ranges at all) are not allowed.
+        const spec = obj.spec;
+        if (spec === undefined) return [];
+        const replicas = spec?.replicas;
+        const ranges = parameters.ranges;
+        const within = (r: ReplicaRange) => regoLessOrEqual(r?.min_replicas, replicas) && regoLessOrEqual(replicas, r?.max_replicas);
+        if (Array.isArray(ranges) && ranges.length > 0 && ranges.some(within)) return [];
+        return violations([rego`The provided number of replicas is not allowed for ${review.kind.kind}: ${obj.metadata?.name}. Allowed ranges: ${parameters}`]);
     },
 };

@@ -33,8 +33,18 @@ test("a value not matching allowedRegex is refused", () => {
     ]);
 });
 
-test("a custom message replaces the default ones", () => {
+// Parameters, as the library's Rego: the schema has `message`, but the annotations Rego never reads it.
+test("the message parameter does not change the library's messages", () => {
     const service = validService();
     delete service.metadata!.annotations;
-    assert.deepEqual(checkTemplate(rule, service, { ...PARAMS, message: "annotate your services" }), ["annotate your services"]);
+    assert.deepEqual(checkTemplate(rule, service, { ...PARAMS, message: "annotate your services" }), ['you must provide annotation(s): {"owner", "runbook"}']);
+});
+
+// Null, as the Rego: a null value is present (not missing) and, not being a string, matches no regex.
+test("an annotation with a null value is present but does not satisfy a regex", () => {
+    const service = validService();
+    service.metadata!.annotations!.owner = null as unknown as string;
+    assert.deepEqual(checkTemplate(rule, service, PARAMS), ["Annotation <owner: null> does not satisfy allowed regex: ^[a-z]+@example\\.com$"]);
+    service.metadata!.annotations!.runbook = null as unknown as string;
+    assert.equal(checkTemplate(rule, service, { annotations: [{ key: "runbook" }] }).length, 0);
 });

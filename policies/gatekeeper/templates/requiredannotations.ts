@@ -37,7 +37,8 @@ export const rule: TemplateRule<Params> = {
         }
     },
     validate({ review, parameters }) {
-        return requiredKeyViolations(review.object.metadata?.annotations, parameters.annotations, parameters.message, {
+        // The library's Rego does not read parameters.message for annotations (only requiredlabels does).
+        return requiredKeyViolations(review.object.metadata?.annotations, parameters.annotations, undefined, {
             missing: "you must provide annotation(s)",
             noun: "Annotation",
             detailsKey: "missing_annotations",

@@ -31,3 +31,12 @@ test("a custom message replaces the default ones", () => {
     delete ns.metadata!.labels;
     assert.deepEqual(checkTemplate(rule, ns, { ...PARAMS, message: "label your namespaces" }), ["label your namespaces"]);
 });
+
+// Null, as the library's Rego: a label whose value is null is provided (only false is not), and a
+// non-string value matches no allowedRegex, however permissive.
+test("a label with a null value is present but satisfies no regex", () => {
+    const ns = validNamespace();
+    ns.metadata!.labels!.owner = null as unknown as string;
+    assert.deepEqual(checkTemplate(rule, ns, { labels: [{ key: "owner", allowedRegex: ".*" }] }), ["Label <owner: null> does not satisfy allowed regex: .*"]);
+    assert.deepEqual(checkTemplate(rule, ns, { labels: [{ key: "owner" }] }), []);
+});

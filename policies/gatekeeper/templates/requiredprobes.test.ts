@@ -44,3 +44,16 @@ test("a probe without one of the accepted probe types counts as missing", () => 
         "Container <app> in your <Pod> <web> has no <livenessProbe>",
     ]);
 });
+
+// Null and absence, as the library's Rego: a probe set to null has no probe type, so it is missing;
+// a probe type present with null counts as set; no probeTypes makes every probe missing; a Pod
+// without metadata.name cannot be named in the message, so it is not reported.
+test("null probes are missing, null probe types are set, no probeTypes misses everything, nameless Pods are not reported", () => {
+    const pod = validPod();
+    pod.spec.containers[0].readinessProbe = null;
+    pod.spec.containers[0].livenessProbe = { tcpSocket: null };
+    assert.deepEqual(checkTemplate(rule, pod, PARAMS), ["Container <app> in your <Pod> <web> has no <readinessProbe>"]);
+    assert.equal(checkTemplate(rule, validPod(), { probes: ["readinessProbe"] }).length, 1);
+    delete pod.metadata!.name;
+    assert.deepEqual(checkTemplate(rule, pod, PARAMS), []);
+});

@@ -1,5 +1,5 @@
 import type { TemplateRule } from "../types";
-import { allContainers, isSet, violations, type Container } from "./lib/pod";
+import { allContainers, isSet, violations, type Container, rego } from "./lib/pod";
 
 export interface Params {
     probes?: string[];
@@ -33,15 +33,13 @@ export const rule: TemplateRule<Params> = {
     validate({ review, parameters }) {
         const probes = parameters.probes ?? [];
         const probeTypes = parameters.probeTypes ?? [];
-        const messages: string[] = [];
+        const messages: (string | undefined)[] = [];
         // Only regular containers: init and ephemeral containers cannot have readiness/liveness probes.
         for (const { container, kind } of allContainers(review.object)) {
             if (kind !== "container") continue;
             for (const probe of probes) {
                 if (isProbeDefined(container, probe, probeTypes)) continue;
-                messages.push(
-                    `Container <${container.name}> in your <${review.kind.kind}> <${review.object.metadata?.name}> has no <${probe}>`,
-                );
+                messages.push(rego`Container <${container.name}> in your <${review.kind.kind}> <${review.object.metadata?.name}> has no <${probe}>`);
             }
         }
         return violations(messages);

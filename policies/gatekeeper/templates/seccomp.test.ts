@@ -53,10 +53,16 @@ test("Localhost profiles are allowed per file, or all with localhost/*", () => {
     assert.deepEqual(check(pod, { allowedProfiles: ["localhost/*"] }), []);
 });
 
-test("RuntimeDefault also allows docker/default; * allows everything", () => {
+// Parameter absence, as the library's Rego: a type name (RuntimeDefault) is translated into
+// annotation names once per allowedLocalhostFiles entry, so without that parameter it stays as
+// written and allows no annotation or securityContext profile.
+test("RuntimeDefault allows docker/default only with allowedLocalhostFiles; * allows everything", () => {
     const pod = validPod();
     pod.metadata!.annotations!["seccomp.security.alpha.kubernetes.io/pod"] = "docker/default";
-    assert.deepEqual(check(pod, { allowedProfiles: ["RuntimeDefault"] }), []);
+    assert.deepEqual(check(pod, { allowedProfiles: ["RuntimeDefault"], allowedLocalhostFiles: ["any.json"] }), []);
+    assert.deepEqual(check(pod, { allowedProfiles: ["RuntimeDefault"] }), [
+        `Seccomp profile 'docker/default' is not allowed for container 'nginx'. Found at: annotation seccomp.security.alpha.kubernetes.io/pod. Allowed profiles: {"RuntimeDefault"}`,
+    ]);
     pod.metadata!.annotations!["seccomp.security.alpha.kubernetes.io/pod"] = "unconfined";
     assert.deepEqual(check(pod, { allowedProfiles: ["*"] }), []);
 });
@@ -75,4 +81,16 @@ test("exemptImages exempts matching containers", () => {
     const pod = validPod();
     pod.metadata!.annotations!["seccomp.security.alpha.kubernetes.io/pod"] = "unconfined";
     assert.deepEqual(check(pod, { ...PARAMS, exemptImages: ["nginx"] }), []);
+});
+
+// Defaults, as the Rego's canonicalize_runtime_default_profile: a RuntimeDefault securityContext
+// reads as docker/default when only docker/default is allowed.
+test("a RuntimeDefault securityContext is docker/default when only docker/default is allowed", () => {
+    const pod = validPod();
+    delete pod.metadata!.annotations;
+    pod.spec.securityContext = { seccompProfile: { type: "RuntimeDefault" } };
+    assert.deepEqual(check(pod, { allowedProfiles: ["docker/default"] }), []);
+    assert.deepEqual(check(pod, { allowedProfiles: ["unconfined"] }), [
+        `Seccomp profile 'runtime/default' is not allowed for container 'nginx'. Found at: pod securityContext. Allowed profiles: {"unconfined"}`,
+    ]);
 });

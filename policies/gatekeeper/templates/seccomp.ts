@@ -1,5 +1,5 @@
 import type { K8sObject, TemplateRule } from "../types";
-import { type Container, checkedContainers, isSet, regoFormat, violations } from "./lib/pod";
+import { type Container, checkedContainers, isSet, rego, regoFormat, violations } from "./lib/pod";
 
 export interface Params {
     exemptImages?: string[];
@@ -10,46 +10,57 @@ export interface Params {
 const CONTAINER_ANNOTATION_PREFIX = "container.seccomp.security.alpha.kubernetes.io/";
 const POD_ANNOTATION = "seccomp.security.alpha.kubernetes.io/pod";
 
-/** securityContext profile type → the annotation names it stands for. */
-const ANNOTATION_NAMES = new Map<string, string[]>([
-    ["RuntimeDefault", ["runtime/default", "docker/default"]],
-    ["Unconfined", ["unconfined"]],
-]);
-
 interface FoundProfile {
     profile: string;
     file: string;
     location: string;
 }
 
-/** The allowed profiles in annotation syntax, plus the entries as given. */
+/**
+ * The library's get_allowed_profiles: the entries as given, plus, for each entry without "/"
+ * (a securityContext type) and each allowedLocalhostFiles entry (default: none), the type in
+ * annotation syntax (RuntimeDefault: runtime/default and docker/default; Localhost: localhost/<file>;
+ * Unconfined: unconfined). Without allowedLocalhostFiles a type name stays untranslated.
+ */
 function allowedProfiles(params: Params): Set<string> {
     const allowed = new Set<string>();
     const files = Array.isArray(params.allowedLocalhostFiles) ? params.allowedLocalhostFiles : [];
     for (const profile of params.allowedProfiles ?? []) {
         allowed.add(profile);
-        for (const name of ANNOTATION_NAMES.get(profile) ?? []) allowed.add(name);
-        if (profile === "Localhost") for (const file of files) allowed.add(`localhost/${regoFormat(file)}`);
+        if (profile.includes("/")) continue;
+        for (const file of files) for (const name of canonical({ type: profile, localhostProfile: file }, "") ?? []) allowed.add(name);
     }
     return allowed;
 }
 
-/** A securityContext seccompProfile in annotation syntax; undefined for an unknown type. */
-function canonical(seccompProfile: any): string | undefined {
+/**
+ * The library's canonicalize_seccomp_profile: a securityContext seccompProfile in annotation
+ * syntax; RuntimeDefault is `runtimeDefault` (or both names when it is ""); undefined for an
+ * unknown type or a Localhost profile without localhostProfile.
+ */
+function canonical(seccompProfile: any, runtimeDefault: string): string[] | undefined {
     switch (seccompProfile?.type) {
         case "RuntimeDefault":
-            return "runtime/default";
-        case "Unconfined":
-            return "unconfined";
+            return runtimeDefault === "" ? ["runtime/default", "docker/default"] : [runtimeDefault];
         case "Localhost":
-            return seccompProfile.localhostProfile === undefined ? undefined : `localhost/${regoFormat(seccompProfile.localhostProfile)}`;
+            return seccompProfile.localhostProfile === undefined ? undefined : [`localhost/${regoFormat(seccompProfile.localhostProfile)}`];
+        case "Unconfined":
+            return ["unconfined"];
         default:
             return undefined;
     }
 }
 
-function fromSecurityContext(seccompProfile: any, location: string): FoundProfile | undefined {
-    const profile = canonical(seccompProfile);
+/** The library's canonicalize_runtime_default_profile: runtime/default, or docker/default when only that one is allowed. */
+function runtimeDefaultName(params: Params): string {
+    const list = params.allowedProfiles ?? [];
+    if (list.includes("runtime/default")) return "runtime/default";
+    if (list.includes("docker/default")) return "docker/default";
+    return "runtime/default";
+}
+
+function fromSecurityContext(seccompProfile: any, location: string, runtimeDefault: string): FoundProfile | undefined {
+    const profile = canonical(seccompProfile, runtimeDefault)?.[0];
     if (profile === undefined) return undefined;
     const file = seccompProfile.localhostProfile;
     return { profile, file: file === undefined ? "" : regoFormat(file), location };
@@ -59,11 +70,11 @@ function fromSecurityContext(seccompProfile: any, location: string): FoundProfil
  * Precedence: container securityContext, pod securityContext, container annotation, pod
  * annotation. Undefined when the field that wins cannot be read (the library skips it).
  */
-function findProfile(pod: K8sObject, container: Container): FoundProfile | undefined {
+function findProfile(pod: K8sObject, container: Container, runtimeDefault: string): FoundProfile | undefined {
     const own = container.securityContext?.seccompProfile;
-    if (isSet(own)) return fromSecurityContext(own, "container securityContext");
+    if (isSet(own)) return fromSecurityContext(own, "container securityContext", runtimeDefault);
     const podLevel = pod.spec?.securityContext?.seccompProfile;
-    if (isSet(podLevel)) return fromSecurityContext(podLevel, "pod securityContext");
+    if (isSet(podLevel)) return fromSecurityContext(podLevel, "pod securityContext", runtimeDefault);
     const annotations = pod.metadata?.annotations;
     const containerKey = `${CONTAINER_ANNOTATION_PREFIX}${regoFormat(container.name)}`;
     for (const key of [containerKey, POD_ANNOTATION]) {
@@ -114,17 +125,14 @@ export const rule: TemplateRule<Params> = {
         const params = parameters ?? {};
         if (params.allowedProfiles?.includes("*")) return [];
         const allowed = allowedProfiles(params);
+        const runtimeDefault = runtimeDefaultName(params);
         const pod = review.object;
-        const messages: string[] = [];
+        const messages: (string | undefined)[] = [];
         for (const { container } of checkedContainers(pod, params.exemptImages)) {
-            const found = findProfile(pod, container);
+            const found = findProfile(pod, container, runtimeDefault);
             if (!found || isAllowed(found.profile, allowed)) continue;
-            const name = regoFormat(container.name);
-            const what = found.profile === "Localhost" ? `'${found.profile}' with file '${found.file}'` : `'${found.profile}'`;
-            messages.push(
-                `Seccomp profile ${what} is not allowed for container '${name}'. Found at: ${found.location}. ` +
-                    `Allowed profiles: ${regoFormat(allowed)}`,
-            );
+            // The library's only message form (the file is not printed).
+            messages.push(rego`Seccomp profile '${found.profile}' is not allowed for container '${container.name}'. Found at: ${found.location}. Allowed profiles: ${allowed}`);
         }
         return violations(messages);
     },

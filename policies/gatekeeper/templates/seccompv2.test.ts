@@ -4,7 +4,8 @@ import type { K8sObject } from "../types";
 import { type Params, rule } from "./seccompv2";
 
 const PARAMS: Params = { allowedProfiles: ["RuntimeDefault", "Localhost"], allowedLocalhostFiles: ["profile.json"] };
-const ALLOWED_TEXT = '{"Localhost", "RuntimeDefault"}';
+// The library prints its get_allowed_profiles set of objects, not the parameter list.
+const ALLOWED_TEXT = '{{"localHostProfile": "profile.json", "type": "Localhost"}, {"type": "RuntimeDefault"}}';
 
 function validPod(): K8sObject {
     return {
@@ -68,4 +69,21 @@ test("* allows everything and exemptImages exempts matching containers", () => {
     pod.spec.securityContext.seccompProfile.type = "Unconfined";
     assert.deepEqual(check(pod, { allowedProfiles: ["*"] }), []);
     assert.deepEqual(check(pod, { ...PARAMS, exemptImages: ["ngin*"] }), []);
+});
+
+// Defaults, as the library's Rego: allowedLocalhostFiles defaults to [""], so a Localhost profile
+// without localhostProfile is allowed when "Localhost" is; an allowedLocalhostFiles "*" allows any
+// Localhost profile even when allowedProfiles does not list Localhost.
+test("allowedLocalhostFiles defaults to [\"\"] and its * allows Localhost on its own", () => {
+    const pod = validPod();
+    pod.spec.securityContext.seccompProfile = { type: "Localhost" };
+    assert.deepEqual(check(pod, { allowedProfiles: ["Localhost"] }), []);
+    pod.spec.securityContext.seccompProfile = { type: "Localhost", localhostProfile: "x.json" };
+    assert.deepEqual(check(pod, { allowedProfiles: ["Localhost"] }), [
+        `Seccomp profile 'Localhost' with file 'x.json' is not allowed for container 'nginx'. Found at: pod securityContext. Allowed profiles: {{"localHostProfile": "", "type": "Localhost"}}`,
+    ]);
+    assert.deepEqual(check(pod, { allowedProfiles: ["RuntimeDefault"], allowedLocalhostFiles: ["*"] }), []);
+    const unconfined = validPod();
+    unconfined.spec.securityContext.seccompProfile = { type: "Unconfined" };
+    assert.deepEqual(check(unconfined, {}), ["Seccomp profile 'Unconfined' is not allowed for container 'nginx'. Found at: pod securityContext. Allowed profiles: set()"]);
 });

@@ -1,5 +1,5 @@
 import type { K8sObject, TemplateRule } from "../types";
-import { type Container, checkedContainers, isSet, regoFormat, violations } from "./lib/pod";
+import { type Container, checkedContainers, isSet, rego, regoFormat, violations } from "./lib/pod";
 
 export interface Params {
     exemptImages?: string[];
@@ -30,10 +30,24 @@ function findProfile(pod: K8sObject, container: Container): FoundProfile | undef
     return { profile: "not configured", file: "", location: "no explicit profile found" };
 }
 
+/**
+ * As the library's Rego: a Localhost profile is allowed by an allowedLocalhostFiles "*" alone, or by
+ * "Localhost" in allowedProfiles with its file in allowedLocalhostFiles (default [""], which admits
+ * a Localhost profile without localhostProfile); any other profile by its type in allowedProfiles.
+ */
 function isAllowed(found: FoundProfile, allowed: Set<string>, localhostFiles: readonly string[]): boolean {
-    if (!allowed.has(found.profile)) return false;
-    if (found.profile !== "Localhost") return true;
-    return localhostFiles.includes("*") || localhostFiles.includes(found.file);
+    if (found.profile !== "Localhost") return allowed.has(found.profile);
+    return localhostFiles.includes("*") || (allowed.has("Localhost") && localhostFiles.includes(found.file));
+}
+
+/** The library's get_allowed_profiles set, which its messages print: {"type": p}, and {"type": "Localhost", "localHostProfile": f} per file. */
+function allowedProfilesTerm(allowed: Set<string>, localhostFiles: readonly string[]): Set<Record<string, string>> {
+    const out = new Map<string, Record<string, string>>();
+    for (const profile of allowed) {
+        if (profile !== "Localhost") out.set(JSON.stringify({ type: profile }), { type: profile });
+        else for (const file of localhostFiles) out.set(JSON.stringify({ file }), { type: "Localhost", localHostProfile: file });
+    }
+    return new Set(out.values());
 }
 
 export const rule: TemplateRule<Params> = {
@@ -72,17 +86,17 @@ export const rule: TemplateRule<Params> = {
         const params = parameters ?? {};
         const allowed = new Set(Array.isArray(params.allowedProfiles) ? params.allowedProfiles : []);
         if (allowed.has("*")) return [];
-        const localhostFiles = Array.isArray(params.allowedLocalhostFiles) ? params.allowedLocalhostFiles : [];
+        const localhostFiles = Array.isArray(params.allowedLocalhostFiles) ? params.allowedLocalhostFiles : [""];
+        const allowedTerm = allowedProfilesTerm(allowed, localhostFiles);
         const pod = review.object;
-        const messages: string[] = [];
+        const messages: (string | undefined)[] = [];
         for (const { container } of checkedContainers(pod, params.exemptImages)) {
             const found = findProfile(pod, container);
             if (!found || isAllowed(found, allowed, localhostFiles)) continue;
-            const name = regoFormat(container.name);
-            const what = found.profile === "Localhost" ? `'${found.profile}' with file '${found.file}'` : `'${found.profile}'`;
             messages.push(
-                `Seccomp profile ${what} is not allowed for container '${name}'. Found at: ${found.location}. ` +
-                    `Allowed profiles: ${regoFormat(allowed)}`,
+                found.profile === "Localhost"
+                    ? rego`Seccomp profile '${found.profile}' with file '${found.file}' is not allowed for container '${container.name}'. Found at: ${found.location}. Allowed profiles: ${allowedTerm}`
+                    : rego`Seccomp profile '${found.profile}' is not allowed for container '${container.name}'. Found at: ${found.location}. Allowed profiles: ${allowedTerm}`,
             );
         }
         return violations(messages);

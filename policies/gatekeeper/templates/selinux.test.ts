@@ -30,7 +30,7 @@ test("options matching an allowed entry pass; no options pass", () => {
 test("a field the allowed entry does not set is not allowed", () => {
     const pod = validPod();
     pod.spec.containers[0].securityContext.seLinuxOptions.user = "sysadm_u";
-    assert.deepEqual(check(pod), [`SELinux options is not allowed, pod: web, container nginx. Allowed options: ${ALLOWED_TEXT}`]);
+    assert.deepEqual(check(pod), [`SELinux options is not allowed, pod: web, container: nginx. Allowed options: ${ALLOWED_TEXT}`]);
 });
 
 test("pod-level options are checked on their own", () => {
@@ -44,6 +44,16 @@ test("pod-level options are checked on their own", () => {
 test("ephemeral containers are checked and exemptImages skips containers", () => {
     const pod = validPod();
     pod.spec.ephemeralContainers = [{ name: "debug", image: "tools.io/debug", securityContext: { seLinuxOptions: { type: "spc_t" } } }];
-    assert.deepEqual(check(pod), [`SELinux options is not allowed, pod: web, container debug. Allowed options: ${ALLOWED_TEXT}`]);
+    assert.deepEqual(check(pod), [`SELinux options is not allowed, pod: web, container: debug. Allowed options: ${ALLOWED_TEXT}`]);
     assert.deepEqual(check(pod, { ...PARAMS, exemptImages: ["tools.io/*"] }), []);
+});
+
+// Messages, as the library's Rego: the container message reads "container: <name>", and a
+// container without a name has no message, so no violation.
+test("the container message names the container after 'container:'; a nameless container is not reported", () => {
+    const pod = validPod();
+    pod.spec.containers[0].securityContext = { seLinuxOptions: { type: "spc_t" } };
+    assert.match(check(pod)[0], /, container: nginx\. Allowed options: /);
+    delete pod.spec.containers[0].name;
+    assert.deepEqual(check(pod), []);
 });

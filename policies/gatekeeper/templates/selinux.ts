@@ -1,5 +1,5 @@
 import type { TemplateRule } from "../types";
-import { checkedContainers, isSet, regoFormat, violations } from "./lib/pod";
+import { checkedContainers, isSet, violations, rego } from "./lib/pod";
 
 export interface SELinuxOptions {
     level?: string;
@@ -71,19 +71,17 @@ export const rule: TemplateRule<Params> = {
         // Without allowedSELinuxOptions the library's message cannot be built, so it reports nothing.
         if (!Array.isArray(allowList)) return [];
         const pod = review.object;
-        const podName = regoFormat(pod.metadata?.name);
-        const allowedText = regoFormat(allowList);
-        const messages: string[] = [];
+        const podName = pod.metadata?.name;
+        const messages: (string | undefined)[] = [];
         const podOptions = pod.spec?.securityContext?.seLinuxOptions;
         if (isSet(podOptions) && !optionsAllowed(podOptions, allowList)) {
-            messages.push(`SELinux options is not allowed, pod: ${podName}. Allowed options: ${allowedText}`);
+            messages.push(rego`SELinux options is not allowed, pod: ${podName}. Allowed options: ${allowList}`);
         }
         for (const { container } of checkedContainers(pod, parameters.exemptImages)) {
             const options = container.securityContext?.seLinuxOptions;
             if (isSet(options) && !optionsAllowed(options, allowList)) {
-                messages.push(
-                    `SELinux options is not allowed, pod: ${podName}, container ${regoFormat(container.name)}. Allowed options: ${allowedText}`,
-                );
+                // The library's text: "container: <name>".
+                messages.push(rego`SELinux options is not allowed, pod: ${podName}, container: ${container.name}. Allowed options: ${allowList}`);
             }
         }
         return violations(messages);

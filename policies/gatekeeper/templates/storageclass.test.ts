@@ -39,9 +39,29 @@ test("a claim without a storage class name is refused", () => {
     ]);
 });
 
-test("allowedStorageClasses narrows the valid classes", () => {
+// Messages and defaults, as the library's Rego: with allowedStorageClasses the bad-name message is
+// the "allowed and valid" one listing the allowed existing classes; "*" (also the default) allows
+// every existing class; the missing-name message always lists every existing class.
+test("allowedStorageClasses narrows the valid classes, with the library's message", () => {
     assert.deepEqual(checkTemplate(rule, pvc("standard"), { allowedStorageClasses: ["fast"] }, CLASSES), [
-        "pvc did not specify a valid storage class name <standard>. Must be one of [fast]",
+        "pvc did not specify an allowed and valid storage class name <standard>. Must be one of [fast]",
+    ]);
+    assert.deepEqual(checkTemplate(rule, statefulSet("standard"), { allowedStorageClasses: ["fast", "gone"] }, CLASSES), [
+        "statefulset did not specify an allowed and valid storage class name <standard>. Must be one of [fast]",
+    ]);
+    assert.deepEqual(checkTemplate(rule, pvc("standard"), { allowedStorageClasses: ["*"] }, CLASSES), []);
+    assert.deepEqual(checkTemplate(rule, pvc(), { allowedStorageClasses: ["fast"] }, CLASSES), ["pvc did not specify a storage class name. Must be one of [fast, standard]"]);
+});
+
+// Null, as the Rego: storageClassName: null or "" is present (Rego's `not name` does not hold), so it
+// is a bad name, not a missing one; false is both.
+test("storageClassName null or empty is an invalid name, not a missing one", () => {
+    const withName = (name: unknown) => ({ ...pvc(), spec: { storageClassName: name } }) as K8sObject;
+    assert.deepEqual(checkTemplate(rule, withName(null), {}, CLASSES), ["pvc did not specify a valid storage class name <null>. Must be one of [fast, standard]"]);
+    assert.deepEqual(checkTemplate(rule, withName(""), {}, CLASSES), ["pvc did not specify a valid storage class name <>. Must be one of [fast, standard]"]);
+    assert.deepEqual(checkTemplate(rule, withName(false), { includeStorageClassesInMessage: false }, CLASSES), [
+        "pvc did not specify a valid storage class name <false>.",
+        "pvc did not specify a storage class name.",
     ]);
 });
 

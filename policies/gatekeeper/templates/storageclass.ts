@@ -1,5 +1,5 @@
 import type { Inventory, TemplateRule } from "../types";
-import { violations } from "./lib/pod";
+import { isSet, rego, violations } from "./lib/pod";
 
 export interface Params {
     includeStorageClassesInMessage?: boolean;
@@ -31,21 +31,31 @@ export const rule: TemplateRule<Params> = {
     validate({ review, parameters, inventory }) {
         const obj = review.object;
         const existing = storageClassNames(inventory);
-        const messages: string[] = [];
+        const messages: (string | undefined)[] = [];
         if (existing.length === 0) {
             messages.push(
                 "StorageClasses not synced. Gatekeeper may be misconfigured. Please have a cluster-admin consult the documentation.",
             );
         }
+        // As the library's Rego: a name is allowed when the StorageClass exists and allowedStorageClasses
+        // (default ["*"]) holds "*" or the name; the "Must be one of" list is every existing class, or
+        // the existing ones that are allowed when allowedStorageClasses is given. A name that is
+        // present but not a usable string (null, "", false) is a bad name; only an absent or false
+        // name is a missing one (Rego's `not name`).
         const allowed = parameters.allowedStorageClasses;
-        const usable = allowed ? existing.filter((n) => allowed.includes(n)) : existing;
-        // includeStorageClassesInMessage defaults to true (schema default, applied when loading the constraint).
-        const choices = parameters.includeStorageClassesInMessage === false ? "" : ` Must be one of [${usable.join(", ")}]`;
-        const check = (owner: string, storageClassName: unknown) => {
-            if (typeof storageClassName === "string" && !usable.includes(storageClassName)) {
-                messages.push(`${owner} did not specify a valid storage class name <${storageClassName}>.${choices}`);
-            }
-            if (!storageClassName) messages.push(`${owner} did not specify a storage class name.${choices}`);
+        const allowedList: unknown[] = Array.isArray(allowed) ? allowed : allowed === undefined ? ["*"] : [];
+        const isAllowed = (name: unknown) => typeof name === "string" && existing.includes(name) && (allowedList.includes("*") || allowedList.includes(name));
+        const include = isSet(parameters.includeStorageClassesInMessage);
+        const badName = (owner: string, name: unknown) => {
+            if (!include) return rego`${owner} did not specify a valid storage class name <${name}>.`;
+            if (allowed === undefined) return rego`${owner} did not specify a valid storage class name <${name}>. Must be one of [${existing.join(", ")}]`;
+            const usable = existing.filter((n) => allowedList.includes(n));
+            return rego`${owner} did not specify an allowed and valid storage class name <${name}>. Must be one of [${usable.join(", ")}]`;
+        };
+        const noName = (owner: string) => (include ? `${owner} did not specify a storage class name. Must be one of [${existing.join(", ")}]` : `${owner} did not specify a storage class name.`);
+        const check = (owner: string, name: unknown) => {
+            if (name !== undefined && !isAllowed(name)) messages.push(badName(owner, name));
+            if (!isSet(name)) messages.push(noName(owner));
         };
         if (obj.apiVersion === "v1" && obj.kind === "PersistentVolumeClaim") {
             check("pvc", obj.spec?.storageClassName);

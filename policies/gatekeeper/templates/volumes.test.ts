@@ -42,3 +42,11 @@ test("* allows every type; an empty list allows none", () => {
     assert.deepEqual(check(pod, { volumes: ["*"] }), []);
     assert.equal(check(pod, { volumes: [] }).length, 2);
 });
+
+// Null, as the library's Rego (`volumes[_][x]` holds for any value but false): a volume type
+// present with null is still that type; with false it is not.
+test("a volume type set to null is reported, one set to false is not", () => {
+    const pod = validPod();
+    pod.spec.volumes.push({ name: "host", hostPath: null }, { name: "off", nfs: false });
+    assert.deepEqual(check(pod), ['The volume type hostPath is not allowed, pod: web. Allowed volume types: ["configMap", "emptyDir", "secret"]']);
+});

@@ -1,5 +1,5 @@
 import type { TemplateRule } from "../types";
-import { isSet, regoFormat, violations } from "./lib/pod";
+import { isSet, violations, rego } from "./lib/pod";
 
 export interface Params {
     volumes?: string[];
@@ -30,13 +30,12 @@ export const rule: TemplateRule<Params> = {
         const pod = review.object;
         const volumes = pod.spec?.volumes;
         if (!Array.isArray(volumes)) return [];
-        const podName = regoFormat(pod.metadata?.name);
-        const messages: string[] = [];
+        const messages: (string | undefined)[] = [];
         for (const volume of volumes) {
             if (!volume || typeof volume !== "object") continue;
             for (const type of Object.keys(volume)) {
                 if (type === "name" || !isSet(volume[type]) || allowed.includes(type)) continue;
-                messages.push(`The volume type ${type} is not allowed, pod: ${podName}. Allowed volume types: ${regoFormat(allowed)}`);
+                messages.push(rego`The volume type ${type} is not allowed, pod: ${pod.metadata?.name}. Allowed volume types: ${allowed}`);
             }
         }
         return violations(messages);

@@ -91,9 +91,46 @@ function regoTerm(value: unknown): string {
     return `{${entries.join(", ")}}`;
 }
 
-/** Rego's violation rule is a set: a message produced twice is one violation. */
-export function violations(messages: readonly string[]): Violation[] {
-    if (messages.length === 0) return [];
-    const unique = messages.length === 1 ? messages : [...new Set(messages)];
+/**
+ * A message as the library's sprintf("...%v...", [...]) builds it: each value rendered as %v does
+ * (regoFormat), and undefined when any value is undefined, because in Rego a call with an undefined
+ * argument is undefined and the violation whose message it is does not exist (e.g. a container
+ * without a name, a Pod without metadata.name).
+ */
+export function rego(strings: TemplateStringsArray, ...values: unknown[]): string | undefined {
+    let out = strings[0];
+    for (let i = 0; i < values.length; i++) {
+        if (values[i] === undefined) return undefined;
+        out += regoFormat(values[i]) + strings[i + 1];
+    }
+    return out;
+}
+
+/**
+ * Rego's violation rule is a set: a message produced twice is one violation; an undefined message
+ * (see `rego`) is no violation.
+ */
+export function violations(messages: readonly (string | undefined)[]): Violation[] {
+    const defined = messages.filter((m): m is string => m !== undefined);
+    if (defined.length === 0) return [];
+    const unique = defined.length === 1 ? defined : [...new Set(defined)];
     return unique.map((msg) => ({ msg }));
+}
+
+const REGO_TYPE_ORDER = ["null", "boolean", "number", "string", "array", "object"];
+const regoType = (v: unknown) => (v === null ? "null" : Array.isArray(v) ? "array" : typeof v);
+
+/**
+ * Rego's `a <= b` for scalars: values of different types compare by type (null < boolean <
+ * number < string < array < object), so e.g. `1 <= null` is false and `1 <= "2"` is true; an
+ * undefined operand makes the comparison undefined (false here).
+ */
+export function regoLessOrEqual(a: unknown, b: unknown): boolean {
+    if (a === undefined || b === undefined) return false;
+    const ta = REGO_TYPE_ORDER.indexOf(regoType(a));
+    const tb = REGO_TYPE_ORDER.indexOf(regoType(b));
+    if (ta !== tb) return ta < tb;
+    if (typeof a === "number" || typeof a === "string") return a <= (b as typeof a);
+    if (typeof a === "boolean") return !a || (b as boolean);
+    return a === null || JSON.stringify(a) <= JSON.stringify(b);
 }

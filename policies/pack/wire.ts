@@ -1,0 +1,180 @@
+/**
+ * A direct decoder of google.protobuf.Struct from its wire bytes into plain JavaScript, giving
+ * what google-protobuf's Struct.deserializeBinary(bytes).toJavaScript() gives (keys in sorted
+ * order, as jspb's Map iterates them) at a fraction of its cost. The pack's AnalyzeStack handler
+ * (server.ts) decodes each resource's properties with it; everything else of the request is
+ * decoded by the generated jspb classes.
+ *
+ * Wire format (struct.proto): Struct { map<string, Value> fields = 1 } (entries: key = 1, value = 2);
+ * Value oneof { null_value = 1 (enum), number_value = 2 (double), string_value = 3,
+ * bool_value = 4, struct_value = 5, list_value = 6 }; ListValue { repeated Value values = 1 }.
+ */
+
+/** What a decoded Struct holds besides plain JSON. */
+export interface StructFlags {
+    /** An object with Pulumi's signature key (a secret, asset, archive or resource reference). */
+    special: boolean;
+    /** A string that is one of @pulumi/policy's unknown-value sentinels. */
+    unknown: boolean;
+}
+
+// @pulumi/pulumi runtime/rpc.js specialSigKey; @pulumi/policy proxy.js unknown sentinels.
+const SIG_KEY = "4dabf18193072939515e22adb298388d";
+const UNKNOWN_SENTINELS = new Set([
+    "1c4a061d-8072-4f0a-a4cb-0ff528b18fe7",
+    "3eeb2bf0-c639-47a8-9e75-3b44932eb421",
+    "04da6b54-80e4-46f7-96ec-b56ff0331ba9",
+    "6a19a0b0-7e62-4c92-b797-7f8e31da9cc2",
+    "030794c1-ac77-496b-92df-f27374a8bd58",
+    "e48ece36-62e2-4504-bad9-02848725956a",
+    "dd056dcd-154b-4c76-9bd3-c8f88648b5ff",
+]);
+
+const VARINT = 0;
+const FIXED64 = 1;
+const DELIMITED = 2;
+const FIXED32 = 5;
+
+export class WireReader {
+    constructor(
+        readonly buf: Buffer,
+        public pos = 0,
+    ) {}
+
+    varint(): number {
+        const buf = this.buf;
+        let b = buf[this.pos++];
+        if (b < 0x80) return b;
+        let result = b & 0x7f;
+        let shift = 7;
+        // Lengths and tags fit in 32 bits; larger varints (enum/bool values never are) keep the low bits.
+        do {
+            if (this.pos >= buf.length) throw new Error("truncated varint");
+            b = buf[this.pos++];
+            if (shift < 28) result |= (b & 0x7f) << shift;
+            else if (shift < 53) result += (b & 0x7f) * 2 ** shift;
+            shift += 7;
+        } while (b >= 0x80);
+        return result;
+    }
+
+    /** The end offset of a length-delimited field whose tag was just read. */
+    delimitedEnd(): number {
+        const len = this.varint();
+        const end = this.pos + len;
+        if (end > this.buf.length) throw new Error(`a length-delimited field of ${len} bytes runs past the end of the message`);
+        return end;
+    }
+
+    skip(wireType: number): void {
+        switch (wireType) {
+            case VARINT:
+                this.varint();
+                return;
+            case FIXED64:
+                this.pos += 8;
+                return;
+            case DELIMITED:
+                this.pos = this.delimitedEnd();
+                return;
+            case FIXED32:
+                this.pos += 4;
+                return;
+            default:
+                throw new Error(`unsupported wire type ${wireType}`);
+        }
+    }
+}
+
+export function decodeStruct(r: WireReader, end: number, flags: StructFlags): Record<string, unknown> {
+    // Entries usually arrive with sorted keys (jspb and deterministic Go encoders sort map keys):
+    // fill the object directly and re-sort only when an entry arrives out of order.
+    let out: Record<string, unknown> = {};
+    let last: string | undefined;
+    let sorted = true;
+    while (r.pos < end) {
+        const tag = r.varint();
+        if (tag !== ((1 << 3) | DELIMITED)) {
+            r.skip(tag & 7);
+            continue;
+        }
+        const entryEnd = r.delimitedEnd();
+        let key = "";
+        let value: unknown = NO_VALUE;
+        while (r.pos < entryEnd) {
+            const t = r.varint();
+            if (t === ((1 << 3) | DELIMITED)) {
+                const e = r.delimitedEnd();
+                key = r.buf.toString("utf8", r.pos, e);
+                r.pos = e;
+            } else if (t === ((2 << 3) | DELIMITED)) {
+                value = decodeValue(r, r.delimitedEnd(), flags);
+            } else r.skip(t & 7);
+        }
+        if (key === SIG_KEY) flags.special = true;
+        // A map entry without a value holds the default Value, which has no kind.
+        if (value === NO_VALUE) throw new Error("Unexpected struct type");
+        if (sorted && last !== undefined && last > key) sorted = false;
+        last = key;
+        out[key] = value;
+    }
+    if (!sorted) {
+        const unsorted = out;
+        out = {};
+        for (const k of Object.keys(unsorted).sort()) out[k] = unsorted[k];
+    }
+    return out;
+}
+
+const NO_VALUE = Symbol("no value");
+
+function decodeValue(r: WireReader, end: number, flags: StructFlags): unknown {
+    let value: unknown = NO_VALUE;
+    while (r.pos < end) {
+        const tag = r.varint();
+        switch (tag) {
+            case (1 << 3) | VARINT:
+                r.varint();
+                value = null;
+                break;
+            case (2 << 3) | FIXED64:
+                value = r.buf.readDoubleLE(r.pos);
+                r.pos += 8;
+                break;
+            case (3 << 3) | DELIMITED: {
+                const e = r.delimitedEnd();
+                if (e - r.pos === 36 && UNKNOWN_SENTINELS.has((value = r.buf.toString("latin1", r.pos, e)) as string)) flags.unknown = true;
+                value = r.buf.toString("utf8", r.pos, e);
+                r.pos = e;
+                break;
+            }
+            case (4 << 3) | VARINT:
+                value = r.varint() !== 0;
+                break;
+            case (5 << 3) | DELIMITED:
+                value = decodeStruct(r, r.delimitedEnd(), flags);
+                break;
+            case (6 << 3) | DELIMITED: {
+                const e = r.delimitedEnd();
+                const list: unknown[] = [];
+                while (r.pos < e) {
+                    const t = r.varint();
+                    if (t === ((1 << 3) | DELIMITED)) list.push(decodeValue(r, r.delimitedEnd(), flags));
+                    else r.skip(t & 7);
+                }
+                value = list;
+                break;
+            }
+            default:
+                r.skip(tag & 7);
+        }
+    }
+    if (value === NO_VALUE) throw new Error("Unexpected struct type");
+    return value;
+}
+
+/** Struct bytes to plain JavaScript; `flags` tells what else than plain JSON was met. */
+export function structToJavaScript(bytes: Uint8Array, flags: StructFlags = { special: false, unknown: false }): Record<string, unknown> {
+    const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    return decodeStruct(new WireReader(buf), buf.length, flags);
+}
