@@ -93,10 +93,7 @@ export function generateAdmissionPolicies(constraints: readonly Constraint[], op
         out.policies.push({
             apiVersion: "admissionregistration.k8s.io/v1",
             kind: "ValidatingAdmissionPolicy",
-            metadata: {
-                ...metadata(name),
-                annotations: { "ops-environment/constraint": id, "ops-environment/template": rule.template },
-            },
+            metadata: metadata(name),
             spec: {
                 failurePolicy: "Fail",
                 matchConstraints: matchResources(c, plan, opts.excludedNamespaces ?? []),
