@@ -16,7 +16,7 @@
 import type { Constraint, EnforcementAction } from "../gatekeeper/engine";
 import type { LabelSelector, LabelSelectorRequirement } from "../gatekeeper/engine/label-selector";
 import type { KindSelector } from "../gatekeeper/engine/match";
-import { anyGlob, lit } from "./cel";
+import { anyGlob, get, lit } from "./cel";
 import { admissionRules, notAtAdmission } from "./rules";
 import type { CelCheck } from "./types";
 
@@ -203,9 +203,9 @@ function templateOf(o = "object"): string {
 }
 
 function podLabels(): string {
-    const t = templateOf();
-    return `(object.kind in ${lit(WORKLOAD_KINDS)} ? (has(${t}.metadata) && has(${t}.metadata.labels) ? ${t}.metadata.labels : {}) : ` +
-        `(has(object.metadata.labels) ? object.metadata.labels : {}))`;
+    const others = WORKLOAD_KINDS.filter((k) => k !== "CronJob");
+    return `(object.kind == "CronJob" ? ${get("object", "spec.jobTemplate.spec.template.metadata.labels", "{}")} : ` +
+        `object.kind in ${lit(others)} ? ${get("object", "spec.template.metadata.labels", "{}")} : ${get("object", "metadata.labels", "{}")})`;
 }
 
 function subjectVariables(expanded: boolean): Array<{ name: string; expression: string }> {
