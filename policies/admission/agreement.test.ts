@@ -15,6 +15,14 @@ import { allTemplates } from "../gatekeeper/templates";
 import type { RuleContext } from "../gatekeeper/types";
 import { checkAgreement, fixturesFromCases, type Agreement, type Fixture } from "./agreement";
 import { admissionRules } from "./rules";
+import type { K8sObject } from "../gatekeeper/types";
+import { specRules } from "../pack/policies";
+import { resourceOf } from "../pack/resources";
+import { defaultsOf } from "../pack/rule";
+import { stackView } from "../pack/stack";
+import { generateSpecAdmissionPolicies } from "./generate";
+import { admit } from "./simulate";
+import { specAdmissionRules } from "./spec";
 
 const recorded = new Map<string, Fixture>();
 for (const template of allTemplates) {
@@ -42,6 +50,19 @@ for (const template of allTemplates) {
 for (const template of allTemplates) {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     if (admissionRules.has(template.kind)) require(`../gatekeeper/templates/${template.template}.test`);
+}
+
+// The specification's single-object rules: their own tests' stacks, recorded the same way.
+const specRecorded: Array<{ rule: (typeof specRules)[number]; objects: K8sObject[]; config: Record<string, unknown> }> = [];
+for (const rule of specRules) {
+    if (!specAdmissionRules.has(rule.name)) continue;
+    const original = rule.check.bind(rule);
+    rule.check = (stack, config = {}) => {
+        specRecorded.push({ rule, objects: stack.objects.map((o) => structuredClone(o.object)), config: structuredClone(config) as Record<string, unknown> });
+        return original(stack, config);
+    };
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    require(`../spec/${rule.name}.test`);
 }
 
 const casesFile = path.resolve(__dirname, "..", "..", "..", "shared", "conformance", "gatekeeper", "cases.json");
@@ -82,5 +103,29 @@ test("the shared conformance cases: CrossGuard and the admission policy agree", 
     console.log(`admission agreement (cases.json): ${summary(results)}`);
     assert.ok(results.length > 80, `only ${results.length} fixtures`);
     assert.ok(results.every((r) => r.admission !== undefined), "every fixture has a policy");
+    assert.deepEqual(results.filter((r) => !r.agree).map((r) => r.id), [], summary(results));
+});
+
+test("the specification's single-object rules: CrossGuard and the admission policy agree on their tests' objects", () => {
+    const results: Agreement[] = [];
+    const seen = new Set<string>();
+    for (const { rule, objects, config } of specRecorded) {
+        const admission = specAdmissionRules.get(rule.name)!;
+        const kinds = new Set(admission.resources.flatMap((r) => r.kinds));
+        const settings = { ...defaultsOf(rule.configSchema), ...config };
+        const generated = generateSpecAdmissionPolicies([{ rule: admission, enforcementLevel: "mandatory", config: settings }]);
+        for (const object of objects) {
+            if (!kinds.has(object.kind ?? "")) continue;
+            const key = JSON.stringify([rule.name, settings, object]);
+            if (seen.has(key)) continue;
+            seen.add(key);
+            const crossGuard = rule.check(stackView([resourceOf(object)]), config).length > 0;
+            const outcome = generated.policies.length === 0 ? undefined : admit(generated.policies[0], generated.bindings[0], object);
+            const refused = outcome === undefined ? false : outcome.failed.length > 0 || outcome.errors.length > 0;
+            results.push({ id: `${rule.name}.test.ts #${results.length + 1}`, crossGuard, admission: refused, agree: refused === crossGuard, detail: outcome ? [...outcome.failed, ...outcome.errors] : [] });
+        }
+    }
+    console.log(`admission agreement (spec rules' tests): ${summary(results)}`);
+    assert.ok(results.some((r) => r.crossGuard) && results.some((r) => !r.crossGuard), "fixtures of both verdicts");
     assert.deepEqual(results.filter((r) => !r.agree).map((r) => r.id), [], summary(results));
 });

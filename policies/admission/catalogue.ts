@@ -9,7 +9,10 @@ import { parseAllDocuments } from "yaml";
 import { loadConstraintSet, type Constraint, type EnforcementAction } from "../gatekeeper/engine";
 import { templateRegistry } from "../gatekeeper/templates";
 import { PACK_DIR } from "../pack/paths";
-import { generateAdmissionPolicies, type AdmissionObjects, type GenerateOptions } from "./generate";
+import { defaultsOf } from "../pack/rule";
+import { specRules } from "../pack/policies";
+import { generateAdmissionPolicies, generateSpecAdmissionPolicies, type AdmissionObjects, type GenerateOptions, type SpecRuleSetting } from "./generate";
+import { specAdmissionRules } from "./spec";
 
 export interface Catalogue {
     constraints: Constraint[];
@@ -74,8 +77,39 @@ function webhookExclusions(text: string): string[] {
     return out;
 }
 
-/** The admission objects of a stack. */
-export function stackAdmissionPolicies(stack: string, tier: string, opts: Omit<GenerateOptions, "excludedNamespaces"> = {}): AdmissionObjects & { catalogue: Catalogue } {
+/** The stack's pack config (policies/config/<stack>.json), or undefined when the stack has none. */
+function packConfig(stack: string): Record<string, Record<string, unknown>> | undefined {
+    const file = path.resolve(PACK_DIR, "config", `${stack}.json`);
+    return fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, "utf8")) : undefined;
+}
+
+/**
+ * The settings of the single-object spec rules: the pack config over each rule's defaults; a
+ * stack without a pack config gets the defaults with its own tier.
+ */
+export function specSettings(stack: string, tier: string): SpecRuleSetting[] {
+    const config = packConfig(stack);
+    return specRules
+        .filter((r) => specAdmissionRules.has(r.name))
+        .map((r) => {
+            const own = { ...(config?.[r.name] ?? (r.configSchema?.properties?.tier ? { tier } : {})) };
+            const enforcementLevel = String(own.enforcementLevel ?? r.enforcementLevel ?? "mandatory");
+            delete own.enforcementLevel;
+            return { rule: specAdmissionRules.get(r.name)!, enforcementLevel, config: { ...defaultsOf(r.configSchema), ...own } };
+        });
+}
+
+/** The admission objects of a stack: its Gatekeeper constraints, then the specification's single-object rules. */
+export function stackAdmissionPolicies(stack: string, tier: string, opts: Omit<GenerateOptions, "excludedNamespaces"> = {}): AdmissionObjects & { catalogue: Catalogue; spec: AdmissionObjects } {
     const catalogue = loadCatalogue(constraintFiles(stack, tier));
-    return { ...generateAdmissionPolicies(catalogue.constraints, { ...opts, excludedNamespaces: catalogue.excludedNamespaces }), catalogue };
+    const generateOpts = { ...opts, excludedNamespaces: catalogue.excludedNamespaces };
+    const gatekeeper = generateAdmissionPolicies(catalogue.constraints, generateOpts);
+    const spec = generateSpecAdmissionPolicies(specSettings(stack, tier), generateOpts);
+    return {
+        policies: [...gatekeeper.policies, ...spec.policies],
+        bindings: [...gatekeeper.bindings, ...spec.bindings],
+        skipped: gatekeeper.skipped,
+        catalogue,
+        spec,
+    };
 }

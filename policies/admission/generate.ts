@@ -18,6 +18,7 @@ import type { LabelSelector, LabelSelectorRequirement } from "../gatekeeper/engi
 import type { KindSelector } from "../gatekeeper/engine/match";
 import { anyGlob, get, lit } from "./cel";
 import { admissionRules, notAtAdmission } from "./rules";
+import type { SpecAdmissionRule } from "./spec/types";
 import type { CelCheck } from "./types";
 
 export const VALIDATION_ACTIONS: Record<EnforcementAction, "Deny" | "Warn" | "Audit"> = { deny: "Deny", warn: "Warn", dryrun: "Audit" };
@@ -237,4 +238,51 @@ export function selectorCel(selector: LabelSelector, labels: string): string {
         else throw new Error(`label selector: unknown operator ${JSON.stringify(r.operator)}`);
     }
     return parts.length === 0 ? "true" : parts.join(" && ");
+}
+
+/** The enforcement level of a spec rule at admission: mandatory → Deny, advisory → Warn; disabled → no policy. */
+export const LEVEL_ACTIONS: Record<string, "Deny" | "Warn" | undefined> = { mandatory: "Deny", remediate: "Deny", advisory: "Warn", disabled: undefined };
+
+export interface SpecRuleSetting {
+    rule: SpecAdmissionRule;
+    enforcementLevel: string;
+    /** The rule's config: the pack config over the rule's defaults. */
+    config: Record<string, unknown>;
+}
+
+/** One policy and binding per single-object spec rule (named spec-<rule>), every namespace but `excludedNamespaces`. */
+export function generateSpecAdmissionPolicies(settings: readonly SpecRuleSetting[], opts: GenerateOptions = {}): AdmissionObjects {
+    const out: AdmissionObjects = { policies: [], bindings: [], skipped: [] };
+    for (const { rule, enforcementLevel, config } of settings) {
+        const action = LEVEL_ACTIONS[enforcementLevel];
+        const checks = rule.checks(config);
+        if (!action || checks.length === 0) {
+            out.skipped.push({ constraint: rule.name, reason: !action ? `enforcement level ${enforcementLevel}` : "the rule's config turns it off for this stack (e.g. a prod-only rule in dev)" });
+            continue;
+        }
+        const name = `spec-${rule.name}`;
+        const metadata = { name, ...(opts.labels ? { labels: { ...opts.labels } } : {}) };
+        const excluded = [...(opts.excludedNamespaces ?? [])].filter((n) => !n.includes("*"));
+        out.policies.push({
+            apiVersion: "admissionregistration.k8s.io/v1",
+            kind: "ValidatingAdmissionPolicy",
+            metadata,
+            spec: {
+                failurePolicy: "Fail",
+                matchConstraints: {
+                    resourceRules: rule.resources.map((r) => ({ apiGroups: r.apiGroups, apiVersions: ["*"], operations: ["CREATE", "UPDATE"], resources: r.resources, scope: "*" })),
+                    matchPolicy: "Equivalent",
+                    ...(excluded.length > 0 ? { namespaceSelector: { matchExpressions: [{ key: NAME_LABEL, operator: "NotIn", values: excluded }] } } : {}),
+                },
+                validations: checks.map((c) => ({ expression: c.expression, message: `[${rule.name}] ${c.message}` })),
+            },
+        });
+        out.bindings.push({
+            apiVersion: "admissionregistration.k8s.io/v1",
+            kind: "ValidatingAdmissionPolicyBinding",
+            metadata: { ...metadata },
+            spec: { policyName: name, validationActions: [action] },
+        });
+    }
+    return out;
 }
