@@ -1,4 +1,6 @@
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import { test } from "node:test";
 import { buildConstraint, type ConstraintInput } from "../gatekeeper/engine";
 import { templateRegistry } from "../gatekeeper/templates";
@@ -6,6 +8,7 @@ import type { K8sObject } from "../gatekeeper/types";
 import { stackAdmissionPolicies } from "./catalogue";
 import { generateAdmissionPolicies, VALIDATION_ACTIONS } from "./generate";
 import { admissionRules, notAtAdmission } from "./rules";
+import { specNotAtAdmission } from "./spec";
 import { admit, celCheckError } from "./simulate";
 
 const privileged = (input: Partial<ConstraintInput> = {}) =>
@@ -123,4 +126,10 @@ test("prod denies images without digest at admission; dev has no such constraint
 
 test("every template is either generated or listed with its reason", () => {
     for (const kind of templateRegistry.keys()) assert.ok(admissionRules.has(kind) !== notAtAdmission.has(kind), kind);
+});
+
+test("docs/admission.md names every rule that has no admission policy", () => {
+    const doc = readFileSync(path.resolve(__dirname, "..", "..", "docs", "admission.md"), "utf8");
+    for (const kind of notAtAdmission.keys()) assert.ok(doc.includes(kind), `docs/admission.md does not name ${kind}`);
+    for (const name of specNotAtAdmission.keys()) assert.ok(doc.includes(name), `docs/admission.md does not name ${name}`);
 });

@@ -15,6 +15,8 @@ export const specAdmissionRules: ReadonlyMap<string, SpecAdmissionRule> = new Ma
 
 const NOT_YET = "judged on one object, but no CEL is written for it yet";
 
+const GITOPS = "judged per Argo CD Application (the pack also reads the child Applications from gitops/<stack>/; at admission each arrives as an object of its own), but no CEL is written for it yet";
+
 const CANNOT: Record<string, string> = {
     "hpa-utilization-needs-requests": "referential: reads the containers of the autoscaler's scale target",
     "statefulset-headless-service": "referential: the StatefulSet's serviceName must name a headless Service of the stack",
@@ -22,9 +24,9 @@ const CANNOT: Record<string, string> = {
     "namespace-guardrails": "multi-object: each Namespace needs its ResourceQuota, LimitRange and NetworkPolicies",
     "gitops-single-owner": "multi-object: no object may be owned by two Argo CD Applications",
     "no-plaintext-secrets": "a high-entropy heuristic over every string of the object (policies/pack/secretPatterns.ts), with no CEL counterpart that gives the same verdicts",
-    "gitops-pinned-revision": "reads the child manifests of the GitOps repository from disk (gitops/<stack>/), which the API server does not have",
-    "gitops-sync-options": "reads the child manifests of the GitOps repository from disk (gitops/<stack>/)",
-    "gitops-project-default": NOT_YET,
+    "gitops-pinned-revision": GITOPS,
+    "gitops-sync-options": GITOPS,
+    "gitops-project-default": GITOPS,
     "sqlite-single-writer": NOT_YET,
     "stateful-guaranteed-qos": NOT_YET,
     "ingress-tls-issuer": NOT_YET,
