@@ -11,18 +11,24 @@ import { admission as capabilities } from "./templates/capabilities";
 import { admission as containerlimits } from "./templates/containerlimits";
 import { admission as containerrequests } from "./templates/containerrequests";
 import { admission as containerresourceratios } from "./templates/containerresourceratios";
+import { admission as disallowedrepos } from "./templates/disallowedrepos";
 import { admission as disallowedtags } from "./templates/disallowedtags";
+import { admission as disallowinteractive } from "./templates/disallowinteractive";
 import { admission as ephemeralstoragelimit } from "./templates/ephemeralstoragelimit";
 import { admission as externalip } from "./templates/externalip";
+import { admission as flexvolumeDrivers } from "./templates/flexvolume-drivers";
 import { admission as forbiddenSysctls } from "./templates/forbidden-sysctls";
 import { admission as hostFilesystem } from "./templates/host-filesystem";
 import { admission as hostNamespaces } from "./templates/host-namespaces";
 import { admission as hostNetworkPorts } from "./templates/host-network-ports";
+import { admission as hostProcess } from "./templates/host-process";
 import { admission as httpsonly } from "./templates/httpsonly";
 import { admission as imagedigests } from "./templates/imagedigests";
 import { admission as privilegedContainers } from "./templates/privileged-containers";
 import { admission as procMount } from "./templates/proc-mount";
 import { admission as readOnlyRootFilesystem } from "./templates/read-only-root-filesystem";
+import { admission as replicalimits } from "./templates/replicalimits";
+import { admission as requiredannotations } from "./templates/requiredannotations";
 import { admission as requiredlabels } from "./templates/requiredlabels";
 import { admission as requiredprobes } from "./templates/requiredprobes";
 import { admission as seccomp } from "./templates/seccomp";
@@ -40,18 +46,24 @@ export const admissionRuleList: readonly AdmissionRule[] = [
     containerlimits,
     containerrequests,
     containerresourceratios,
+    disallowedrepos,
     disallowedtags,
+    disallowinteractive,
     ephemeralstoragelimit,
     externalip,
+    flexvolumeDrivers,
     forbiddenSysctls,
     hostFilesystem,
     hostNamespaces,
     hostNetworkPorts,
+    hostProcess,
     httpsonly,
     imagedigests,
     privilegedContainers,
     procMount,
     readOnlyRootFilesystem,
+    replicalimits,
+    requiredannotations,
     requiredlabels,
     requiredprobes,
     seccomp,
