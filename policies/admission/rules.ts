@@ -3,7 +3,10 @@ import { allTemplates } from "../gatekeeper/templates";
 import type { AdmissionRule } from "./types";
 import { admission as allowPrivilegeEscalation } from "./templates/allow-privilege-escalation";
 import { admission as allowedrepos } from "./templates/allowedrepos";
+import { admission as allowedreposv2 } from "./templates/allowedreposv2";
+import { admission as apparmor } from "./templates/apparmor";
 import { admission as automountServiceaccountToken } from "./templates/automount-serviceaccount-token";
+import { admission as blockEndpointEditDefaultRole } from "./templates/block-endpoint-edit-default-role";
 import { admission as blockLoadbalancerServices } from "./templates/block-loadbalancer-services";
 import { admission as blockNodeportServices } from "./templates/block-nodeport-services";
 import { admission as blockWildcardIngress } from "./templates/block-wildcard-ingress";
@@ -11,6 +14,7 @@ import { admission as capabilities } from "./templates/capabilities";
 import { admission as containerlimits } from "./templates/containerlimits";
 import { admission as containerrequests } from "./templates/containerrequests";
 import { admission as containerresourceratios } from "./templates/containerresourceratios";
+import { admission as disallowanonymous } from "./templates/disallowanonymous";
 import { admission as disallowedrepos } from "./templates/disallowedrepos";
 import { admission as disallowedtags } from "./templates/disallowedtags";
 import { admission as disallowinteractive } from "./templates/disallowinteractive";
@@ -18,6 +22,7 @@ import { admission as ephemeralstoragelimit } from "./templates/ephemeralstorage
 import { admission as externalip } from "./templates/externalip";
 import { admission as flexvolumeDrivers } from "./templates/flexvolume-drivers";
 import { admission as forbiddenSysctls } from "./templates/forbidden-sysctls";
+import { admission as fsgroup } from "./templates/fsgroup";
 import { admission as hostFilesystem } from "./templates/host-filesystem";
 import { admission as hostNamespaces } from "./templates/host-namespaces";
 import { admission as hostNetworkPorts } from "./templates/host-network-ports";
@@ -38,7 +43,10 @@ import { admission as volumes } from "./templates/volumes";
 export const admissionRuleList: readonly AdmissionRule[] = [
     allowPrivilegeEscalation,
     allowedrepos,
+    allowedreposv2,
+    apparmor,
     automountServiceaccountToken,
+    blockEndpointEditDefaultRole,
     blockLoadbalancerServices,
     blockNodeportServices,
     blockWildcardIngress,
@@ -46,6 +54,7 @@ export const admissionRuleList: readonly AdmissionRule[] = [
     containerlimits,
     containerrequests,
     containerresourceratios,
+    disallowanonymous,
     disallowedrepos,
     disallowedtags,
     disallowinteractive,
@@ -53,6 +62,7 @@ export const admissionRuleList: readonly AdmissionRule[] = [
     externalip,
     flexvolumeDrivers,
     forbiddenSysctls,
+    fsgroup,
     hostFilesystem,
     hostNamespaces,
     hostNetworkPorts,
