@@ -110,7 +110,7 @@ for (const [stack, tier] of [["dev", "dev"], ["prod", "prod"], ["ci", "dev"]] as
         }
         const spec = g.spec.policies.map((p) => p.metadata.name).sort();
         assert.deepEqual(spec, tier === "prod"
-            ? ["spec-hpa-replica-range", "spec-hpa-scale-down-stabilization", "spec-images-pinned-by-digest", "spec-node-port-allowlist"]
+            ? ["spec-hpa-replica-range", "spec-hpa-scale-down-stabilization", "spec-images-pinned-by-digest", "spec-node-port-allowlist", "spec-stateful-guaranteed-qos"]
             : ["spec-hpa-replica-range", "spec-node-port-allowlist"]);
         const excluded = g.policies[0].spec.matchConstraints.namespaceSelector.matchExpressions.find((e: any) => e.operator === "NotIn").values;
         assert.ok(excluded.includes("kube-system") && excluded.includes("argocd"), "the Config's exclusions apply");

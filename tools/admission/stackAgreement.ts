@@ -13,8 +13,11 @@ import { parse } from "yaml";
 import { evaluate } from "../../policies/gatekeeper/engine";
 import { compileWildcardList } from "../../policies/gatekeeper/engine/wildcard";
 import type { K8sObject } from "../../policies/gatekeeper/types";
-import { constraintFiles, loadCatalogue } from "../../policies/admission/catalogue";
-import { generateAdmissionPolicies } from "../../policies/admission/generate";
+import { constraintFiles, loadCatalogue, specSettings } from "../../policies/admission/catalogue";
+import { specRules } from "../../policies/pack/policies";
+import { resourceOf } from "../../policies/pack/resources";
+import { stackView } from "../../policies/pack/stack";
+import { generateAdmissionPolicies, generateSpecAdmissionPolicies } from "../../policies/admission/generate";
 import { admit } from "../../policies/admission/simulate";
 
 export interface StackAgreement {
@@ -39,6 +42,21 @@ export function stackAgreement(stack: string, tier: string, objects: readonly K8
             const refused = outcome.failed.length > 0 || outcome.errors.length > 0;
             if (refused === violating.has(i)) out.agree++;
             else out.disagree.push(`${constraint.kind}/${constraint.name} ${object.kind} ${object.metadata?.namespace ?? "-"}/${object.metadata?.name}: CrossGuard ${violating.has(i) ? "violation" : "pass"}, admission ${refused ? "refuses" : "admits"} ${outcome.errors.join("; ")}`);
+        });
+    }
+    // The specification's single-object rules, with the stack's pack config.
+    for (const setting of specSettings(stack, tier)) {
+        const generated = generateSpecAdmissionPolicies([{ ...setting, enforcementLevel: "mandatory" }], { excludedNamespaces: catalogue.excludedNamespaces });
+        const rule = specRules.find((r) => r.name === setting.rule.name)!;
+        objects.forEach((object) => {
+            const outcome = generated.policies.length === 0 ? undefined : admit(generated.policies[0], generated.bindings[0], object, namespaceLabels);
+            const ns = object.metadata?.namespace;
+            const crossGuard = (ns === undefined || !excluded(ns)) && rule.check(stackView([resourceOf(object)]), setting.config as never).length > 0;
+            if (!outcome?.matched && !crossGuard) return;
+            out.pairs++;
+            const refused = !!outcome && (outcome.failed.length > 0 || outcome.errors.length > 0);
+            if (refused === crossGuard) out.agree++;
+            else out.disagree.push(`${rule.name} ${object.kind} ${ns ?? "-"}/${object.metadata?.name}: CrossGuard ${crossGuard ? "violation" : "pass"}, admission ${refused ? "refuses" : "admits"}`);
         });
     }
     return out;

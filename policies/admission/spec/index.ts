@@ -7,10 +7,11 @@ import { admission as hpaReplicaRange } from "./hpa-replica-range";
 import { admission as hpaScaleDownStabilization } from "./hpa-scale-down-stabilization";
 import { admission as imagesPinnedByDigest } from "./images-pinned-by-digest";
 import { admission as nodePortAllowlist } from "./node-port-allowlist";
+import { admission as statefulGuaranteedQos } from "./stateful-guaranteed-qos";
 import type { SpecAdmissionRule } from "./types";
 
 export const specAdmissionRules: ReadonlyMap<string, SpecAdmissionRule> = new Map(
-    [hpaReplicaRange, hpaScaleDownStabilization, imagesPinnedByDigest, nodePortAllowlist].map((r) => [r.name, r]),
+    [hpaReplicaRange, hpaScaleDownStabilization, imagesPinnedByDigest, nodePortAllowlist, statefulGuaranteedQos].map((r) => [r.name, r]),
 );
 
 const NOT_YET = "judged on one object, but no CEL is written for it yet";
@@ -28,7 +29,6 @@ const CANNOT: Record<string, string> = {
     "gitops-sync-options": GITOPS,
     "gitops-project-default": GITOPS,
     "sqlite-single-writer": NOT_YET,
-    "stateful-guaranteed-qos": NOT_YET,
     "ingress-tls-issuer": NOT_YET,
     "gateway-max-recharge": NOT_YET,
     "agent-gateway-tools-denied": NOT_YET,
