@@ -45,7 +45,8 @@ export function parseQuantity(text: string): Quantity {
 }
 
 export function kubernetesCelEnvironment(): Environment {
-    return new Environment({ unlistedVariablesAreDyn: true, homogeneousAggregateLiterals: false })
+    // Homogeneous list and map literals, as the API server's base environment requires (cel.HomogeneousAggregateLiterals).
+    return new Environment({ unlistedVariablesAreDyn: true, homogeneousAggregateLiterals: true })
         .registerType("Quantity", Quantity)
         .registerFunction("quantity(string): Quantity", (s: string) => parseQuantity(s))
         .registerFunction("isQuantity(string): bool", (s: string) => SYNTAX.test(s))
