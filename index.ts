@@ -2,6 +2,7 @@
  * The operations environment: configuration flows one way, from the typed stack configuration
  * to the components to the Kubernetes objects.
  */
+import * as pulumi from "@pulumi/pulumi";
 import { loadConfig } from "./config";
 import { AgentServer } from "./components/agentServer";
 import { Booking } from "./components/booking";
@@ -9,6 +10,7 @@ import { Bridge } from "./components/bridge";
 import { ColumnStore } from "./components/columnStore";
 import { Namespaces } from "./components/namespaces";
 import { DECLARED_FLOWS_FILE, declaredFlowsJson, resetDeclaredFlows } from "./components/lib/network";
+import { AdmissionPolicies } from "./components/platform/admissionPolicies";
 import { Addons } from "./components/platform/addons";
 import { GitOps } from "./components/platform/gitops";
 import { Issuers } from "./components/platform/issuers";
@@ -48,6 +50,8 @@ const namespaces = new Namespaces("namespaces", {
         config.gitops.dashboard.namespace,
     ],
 });
+// The same rule catalogue at admission, for what Argo CD and people create (issue 12).
+const admissionPolicies = new AdmissionPolicies("admission-policies", { config, stack: pulumi.getStack() });
 const addons = new Addons("addons", { config, namespace: (name) => namespaces.namespace(name) });
 // Ingresses are admitted by the ingress controller's webhook: applications come after it.
 const inNamespaces = { dependsOn: [namespaces, addons.charts.ingressNginx] };
@@ -104,6 +108,7 @@ export const bookingUrl = booking.url;
 export const searchEngineUrl = searchEngine.url;
 export const searchEngineBootstrapJob = searchEngine.bootstrapJobName;
 export const columnStoreNodePorts = columnStore.nodePorts;
+export const admissionPolicyNames = admissionPolicies.policyNames;
 export const caCertificate = issuers.caCertificatePem;
 export const gitopsDeployPublicKey = gitops.deployPublicKey;
 // Node agent and key-store settings cannot be applied through the API: published for the node provisioning.
