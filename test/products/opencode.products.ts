@@ -16,11 +16,14 @@ import * as path from "node:path";
 import { extractOpencode, loadDefinition } from "../../tools/products/definitions";
 import { install, opencodeBinary } from "../../tools/products/install";
 import { PRODUCTS } from "../../tools/products/pins";
+import { agentServer } from "../../config/areas/agent";
 import { find, renderStack } from "../render";
 import { freePort } from "../backups/servers";
 import { NOBODY, podEnv, podRoot, runnableCopy, type PodRoot } from "./pod";
 
 const NS = "agent";
+/** Section 4.1's health path (the stack config's agentServerHealthPath default). */
+const HEALTH = agentServer.healthPath.default!;
 let pod: PodRoot;
 let child: ChildProcess | undefined;
 let port = 0;
@@ -104,9 +107,9 @@ test(`opencode ${PRODUCTS.opencode.version}: the rendered environment turns basi
 });
 
 test("GET /global/health: 401 without credentials, 401 with a wrong password, 200 {healthy: true} with them (section 4.1)", async () => {
-    assert.equal((await get("/global/health")).status, 401);
-    assert.equal((await get("/global/health", { Authorization: `Basic ${Buffer.from(`${rendered.env.OPENCODE_SERVER_USERNAME}:wrong-password`).toString("base64")}` })).status, 401);
-    const ok = await get("/global/health", { Authorization: auth });
+    assert.equal((await get(HEALTH)).status, 401);
+    assert.equal((await get(HEALTH, { Authorization: `Basic ${Buffer.from(`${rendered.env.OPENCODE_SERVER_USERNAME}:wrong-password`).toString("base64")}` })).status, 401);
+    const ok = await get(HEALTH, { Authorization: auth });
     assert.equal(ok.status, 200, ok.body.slice(0, 300));
     const body = JSON.parse(ok.body);
     assert.equal(body.healthy, true);
@@ -120,7 +123,7 @@ test("the pod's probe (TCP on the http port, no credentials) passes while HTTP w
         assert.equal(p.tcpSocket.port, "http");
         assert.ok(await tcpConnects(port));
     }
-    assert.equal((await get("/global/health")).status, 401);
+    assert.equal((await get(HEALTH)).status, 401);
 });
 
 test("opencode accepts the rendered configuration file: GET /config returns it merged", async () => {
