@@ -129,6 +129,20 @@ test("main: an unregistered webhook path answers 404", { skip }, async () => {
     assert.equal(res.status, 404);
 });
 
+test("main: the editor base URL, OAuth callback URLs (and so invite links) are on the editor host; webhooks on the webhook host", { skip }, async () => {
+    const m = podEnv(r, container("StatefulSet", "workflow-main"), NS);
+    const res = await fetch(`http://127.0.0.1:${main.port}/rest/settings`);
+    assert.equal(res.status, 200);
+    const { data } = await res.json() as { data: any };
+    const editor = m.N8N_EDITOR_BASE_URL.replace(/\/$/, "");
+    assert.equal(new URL(editor).host, m.N8N_HOST);
+    assert.equal(data.urlBaseEditor, editor);
+    assert.equal(data.oauthCallbackUrls.oauth2, `${editor}/rest/oauth2-credential/callback`);
+    assert.equal(data.oauthCallbackUrls.oauth1, `${editor}/rest/oauth1-credential/callback`);
+    assert.equal(data.urlBaseWebhook, m.WEBHOOK_URL);
+    assert.notEqual(new URL(data.urlBaseWebhook).host, new URL(editor).host);
+});
+
 test("worker: connected (its health server answers /healthz and /healthz/readiness, which checks database and Redis) and ready", { skip }, async () => {
     for (const p of ["/healthz", "/healthz/readiness"]) {
         const res = await fetch(`http://127.0.0.1:${worker.port}${p}`);
