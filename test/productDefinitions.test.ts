@@ -9,9 +9,12 @@ import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import Ajv2020 from "ajv/dist/2020";
-import { loadDefinition, n8nEnvNames, opencodeEnvNames } from "../tools/products/definitions";
+import { extractN8n, loadDefinition, n8nEnvNames, opencodeEnvNames } from "../tools/products/definitions";
+import { isInstalled } from "../tools/products/install";
 import { PRODUCTS } from "../tools/products/pins";
 import { all, find, podSpecOf, renderStack } from "./render";
+import { agentServer } from "../config/areas/agent";
+import { workflow } from "../config/areas/workflow";
 
 const n8n = loadDefinition("n8n");
 const opencode = loadDefinition("opencode");
@@ -37,6 +40,18 @@ test("the definitions are those of the pinned versions, and the image tags match
     assert.equal(opencode.version, PRODUCTS.opencode.version);
     assert.ok(n8nEnvNames(n8n).has("N8N_ENCRYPTION_KEY") && n8nEnvNames(n8n).has("QUEUE_BULL_REDIS_HOST"));
     assert.ok(opencodeEnvNames(opencode).has("OPENCODE_SERVER_PASSWORD"));
+    const tag = (image: string) => image.slice(image.lastIndexOf(":") + 1);
+    assert.equal(tag(workflow.image.default!), PRODUCTS.n8n.imageTag);
+    assert.equal(PRODUCTS.n8n.imageTag, PRODUCTS.n8n.version);
+    assert.equal(tag(agentServer.image.default!), PRODUCTS.opencode.imageTag);
+    // npm has no opencode-ai 1.2.26: the products test runs the nearest later patch of the same minor version.
+    assert.equal(PRODUCTS.opencode.version.split(".").slice(0, 2).join("."), PRODUCTS.opencode.imageTag.split(".").slice(0, 2).join("."));
+});
+
+test("the committed n8n definition is what the cached n8n 1.68.0 packages say (opencode's is compared by npm run test:products)", {
+    skip: !isInstalled(PRODUCTS.n8n) && "n8n 1.68.0 is not in the product cache (npm run test:products installs it)",
+}, () => {
+    assert.deepEqual(JSON.parse(JSON.stringify(extractN8n())), n8n, "run: npm run gen:product-definitions");
 });
 
 test("a name the product does not read fails the check (the specification's placeholders among them)", () => {
