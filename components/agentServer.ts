@@ -12,8 +12,8 @@ import { disruptionBudget } from "./lib/availability";
 import { hostOf, webIngress } from "./lib/ingress";
 import { appLabels, reloaderAnnotations } from "./lib/labels";
 import { allowOnly, Flow, ingressController, internet, namespace as inNamespace, podsIn } from "./lib/network";
-import { hardenedContainer, hardenedPodSpec, httpProbe, scratch } from "./lib/pod";
-import { agentConfigFile, ENV } from "./agentServerConfig";
+import { hardenedContainer, hardenedPodSpec, httpProbe, scratch, tcpProbe } from "./lib/pod";
+import { AGENT_PATHS, agentConfigFile, ENV } from "./agentServerConfig";
 
 export interface AgentServerArgs {
     config: StackConfig;
@@ -87,18 +87,23 @@ export class AgentServer extends pulumi.ComponentResource {
             const data = pvc("data", a.dataVolumeSize);
             const workspace = pvc("workspace", a.workspaceVolumeSize);
             const tmp = scratch("tmp", "/tmp");
-            const cache = scratch("cache", "/home/agent/.cache", "1Gi");
+            // opencode creates its XDG config folder at start (and writes package.json there), so
+            // HOME is writable scratch; its cache is a larger scratch; data and state are on the volume.
+            const home = scratch("home", AGENT_PATHS.home);
+            const cache = scratch("cache", AGENT_PATHS.cache, "1Gi");
 
             const env = [
-                { name: "AGENT_SERVER_USERNAME", valueFrom: { secretKeyRef: { name: authSecret.metadata.name, key: "username" } } },
-                { name: "AGENT_SERVER_PASSWORD", valueFrom: { secretKeyRef: { name: authSecret.metadata.name, key: "password" } } },
+                { name: ENV.serverUsername, valueFrom: { secretKeyRef: { name: authSecret.metadata.name, key: "username" } } },
+                { name: ENV.serverPassword, valueFrom: { secretKeyRef: { name: authSecret.metadata.name, key: "password" } } },
                 { name: ENV.modelApiKey, valueFrom: { secretKeyRef: { name: modelSecret.metadata.name, key: "api-key" } } },
                 { name: ENV.gatewayAdminKey, valueFrom: { secretKeyRef: { name: gatewaySecret.metadata.name, key: "admin-api-key" } } },
-                { name: "OPENCODE_CONFIG", value: "/etc/agent-server/config.json" },
-                { name: "HOME", value: "/home/agent" },
-                { name: "XDG_DATA_HOME", value: "/var/lib/agent-server" },
+                ...agentPathEnv(),
                 ...proxyEnv(cfg),
             ];
+            // Basic authentication covers every route but OPTIONS, /global/health included (opencode's
+            // server middleware), so an HTTP probe without credentials gets 401: the kubelet probes
+            // the TCP port, and no credential goes into the pod spec.
+            const probe = (t: { initialDelay?: number; period?: number; failureThreshold?: number }) => tcpProbe("http", t);
             const server = hardenedContainer({
                 name: "server",
                 image: a.image,
@@ -106,16 +111,17 @@ export class AgentServer extends pulumi.ComponentResource {
                 ports: [{ name: "http", containerPort: port }],
                 env,
                 resources: a,
-                startupProbe: httpProbe(a.healthPath, "http", { period: a.startup.period, failureThreshold: a.startup.failureThreshold }),
-                livenessProbe: httpProbe(a.healthPath, "http", a.liveness),
-                readinessProbe: httpProbe(a.healthPath, "http", a.readiness),
+                startupProbe: probe({ period: a.startup.period, failureThreshold: a.startup.failureThreshold }),
+                livenessProbe: probe(a.liveness),
+                readinessProbe: probe(a.readiness),
                 preStopDelay: a.preStopDelay,
-                workingDir: "/workspace",
+                workingDir: AGENT_PATHS.workspace,
                 volumeMounts: [
-                    { name: "config", mountPath: "/etc/agent-server", readOnly: true },
-                    { name: "data", mountPath: "/var/lib/agent-server" },
-                    { name: "workspace", mountPath: "/workspace" },
+                    { name: "config", mountPath: AGENT_PATHS.configDir, readOnly: true },
+                    { name: "data", mountPath: AGENT_PATHS.data },
+                    { name: "workspace", mountPath: AGENT_PATHS.workspace },
                     tmp.mount,
+                    home.mount,
                     cache.mount,
                 ],
             });
@@ -148,6 +154,7 @@ export class AgentServer extends pulumi.ComponentResource {
                                 { name: "data", persistentVolumeClaim: { claimName: data.metadata.name } },
                                 { name: "workspace", persistentVolumeClaim: { claimName: workspace.metadata.name } },
                                 tmp.volume,
+                                home.volume,
                                 cache.volume,
                             ],
                         }),
@@ -194,6 +201,18 @@ function egressFlows(cfg: StackConfig, bridge: AgentServerArgs["bridge"]): Flow[
 
 const portOf = (u: string) => Number(new URL(u).port) || (new URL(u).protocol === "https:" ? 443 : 80);
 const isInCluster = (u: string) => /\.svc(\.cluster\.local)?$/.test(new URL(u).hostname) || !new URL(u).hostname.includes(".");
+
+/** Where opencode finds its configuration file and keeps its XDG folders (all writable but the file's). */
+export function agentPathEnv() {
+    return [
+        { name: ENV.configFile, value: AGENT_PATHS.configFile },
+        { name: "HOME", value: AGENT_PATHS.home },
+        { name: "XDG_CONFIG_HOME", value: `${AGENT_PATHS.home}/.config` },
+        { name: "XDG_CACHE_HOME", value: AGENT_PATHS.cache },
+        { name: "XDG_DATA_HOME", value: AGENT_PATHS.data },
+        { name: "XDG_STATE_HOME", value: `${AGENT_PATHS.data}/state` },
+    ];
+}
 
 /** HTTP(S)_PROXY and a NO_PROXY that covers every in-cluster host (section 7, UND_ERR_SOCKET). */
 function proxyEnv(cfg: StackConfig) {

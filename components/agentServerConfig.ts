@@ -5,9 +5,23 @@
  */
 import type { StackConfig } from "../config";
 
+/** Environment names: opencode's own (read in its src/flag/flag.ts) and two of ours that the file references. */
 export const ENV = {
+    serverUsername: "OPENCODE_SERVER_USERNAME",
+    serverPassword: "OPENCODE_SERVER_PASSWORD",
+    configFile: "OPENCODE_CONFIG",
     modelApiKey: "MODEL_API_KEY",
     gatewayAdminKey: "GATEWAY_ADMIN_API_KEY",
+} as const;
+
+/** Paths inside the agent server container. */
+export const AGENT_PATHS = {
+    configDir: "/etc/agent-server",
+    configFile: "/etc/agent-server/config.json",
+    home: "/home/agent",
+    cache: "/home/agent/.cache",
+    data: "/var/lib/agent-server",
+    workspace: "/workspace",
 } as const;
 
 export const GATEWAY_TOOLS = [

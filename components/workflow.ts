@@ -1,13 +1,22 @@
 /**
- * The workflow automation tool (sections 4.3, 5.7, 5.9, 8.2, 8.3) in queue mode: one main process
- * (editor, REST API, webhook intake, schedule triggers) and workers that run every execution
- * (manual ones too: OFFLOAD_MANUAL_EXECUTIONS_TO_WORKERS), on PostgreSQL (its own database and
- * role, created by the PostgreSQL provisioning Job) and Redis (the queue).
+ * The workflow automation tool (n8n 1.68.0; sections 4.3, 5.7, 5.9, 8.2, 8.3) in queue mode: one
+ * main process (editor, REST API, webhook intake, schedule triggers) and workers that run the
+ * production executions (triggers, webhooks, schedules), on PostgreSQL (its own database and role,
+ * created by the PostgreSQL provisioning Job) and Redis (the queue). Manual executions (started
+ * from the editor) run on the main process: n8n 1.68 enqueues only non-manual executions
+ * (WorkflowRunner.run) and has no setting to offload them.
+ *
+ * Every environment name is one n8n 1.68.0 reads (test/productDefinitions.test.ts checks them
+ * against @n8n/config 1.18.0 and n8n's own config schema); docs/product-settings.md maps the
+ * specification's WF_ names to them.
  *
  * Hosts: the editor on <workflowEditorHost>.<domain>, webhooks (/webhook/<path>) on the separate
  * <workflowWebhookHost>.<domain>; both Ingresses use proxy-read-timeout ingressWorkflowProxyReadTimeout.
  *
- * Kubernetes API: only the workers run workflows, so only they use the `workflow` service account
+ * Invite links and OAuth callbacks use N8N_EDITOR_BASE_URL (the editor host); WEBHOOK_URL is the
+ * webhook host.
+ *
+ * Kubernetes API: only the workers run production executions, so only they use the `workflow` service account
  * (bound by a Role in exactly the two namespaces of workflowRbacNamespaces) and mount its token;
  * the main process runs as `workflow-main`, which has no bindings and no token.
  *
@@ -135,22 +144,24 @@ export class Workflow extends pulumi.ComponentResource {
             { name: "EXECUTIONS_MODE", value: "queue" },
             { name: "EXECUTIONS_TIMEOUT", value: String(w.executionsTimeout) },
             { name: "EXECUTIONS_TIMEOUT_MAX", value: String(w.executionsTimeoutMax) },
-            { name: "OFFLOAD_MANUAL_EXECUTIONS_TO_WORKERS", value: "true" },
             { name: "QUEUE_BULL_REDIS_HOST", value: args.redis.host },
             { name: "QUEUE_BULL_REDIS_PORT", value: String(args.redis.port) },
             { name: "QUEUE_BULL_REDIS_PASSWORD", ...secretRef(args.redis.secretName, "password") },
             { name: "QUEUE_BULL_REDIS_TIMEOUT_THRESHOLD", value: String(w.redisTimeoutThreshold) },
             { name: "QUEUE_HEALTH_CHECK_ACTIVE", value: "true" },
             { name: "QUEUE_HEALTH_CHECK_PORT", value: String(w.port) },
-            { name: "WF_CONCURRENCY_PRODUCTION_LIMIT", value: String(w.concurrencyProductionLimit) },
-            { name: "WF_ENCRYPTION_KEY", ...secretRef(encryption.metadata.name, "encryption-key") },
-            { name: "WF_PORT", value: String(w.port) },
-            { name: "WF_HOST", value: editorHost },
-            { name: "WF_PROTOCOL", value: "https" },
-            { name: "WF_EDITOR_BASE_URL", value: `https://${editorHost}/` },
+            { name: "N8N_CONCURRENCY_PRODUCTION_LIMIT", value: String(w.concurrencyProductionLimit) },
+            { name: "N8N_ENCRYPTION_KEY", ...secretRef(encryption.metadata.name, "encryption-key") },
+            { name: "N8N_PORT", value: String(w.port) },
+            { name: "N8N_HOST", value: editorHost },
+            { name: "N8N_PROTOCOL", value: "https" },
+            // Invite links and OAuth callback URLs are built from this (UrlService.getInstanceBaseUrl).
+            { name: "N8N_EDITOR_BASE_URL", value: `https://${editorHost}/` },
             { name: "WEBHOOK_URL", value: `https://${webhookHost}/` },
-            { name: "WF_USER_FOLDER", value: DATA_DIR },
-            { name: "WF_DIAGNOSTICS_ENABLED", value: "false" },
+            // One reverse proxy (the ingress controller) in front: trust its X-Forwarded-For.
+            { name: "N8N_PROXY_HOPS", value: "1" },
+            { name: "N8N_USER_FOLDER", value: DATA_DIR },
+            { name: "N8N_DIAGNOSTICS_ENABLED", value: "false" },
             { name: "HOME", value: DATA_DIR },
             { name: "GATEWAY_TOKEN", ...secretRef(external.metadata.name, "gateway-token") },
             { name: "MODEL_API_KEY", ...secretRef(external.metadata.name, "model-api-key") },
@@ -259,7 +270,8 @@ export class Workflow extends pulumi.ComponentResource {
             egress: [...toStores, toModelApi, { peer: apiServer(cfg.guardrails.apiServerCidr), ports: cfg.guardrails.apiServerPorts.map((port) => ({ port })) }],
         }, child);
 
-        // Backup: CLI export of workflows and (encrypted) credentials, in the tool's image.
+        // Backup: CLI export of workflows and (encrypted) credentials, in the tool's image. WF_BACKUP_MODE,
+        // WF_CLI and WF_EXPORT_CREDENTIALS are the backup script's own settings, not n8n's.
         const exportEnv = {
             WF_BACKUP_MODE: "cli",
             WF_CLI: "n8n",
@@ -268,13 +280,13 @@ export class Workflow extends pulumi.ComponentResource {
             DB_POSTGRESDB_HOST: args.postgres.host,
             DB_POSTGRESDB_PORT: String(args.postgres.port),
             DB_POSTGRESDB_DATABASE: args.postgres.database,
-            WF_USER_FOLDER: "/tmp",
-            WF_DIAGNOSTICS_ENABLED: "false",
+            N8N_USER_FOLDER: "/tmp",
+            N8N_DIAGNOSTICS_ENABLED: "false",
         };
         const exportSecrets = {
             DB_POSTGRESDB_USER: { secretName: args.postgres.secretName, key: "username" },
             DB_POSTGRESDB_PASSWORD: { secretName: args.postgres.secretName, key: "password" },
-            WF_ENCRYPTION_KEY: { secretName: encryption.metadata.name, key: "encryption-key" },
+            N8N_ENCRYPTION_KEY: { secretName: encryption.metadata.name, key: "encryption-key" },
         };
         const toDatabase: Flow[] = [toStores[0]];
         this.backup = backupCronJob(BACKUP_NAME, cfg, {

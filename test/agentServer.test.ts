@@ -19,12 +19,30 @@ test("prod: two agent server instances on ports 4000 and 4001, bound to 0.0.0.0,
     }
 });
 
-test("prod: probes on /global/health with the timings of section 8.2", async () => {
+test("prod: probes with the timings of section 8.2 that need no credentials (opencode's basic auth covers /global/health too)", async () => {
     const r = await renderStack("prod");
     const c = find(r, "Deployment", "agent-server-4000").spec.template.spec.containers[0];
-    assert.deepEqual(c.livenessProbe, { httpGet: { path: "/global/health", port: "http" }, initialDelaySeconds: 15, periodSeconds: 30 });
-    assert.deepEqual(c.readinessProbe, { httpGet: { path: "/global/health", port: "http" }, initialDelaySeconds: 10, periodSeconds: 10 });
-    assert.deepEqual(c.startupProbe, { httpGet: { path: "/global/health", port: "http" }, periodSeconds: 5, failureThreshold: 30 });
+    assert.deepEqual(c.livenessProbe, { tcpSocket: { port: "http" }, initialDelaySeconds: 15, periodSeconds: 30 });
+    assert.deepEqual(c.readinessProbe, { tcpSocket: { port: "http" }, initialDelaySeconds: 10, periodSeconds: 10 });
+    assert.deepEqual(c.startupProbe, { tcpSocket: { port: "http" }, periodSeconds: 5, failureThreshold: 30 });
+    for (const p of [c.livenessProbe, c.readinessProbe, c.startupProbe]) assert.ok(!JSON.stringify(p).includes("Authorization"));
+});
+
+test("opencode's XDG folders (config, cache, data, state) are on writable volumes under the read-only root", async () => {
+    const r = await renderStack("prod");
+    const pod = find(r, "Deployment", "agent-server-4000").spec.template.spec;
+    const c = pod.containers[0];
+    assert.equal(c.securityContext.readOnlyRootFilesystem, true);
+    const writable = c.volumeMounts.filter((m: any) => !m.readOnly).map((m: any) => m.mountPath);
+    const under = (p: string) => writable.some((m: string) => p === m || p.startsWith(`${m}/`));
+    for (const name of ["HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"]) {
+        assert.ok(under(env(c, name).value), `${name}=${env(c, name).value} is not on a writable mount (${writable.join(", ")})`);
+    }
+    // Data and state survive a restart: they are on the data volume, not on scratch.
+    const data = c.volumeMounts.find((m: any) => m.name === "data").mountPath;
+    assert.ok(env(c, "XDG_DATA_HOME").value.startsWith(data));
+    assert.ok(env(c, "XDG_STATE_HOME").value.startsWith(data));
+    assert.equal(env(c, "OPENCODE_CONFIG").value, "/etc/agent-server/config.json");
 });
 
 test("prod: requests 500m/1Gi, limits 2/4Gi, volumes of 1Gi data and 5Gi workspace", async () => {
@@ -54,8 +72,11 @@ test("hardened pod: non-root, no escalation, capabilities dropped, seccomp, read
 test("basic authentication from a Secret; the password is 16 random alphanumerics", async () => {
     const r = await renderStack("prod");
     const c = find(r, "Deployment", "agent-server-4000").spec.template.spec.containers[0];
-    assert.deepEqual(env(c, "AGENT_SERVER_USERNAME").valueFrom.secretKeyRef, { name: "agent-server-auth", key: "username" });
-    assert.deepEqual(env(c, "AGENT_SERVER_PASSWORD").valueFrom.secretKeyRef, { name: "agent-server-auth", key: "password" });
+    // opencode 1.2 reads OPENCODE_SERVER_USERNAME/OPENCODE_SERVER_PASSWORD (the specification's AGENT_SERVER_*).
+    assert.deepEqual(env(c, "OPENCODE_SERVER_USERNAME").valueFrom.secretKeyRef, { name: "agent-server-auth", key: "username" });
+    assert.deepEqual(env(c, "OPENCODE_SERVER_PASSWORD").valueFrom.secretKeyRef, { name: "agent-server-auth", key: "password" });
+    assert.equal(env(c, "AGENT_SERVER_USERNAME"), undefined);
+    assert.equal(env(c, "AGENT_SERVER_PASSWORD"), undefined);
     const password = r.resources.find((x) => x.type === "random:index/randomPassword:RandomPassword" && x.name === "agent-server-password");
     assert.ok(password);
     assert.equal(password.inputs.length, 16);

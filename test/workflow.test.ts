@@ -24,20 +24,25 @@ test("queue mode: one main process and two workers (section 8.2), each StatefulS
     assert.equal(find(r, "Service", "workflow-main", NS).spec.ports[0].port, 5678);
 });
 
-test("tunables of table 8.2: timeouts, pool sizes 10 (main) and 5 (workers), WF_CONCURRENCY_PRODUCTION_LIMIT, Redis timeout threshold", async () => {
+test("tunables of table 8.2: timeouts, pool sizes 10 (main) and 5 (workers), N8N_CONCURRENCY_PRODUCTION_LIMIT (the spec's WF_ placeholder), Redis timeout threshold", async () => {
     const r = await renderStack("prod");
     const common = {
         EXECUTIONS_TIMEOUT: "300",
         EXECUTIONS_TIMEOUT_MAX: "600",
-        WF_CONCURRENCY_PRODUCTION_LIMIT: "5",
+        N8N_CONCURRENCY_PRODUCTION_LIMIT: "5",
         QUEUE_BULL_REDIS_TIMEOUT_THRESHOLD: "60000",
     };
     for (const [sts, pool] of [[main(r), "10"], [workers(r), "5"]] as const) {
         const c = container(sts);
         for (const [k, v] of Object.entries(common)) assert.equal(env(c, k)?.value, v, `${sts.metadata.name}: ${k}`);
         assert.equal(env(c, "DB_POSTGRESDB_POOL_SIZE").value, pool);
-        // The tool's own settings carry the neutral prefix: no product-named variable.
-        assert.deepEqual(c.env.filter((e: any) => /^N8N_/.test(e.name)), []);
+        // Table 8.2's neutral WF_ prefix is a placeholder: n8n reads none of those names.
+        assert.deepEqual(c.env.filter((e: any) => /^WF_/.test(e.name)), []);
+        assert.equal(env(c, "N8N_PORT").value, "5678");
+        assert.equal(env(c, "N8N_PROTOCOL").value, "https");
+        assert.equal(env(c, "N8N_USER_FOLDER").value, "/data");
+        assert.ok(c.volumeMounts.some((m: any) => m.mountPath === "/data" && !m.readOnly));
+        assert.equal(env(c, "N8N_DIAGNOSTICS_ENABLED").value, "false");
     }
 });
 
@@ -56,7 +61,7 @@ test("PostgreSQL and Redis connection: hosts in the data namespace, credentials 
             DB_POSTGRESDB_USER: "workflow-postgres/username",
             DB_POSTGRESDB_PASSWORD: "workflow-postgres/password",
             QUEUE_BULL_REDIS_PASSWORD: "workflow-redis/password",
-            WF_ENCRYPTION_KEY: "workflow-encryption/encryption-key",
+            N8N_ENCRYPTION_KEY: "workflow-encryption/encryption-key",
             GATEWAY_TOKEN: "workflow-external/gateway-token",
             MODEL_API_KEY: "workflow-external/model-api-key",
         });
@@ -102,9 +107,13 @@ test("two hosts: the editor, and /webhook on a separate host, both with proxy-re
         assert.equal(ing.spec.rules[0].http.paths[0].backend.service.name, "workflow-main");
         assert.equal(ing.spec.tls[0].hosts[0], ing.spec.rules[0].host);
     }
-    const c = container(main(r));
-    assert.equal(env(c, "WEBHOOK_URL").value, `https://${webhook.spec.rules[0].host}/`);
-    assert.equal(env(c, "WF_HOST").value, editor.spec.rules[0].host);
+    for (const sts of [main(r), workers(r)]) {
+        const c = container(sts);
+        assert.equal(env(c, "WEBHOOK_URL").value, `https://${webhook.spec.rules[0].host}/`);
+        assert.equal(env(c, "N8N_HOST").value, editor.spec.rules[0].host);
+        // n8n builds invite links and OAuth callback URLs from N8N_EDITOR_BASE_URL: the editor host, not the webhook host.
+        assert.equal(env(c, "N8N_EDITOR_BASE_URL").value, `https://${editor.spec.rules[0].host}/`);
+    }
 });
 
 test("RBAC: Role + RoleBinding in exactly two namespaces, only applications and deployments, no create/delete", async () => {
@@ -128,12 +137,13 @@ test("RBAC: Role + RoleBinding in exactly two namespaces, only applications and 
     assert.ok(bad.errors.some((e) => /ops:workflowRbacNamespaces: .*exactly two distinct namespaces/.test(e)), bad.errors.join("\n"));
 });
 
-test("only the workers (which run the executions) mount the bound service account's token; main has none", async () => {
+test("only the workers (which run the production executions) mount the bound service account's token; main has none", async () => {
     const r = await renderStack("prod");
     const w = podSpecOf(workers(r));
     assert.equal(w.serviceAccountName, "workflow");
     assert.equal(w.automountServiceAccountToken, true);
-    assert.equal(env(w.containers[0], "OFFLOAD_MANUAL_EXECUTIONS_TO_WORKERS").value, "true");
+    // n8n 1.68 has no setting to offload manual executions: they run on main (which has no token).
+    assert.equal(env(w.containers[0], "OFFLOAD_MANUAL_EXECUTIONS_TO_WORKERS"), undefined);
     const m = podSpecOf(main(r));
     assert.equal(m.serviceAccountName, "workflow-main");
     assert.equal(m.automountServiceAccountToken, false);
@@ -187,7 +197,10 @@ test("backup: daily CLI export of workflows and credentials in the tool's image,
     assert.equal(c.image, container(main(r)).image);
     assert.equal(env(c, "WF_BACKUP_MODE").value, "cli");
     assert.equal(env(c, "WF_EXPORT_CREDENTIALS").value, "true");
-    assert.deepEqual(env(c, "WF_ENCRYPTION_KEY").valueFrom.secretKeyRef, { name: "workflow-encryption", key: "encryption-key" });
+    // The export job decrypts nothing, but n8n refuses a settings file without the instance's key: the same Secret as main and workers.
+    assert.deepEqual(env(c, "N8N_ENCRYPTION_KEY").valueFrom.secretKeyRef, { name: "workflow-encryption", key: "encryption-key" });
+    assert.deepEqual(env(container(main(r)), "N8N_ENCRYPTION_KEY").valueFrom.secretKeyRef, env(c, "N8N_ENCRYPTION_KEY").valueFrom.secretKeyRef);
+    assert.deepEqual(env(container(workers(r)), "N8N_ENCRYPTION_KEY").valueFrom.secretKeyRef, env(c, "N8N_ENCRYPTION_KEY").valueFrom.secretKeyRef);
     assert.match(find(r, "ConfigMap", "workflow-backup-scripts", NS).data["backup.sh"], /^#!\/bin\/sh\n# workflow-backup\.sh/);
     const restore = find(r, "CronJob", "workflow-backup-restore", NS);
     assert.equal(restore.spec.suspend, true);

@@ -7,13 +7,13 @@ const ADMIN_KEY = /^admin-[0-9a-f]{64}$/;
 /** The agent server (section 2.8, 4.1, 5.1, 8.2) and the gateway admin tool server it runs (2.9, 5.2, 5.3). */
 export const agentServer = {
     namespace: str("the namespace of the agent server, its bridge and its tool server", "agent"),
-    image: image("the agent server image", "registry.example.com/ops/agent-server:1.2.26"),
+    image: image("the agent server image: opencode (`opencode serve`) plus the gateway-admin-mcp tool server; registry.example.com is a placeholder for the image you build", "registry.example.com/ops/agent-server:1.2.26"),
     ports: intList("the agent server instances, one per port (section 8.2: 4000 and 4001)", [4000, 4001], port("a TCP port")),
     bindAddress: str("the address the agent server binds", "0.0.0.0"),
     hostLabel: str("first label of the public host of the first instance (<label>.<domain>); the others get <label>-<port>", "agent"),
-    username: str("AGENT_SERVER_USERNAME, the basic-authentication user", "agent"),
-    passwordLength: int("length of the generated AGENT_SERVER_PASSWORD (alphanumeric)", 16, { min: 16, max: 128 }),
-    healthPath: str("the health path probed by the kubelet", "/global/health"),
+    username: str("the basic-authentication user (OPENCODE_SERVER_USERNAME; the specification's AGENT_SERVER_USERNAME)", "agent"),
+    passwordLength: int("length of the generated OPENCODE_SERVER_PASSWORD (the specification's AGENT_SERVER_PASSWORD; alphanumeric)", 16, { min: 16, max: 128 }),
+    healthPath: str("the health path of section 4.1 (behind basic authentication like every route, so the kubelet probes the TCP port; npm run test:products checks 401/200 on it)", "/global/health"),
     liveness: {
         initialDelay: seconds("liveness probe initial delay", 15),
         period: seconds("liveness probe period", 30),

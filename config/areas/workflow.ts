@@ -10,7 +10,8 @@ const probe = (what: string, initialDelay: number, period: number) => ({
 /**
  * The workflow automation tool (sections 4.3, 5.7, 5.9, 8.2) in queue mode: one main process
  * (editor, API, webhooks) and workers that run the executions, on PostgreSQL and Redis.
- * Its own environment names carry the neutral prefix WF_ (table 8.2).
+ * Table 8.2's neutral WF_ names are placeholders: the program emits n8n's own N8N_* names
+ * (docs/product-settings.md maps them).
  */
 export const workflow = {
     namespace: str("the namespace of the workflow tool", "workflow", NAMESPACE),
@@ -28,11 +29,11 @@ export const workflow = {
     executionsTimeoutMax: seconds("EXECUTIONS_TIMEOUT_MAX (section 8.2: 600 s)", 600),
     mainPoolSize: int("DB_POSTGRESDB_POOL_SIZE of the main process (section 8.2: 10)", 10, { min: 1, max: 1000 }),
     workerPoolSize: int("DB_POSTGRESDB_POOL_SIZE of each worker (section 8.2: 5)", 5, { min: 1, max: 1000 }),
-    concurrencyProductionLimit: int("WF_CONCURRENCY_PRODUCTION_LIMIT (section 8.2: 5)", 5, { min: -1, max: 1000 }),
+    concurrencyProductionLimit: int("N8N_CONCURRENCY_PRODUCTION_LIMIT (table 8.2's WF_CONCURRENCY_PRODUCTION_LIMIT: 5)", 5, { min: -1, max: 1000 }),
     workerConcurrency: int("executions one worker runs at a time (worker --concurrency)", 5, { min: 1, max: 1000 }),
     redisTimeoutThreshold: millis("QUEUE_BULL_REDIS_TIMEOUT_THRESHOLD (section 8.2: 60000 ms)", 60000),
     database: str("the workflow tool's database and role in PostgreSQL (created by the provisioning job)", "workflow", { pattern: /^[a-z_][a-z0-9_]{0,62}$/, expected: "a lower-case PostgreSQL identifier" }),
-    encryptionKeyLength: int("length of the generated WF_ENCRYPTION_KEY (alphanumeric)", 48, { min: 32, max: 128 }),
+    encryptionKeyLength: int("length of the generated N8N_ENCRYPTION_KEY, shared by main, workers and the export job (alphanumeric)", 48, { min: 32, max: 128 }),
     gatewayToken: secret("the gateway token workflows use (env GATEWAY_TOKEN from a Secret)", { expected: "a non-empty token", placeholder: "render-placeholder-gateway-token-000000" }),
     modelApiKey: secret("the model API key workflows use (env MODEL_API_KEY from a Secret)", { expected: "a non-empty API key", placeholder: "sk-render-placeholder-workflow-0000000" }),
     modelApiPort: port("the port of the model API on the internet (egress of main and workers)", 443),

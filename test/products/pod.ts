@@ -1,0 +1,69 @@
+/**
+ * Running a rendered container's process on this machine: its environment with Secret references
+ * resolved from the rendered Secrets (placeholder-shaped values of the render, never printed), its
+ * volume mounts as folders under a temporary root (read-only mounts owned by root, writable ones
+ * by the user the process runs as, so a write outside them fails like under readOnlyRootFilesystem),
+ * and container paths in environment values rewritten to those folders.
+ */
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { find } from "../render";
+import type { RenderResult } from "../../tools/harness/render";
+
+export const NOBODY = { uid: 65534, gid: 65534 };
+
+export interface PodRoot {
+    root: string;
+    /** A container path mapped into the root. */
+    at: (containerPath: string) => string;
+    remove: () => void;
+}
+
+/** Folders for the container's volume mounts; ConfigMap volumes get their files. */
+export function podRoot(r: RenderResult, pod: any, container: any, namespace: string): PodRoot {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "ops-pod-"));
+    fs.chmodSync(root, 0o755);
+    const mounts: { mountPath: string; readOnly?: boolean; name: string }[] = container.volumeMounts ?? [];
+    // Parents first, so a nested mount (home/.cache) is created inside its parent.
+    for (const m of [...mounts].sort((a, b) => a.mountPath.length - b.mountPath.length)) {
+        const dir = path.join(root, m.mountPath);
+        fs.mkdirSync(dir, { recursive: true });
+        const volume = (pod.volumes ?? []).find((v: any) => v.name === m.name);
+        if (volume?.configMap) {
+            const cm = find(r, "ConfigMap", volume.configMap.name, namespace);
+            for (const [key, value] of Object.entries<string>(cm.data ?? {})) fs.writeFileSync(path.join(dir, key), value, { mode: 0o444 });
+        }
+        if (m.readOnly) fs.chmodSync(dir, 0o555);
+        else if (process.getuid?.() === 0) fs.chownSync(dir, NOBODY.uid, NOBODY.gid);
+    }
+    const at = (p: string) => path.join(root, p);
+    return { root, at, remove: () => fs.rmSync(root, { recursive: true, force: true }) };
+}
+
+/** The container's environment: literals (container paths mapped by `mapValue`) and Secret references resolved. */
+export function podEnv(r: RenderResult, container: any, namespace: string, mapValue: (name: string, value: string) => string = (_n, v) => v): Record<string, string> {
+    const env: Record<string, string> = {};
+    for (const e of container.env ?? []) {
+        if (e.valueFrom?.secretKeyRef) {
+            const ref = e.valueFrom.secretKeyRef;
+            const secret = find(r, "Secret", ref.name, namespace);
+            const value = secret?.stringData?.[ref.key] ?? (secret?.data?.[ref.key] !== undefined ? Buffer.from(secret.data[ref.key], "base64").toString() : undefined);
+            if (value === undefined) throw new Error(`${e.name}: Secret ${namespace}/${ref.name} has no key ${ref.key} in the render`);
+            env[e.name] = value;
+        } else if (e.value !== undefined) {
+            env[e.name] = mapValue(e.name, e.value);
+        } else {
+            throw new Error(`${e.name}: neither value nor secretKeyRef`);
+        }
+    }
+    return env;
+}
+
+/** A copy of an executable the unprivileged user can run (the cache under /root is not readable to it). */
+export function runnableCopy(bin: string, dir: string): string {
+    const target = path.join(dir, path.basename(bin));
+    fs.copyFileSync(bin, target);
+    fs.chmodSync(target, 0o755);
+    return target;
+}
