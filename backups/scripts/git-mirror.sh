@@ -21,22 +21,8 @@
 set -eu
 umask 022
 SCRIPT=git-mirror
+# @prelude  (backups/scripts/lib/prelude.sh is joined in here by backups/scripts.ts)
 
-ts() { date -u +%Y-%m-%dT%H:%M:%SZ; }
-log() { printf '%s [%s] %s\n' "$(ts)" "$SCRIPT" "$*"; }
-warn() { printf '%s [%s] ERROR: %s\n' "$(ts)" "$SCRIPT" "$*" >&2; }
-die() { warn "$*"; exit 1; }
-oneline() { printf '%s' "$1" | tr '\r\n\t' '   ' | sed 's/  */ /g'; }
-require() {
-  for _v in "$@"; do
-    eval "_val=\${$_v:-}"
-    [ -n "$_val" ] || die "required environment variable $_v is not set"
-  done
-}
-mask() { printf '%s' "$1" | sed -E 's#^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@]*@#\1***@#'; }
-mirror_path() {
-  printf '%s' "$1" | sed -E 's#^[a-zA-Z][a-zA-Z0-9+.-]*://##; s#^[^/@]*@##; s#^([^/:]+):#\1/#; s#^/+##; s#/+$##'
-}
 explain() { # $1 = git output
   case $1 in
     *"Authentication failed"*|*"could not read Username"*|*"could not read Password"*|*"terminal prompts disabled"*|*"Permission denied"*|*"returned error: 401"*|*"returned error: 403"*|*"Host key verification failed"*)
@@ -47,12 +33,6 @@ explain() { # $1 = git output
       echo "repository not found" ;;
     *) echo "git failed" ;;
   esac
-}
-git_auth() {
-  # The helper is shell code run by git; it expands the variables itself, so no secret is on argv.
-  git -c credential.helper= \
-      -c 'credential.helper=!f() { test "$1" = get || exit 0; [ -n "${GIT_PASSWORD:-}" ] || exit 0; echo "username=${GIT_USERNAME:-git}"; echo "password=${GIT_PASSWORD}"; }; f' \
-      "$@"
 }
 
 require BACKUP_DIR REPOSITORIES

@@ -14,26 +14,7 @@
 set -eu
 umask 022
 SCRIPT=git-restore
-
-ts() { date -u +%Y-%m-%dT%H:%M:%SZ; }
-log() { printf '%s [%s] %s\n' "$(ts)" "$SCRIPT" "$*"; }
-die() { printf '%s [%s] ERROR: %s\n' "$(ts)" "$SCRIPT" "$*" >&2; exit 1; }
-oneline() { printf '%s' "$1" | tr '\r\n\t' '   ' | sed 's/  */ /g'; }
-require() {
-  for _v in "$@"; do
-    eval "_val=\${$_v:-}"
-    [ -n "$_val" ] || die "required environment variable $_v is not set"
-  done
-}
-mask() { printf '%s' "$1" | sed -E 's#^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@]*@#\1***@#'; }
-mirror_path() {
-  printf '%s' "$1" | sed -E 's#^[a-zA-Z][a-zA-Z0-9+.-]*://##; s#^[^/@]*@##; s#^([^/:]+):#\1/#; s#^/+##; s#/+$##'
-}
-git_auth() {
-  git -c credential.helper= \
-      -c 'credential.helper=!f() { test "$1" = get || exit 0; [ -n "${GIT_PASSWORD:-}" ] || exit 0; echo "username=${GIT_USERNAME:-git}"; echo "password=${GIT_PASSWORD}"; }; f' \
-      "$@"
-}
+# @prelude  (backups/scripts/lib/prelude.sh is joined in here by backups/scripts.ts)
 
 require BACKUP_DIR RESTORE_REPOSITORY
 [ -n "${RESTORE_TARGET:-}" ] || [ -n "${RESTORE_PUSH_URL:-}" ] || die "set RESTORE_TARGET (clone) and/or RESTORE_PUSH_URL (push --mirror)"

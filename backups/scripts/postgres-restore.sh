@@ -21,32 +21,8 @@
 set -eu
 umask 077
 SCRIPT=postgres-restore
-TAB=$(printf '\t')
+# @prelude  (backups/scripts/lib/prelude.sh is joined in here by backups/scripts.ts)
 
-ts() { date -u +%Y-%m-%dT%H:%M:%SZ; }
-log() { printf '%s [%s] %s\n' "$(ts)" "$SCRIPT" "$*"; }
-die() { printf '%s [%s] ERROR: %s\n' "$(ts)" "$SCRIPT" "$*" >&2; exit 1; }
-oneline() { printf '%s' "$1" | tr '\n\t' '  ' | sed 's/  */ /g'; }
-require() {
-  for _v in "$@"; do
-    eval "_val=\${$_v:-}"
-    [ -n "$_val" ] || die "required environment variable $_v is not set"
-  done
-}
-pg_fail() {
-  case $2 in
-    *"password authentication failed"*|*"no password supplied"*|*"SCRAM"*|*"authentication failed"*)
-      die "$1: authentication failed for user '${PGUSER:-}' at $TARGET (check the PGPASSWORD secret). Server said: $(oneline "$2")" ;;
-    *"pg_hba.conf"*)
-      die "$1: access refused by pg_hba.conf for user '${PGUSER:-}' at $TARGET. Server said: $(oneline "$2")" ;;
-    *"Connection refused"*|*"could not connect"*|*"could not translate host name"*|*"timeout expired"*|*"No route to host"*|*"Is the server running"*|*"server closed the connection"*)
-      die "$1: PostgreSQL server unreachable at $TARGET. Client said: $(oneline "$2")" ;;
-    *) die "$1 failed: $(oneline "$2")" ;;
-  esac
-}
-latest() {
-  ls -1 "$BACKUP_DIR" | grep -E '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{6}Z(-[0-9]+)?$' | sort | tail -n 1
-}
 # psql reading SQL from stdin, so that :"var" / :'var' quoting of names works.
 sql() { psql -X -A -t -q -v ON_ERROR_STOP=1 -d postgres "$@"; }
 db_exists() { printf '%s\n' "SELECT 1 FROM pg_database WHERE datname = :'db'" | sql -v db="$1" 2>&1; }
@@ -63,10 +39,7 @@ case $from in /*) src=$from ;; *) src="$BACKUP_DIR/$from" ;; esac
 [ -d "$src" ] || die "backup folder $src does not exist"
 [ -f "$src/databases.tsv" ] && [ -f "$src/cluster.sql.gz" ] || die "$src is not a postgres-backup.sh folder (databases.tsv / cluster.sql.gz missing)"
 log "restoring from $src"
-if [ -f "$src/SHA256SUMS" ]; then
-  out=$(cd "$src" && sha256sum -c SHA256SUMS 2>&1) || die "checksum verification of $src failed: $(oneline "$out")"
-  log "checksums verified"
-fi
+verify_sums "$src"
 
 log "connecting to PostgreSQL at $TARGET as '${PGUSER:-}'"
 out=$(psql -X -A -t -v ON_ERROR_STOP=1 -c 'SELECT version()' 2>&1) || pg_fail "connection check" "$out"

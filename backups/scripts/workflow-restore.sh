@@ -18,32 +18,7 @@
 set -eu
 umask 077
 SCRIPT=workflow-restore
-TAB=$(printf '\t')
-
-ts() { date -u +%Y-%m-%dT%H:%M:%SZ; }
-log() { printf '%s [%s] %s\n' "$(ts)" "$SCRIPT" "$*"; }
-die() { printf '%s [%s] ERROR: %s\n' "$(ts)" "$SCRIPT" "$*" >&2; exit 1; }
-oneline() { printf '%s' "$1" | tr '\r\n\t' '   ' | sed 's/  */ /g'; }
-require() {
-  for _v in "$@"; do
-    eval "_val=\${$_v:-}"
-    [ -n "$_val" ] || die "required environment variable $_v is not set"
-  done
-}
-pg_fail() {
-  case $2 in
-    *"password authentication failed"*|*"no password supplied"*|*"SCRAM"*|*"authentication failed"*)
-      die "$1: authentication failed for user '${PGUSER:-}' at $TARGET (check the PGPASSWORD secret). Server said: $(oneline "$2")" ;;
-    *"pg_hba.conf"*)
-      die "$1: access refused by pg_hba.conf for user '${PGUSER:-}' at $TARGET. Server said: $(oneline "$2")" ;;
-    *"Connection refused"*|*"could not connect"*|*"could not translate host name"*|*"timeout expired"*|*"No route to host"*|*"Is the server running"*|*"server closed the connection"*)
-      die "$1: PostgreSQL server unreachable at $TARGET. Client said: $(oneline "$2")" ;;
-    *) die "$1 failed: $(oneline "$2")" ;;
-  esac
-}
-latest() {
-  ls -1 "$BACKUP_DIR" | grep -E '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{6}Z(-[0-9]+)?$' | sort | tail -n 1
-}
+# @prelude  (backups/scripts/lib/prelude.sh is joined in here by backups/scripts.ts)
 
 require BACKUP_DIR
 from="${RESTORE_FROM:-}"
@@ -53,10 +28,7 @@ if [ -z "$from" ]; then
 fi
 case $from in /*) src=$from ;; *) src="$BACKUP_DIR/$from" ;; esac
 [ -d "$src" ] || die "backup folder $src does not exist"
-if [ -f "$src/SHA256SUMS" ]; then
-  out=$(cd "$src" && sha256sum -c SHA256SUMS 2>&1) || die "checksum verification of $src failed: $(oneline "$out")"
-  log "checksums of $src verified"
-fi
+verify_sums "$src"
 
 if [ -f "$src/workflow-db.dump" ]; then
   require PGHOST PGDATABASE
