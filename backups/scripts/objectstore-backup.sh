@@ -51,7 +51,7 @@ out=$(mcq ls "$ALIAS" 2>&1) || mc_fail "listing buckets" "$out"
 # last field of each line, trailing "/" dropped (no awk/sed in the mc image)
 all=$(printf '%s\n' "$out" | while read -r line; do
   [ -n "$line" ] || continue
-  last=${line##*[ $TAB]}
+  last=${line##*[[:space:]]}
   printf '%s\n' "${last%/}"
 done)
 if [ -n "${OBJECTSTORE_BUCKETS:-}" ]; then

@@ -34,10 +34,12 @@ final="$BACKUP_DIR/$stamp"
 n=1
 while [ -e "$final" ]; do n=$((n + 1)); final="$BACKUP_DIR/$stamp-$n"; done
 work="$BACKUP_DIR/.partial-$stamp-$$"
-trap 'rm -rf -- "$work"' EXIT
+step="preparing"
+# On any exit: remove the partial folder; a failure that did not say why (die) gets its cause printed.
+trap 'rc=$?; rm -rf -- "$work"; [ "$rc" -eq 0 ] || [ -n "${DIED:-}" ] || warn "stopped with exit code $rc while $step: $(write_cause "" "$BACKUP_DIR")"' EXIT
 trap 'exit 143' TERM
 trap 'exit 130' INT
-mkdir -p "$work/databases"
+out=$(mkdir -p "$work/databases" 2>&1) || die "creating $work failed: $(write_cause "$out" "$BACKUP_DIR")"
 
 log "connecting to PostgreSQL at $TARGET as '${PGUSER:-}'"
 out=$(psql -X -A -t -v ON_ERROR_STOP=1 -c 'SELECT version()' 2>&1) || pg_fail "connection check" "$out"
@@ -46,14 +48,19 @@ log "server: $(oneline "$out")"
 log "listing databases (templates excluded)"
 out=$(psql -X -A -t -v ON_ERROR_STOP=1 -F "$TAB" -c "SELECT datname, pg_get_userbyid(datdba), pg_encoding_to_char(encoding), datcollate, datctype FROM pg_database WHERE NOT datistemplate AND datallowconn ORDER BY datname" 2>&1) \
   || pg_fail "listing databases" "$out"
-printf '%s\n' "$out" > "$work/list.tsv"
+step="writing the database list"
+printf '%s\n' "$out" > "$work/list.tsv" || die "writing $work/list.tsv failed: $(write_cause "" "$BACKUP_DIR")"
 log "databases: $(cut -f1 "$work/list.tsv" | tr '\n' ' ')"
 
 log "full-cluster dump (pg_dumpall) -> cluster.sql.gz"
-pg_dumpall -f "$work/cluster.sql" 2> "$work/err" || pg_fail "pg_dumpall" "$(cat "$work/err")"
-gzip -6 "$work/cluster.sql" || die "compressing cluster.sql failed (disk full?)"
+# Errors are kept in memory, not in a file: on a full disk a file of errors would be empty.
+step="running pg_dumpall"
+out=$(pg_dumpall -f "$work/cluster.sql" 2>&1) || pg_fail "pg_dumpall" "$(write_cause "$out" "$BACKUP_DIR")"
+step="compressing cluster.sql"
+out=$(gzip -6 "$work/cluster.sql" 2>&1) || die "compressing cluster.sql failed: $(write_cause "$out" "$BACKUP_DIR")"
 
-: > "$work/databases.tsv"
+step="dumping each database"
+: > "$work/databases.tsv" || die "writing $work/databases.tsv failed: $(write_cause "" "$BACKUP_DIR")"
 i=0
 while IFS="$TAB" read -r db owner enc coll ctype; do
   [ -n "$db" ] || continue
@@ -64,11 +71,12 @@ while IFS="$TAB" read -r db owner enc coll ctype; do
     *) file="$db.dump" ;;
   esac
   log "dumping database '$db' (pg_dump -Fc) -> databases/$file"
-  PGDATABASE="$db" pg_dump -Fc -f "$work/databases/$file" 2> "$work/err" || pg_fail "pg_dump of database '$db'" "$(cat "$work/err")"
-  pg_restore -l "$work/databases/$file" > /dev/null 2> "$work/err" || die "dump of '$db' is unreadable: $(oneline "$(cat "$work/err")")"
+  out=$(PGDATABASE="$db" pg_dump -Fc -f "$work/databases/$file" 2>&1) || pg_fail "pg_dump of database '$db'" "$(write_cause "$out" "$BACKUP_DIR")"
+  out=$(pg_restore -l "$work/databases/$file" 2>&1 > /dev/null) || die "dump of '$db' is unreadable: $(oneline "$out")"
   printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$file" "$db" "$owner" "$enc" "$coll" "$ctype" >> "$work/databases.tsv"
 done < "$work/list.tsv"
-rm -f "$work/list.tsv" "$work/err"
+rm -f "$work/list.tsv"
+step="writing checksums"
 
 write_sums "$work"
 fsync_tree "$work"

@@ -34,6 +34,7 @@ MODE="${REDIS_PERSISTENCE_MODE:-rdb}"
 TIMEOUT="${REDIS_SAVE_TIMEOUT:-600}"
 case $MODE in rdb|aof) ;; *) die "REDIS_PERSISTENCE_MODE must be rdb or aof, got '$MODE'" ;; esac
 case $TIMEOUT in ''|*[!0-9]*) die "REDIS_SAVE_TIMEOUT must be a number of seconds" ;; esac
+# shellcheck disable=SC2153  # REDIS_HOST is required above, not a misspelling
 TARGET="$REDIS_HOST:$REDIS_PORT"
 
 if [ -n "${REDIS_USERNAME:-}" ]; then

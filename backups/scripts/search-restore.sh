@@ -19,7 +19,7 @@ TIMEOUT="${SEARCH_TIMEOUT:-3600}"
 case $TIMEOUT in ''|*[!0-9]*) die "SEARCH_TIMEOUT must be a number of seconds" ;; esac
 printf '%s' "$SNAPSHOT_REPOSITORY" | grep -Eq '^[A-Za-z0-9][A-Za-z0-9._-]*$' || die "SNAPSHOT_REPOSITORY '$SNAPSHOT_REPOSITORY' has unexpected characters"
 printf '%s' "$SNAPSHOT_NAME" | grep -Eq '^[a-z0-9][a-z0-9._-]*$' || die "SNAPSHOT_NAME '$SNAPSHOT_NAME' has unexpected characters"
-case $RESTORE_INDICES in *'"'*|*'\'*) die "RESTORE_INDICES must not contain quotes or backslashes" ;; esac
+case $RESTORE_INDICES in *'"'*|*\\*) die "RESTORE_INDICES must not contain quotes or backslashes" ;; esac
 command -v curl > /dev/null 2>&1 || die "curl is not installed in this image"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/search-restore.XXXXXX")

@@ -32,7 +32,7 @@ printf '%s' "$NAME" | grep -Eq '^[a-z0-9][a-z0-9._-]*$' || die "snapshot name '$
 command -v curl > /dev/null 2>&1 || die "curl is not installed in this image"
 body=""
 if [ -n "${SNAPSHOT_INDICES:-}" ]; then
-  case $SNAPSHOT_INDICES in *'"'*|*'\'*) die "SNAPSHOT_INDICES must not contain quotes or backslashes" ;; esac
+  case $SNAPSHOT_INDICES in *'"'*|*\\*) die "SNAPSHOT_INDICES must not contain quotes or backslashes" ;; esac
   body="{\"indices\": \"$SNAPSHOT_INDICES\"}"
 fi
 

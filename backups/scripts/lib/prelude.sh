@@ -8,12 +8,13 @@
 # json_escape) use only POSIX sh built-ins and coreutils (date, tr, sha256sum, rm, sync): the MinIO
 # client image (ubi-micro: bash + coreutils, no sed/awk/grep/find) runs them too. The helpers of one
 # family (pg_*, git_*, search request) may use what that family's image has.
+# shellcheck disable=SC2034  # used by most scripts, not all
 TAB=$(printf '\t')
 
 ts() { date -u +%Y-%m-%dT%H:%M:%SZ; }
 log() { printf '%s [%s] %s\n' "$(ts)" "$SCRIPT" "$*"; }
 warn() { printf '%s [%s] ERROR: %s\n' "$(ts)" "$SCRIPT" "$*" >&2; }
-die() { warn "$*"; exit 1; }
+die() { warn "$*"; DIED=1; exit 1; }
 # One line, runs of blanks squeezed (no sed: tr only).
 oneline() { printf '%s' "$1" | tr -s '\r\n\t ' '    '; }
 require() {
@@ -37,7 +38,7 @@ latest() {
   _last=""
   for _d in "$BACKUP_DIR"/*; do
     _n=${_d##*/}
-    is_stamp "$_n" && [ -d "$_d" ] && _last=$_n
+    if is_stamp "$_n" && [ -d "$_d" ]; then _last=$_n; fi
   done
   printf '%s' "$_last"
 }
@@ -51,8 +52,10 @@ check_retention() {
   esac
   _r=$RETENTION_DAYS
   while [ "${#_r}" -gt 1 ] && [ "${_r#0}" != "$_r" ]; do _r=${_r#0}; done
-  [ "${#_r}" -le 6 ] && [ "$_r" -le "$RETENTION_MAX_DAYS" ] \
-    || die "RETENTION_DAYS=$RETENTION_DAYS is out of range: expected 0 to $RETENTION_MAX_DAYS days"
+  # Compare the length first: a 20-digit number would overflow the shell's own arithmetic.
+  if [ "${#_r}" -gt 6 ] || [ "$_r" -gt "$RETENTION_MAX_DAYS" ]; then
+    die "RETENTION_DAYS=$RETENTION_DAYS is out of range: expected 0 to $RETENTION_MAX_DAYS days; nothing was deleted"
+  fi
   RETENTION_DAYS=$_r
 }
 # Delete dated folders (and stale .partial-* folders) in $BACKUP_DIR whose modification time is more
@@ -139,8 +142,76 @@ pg_fail() { # $1 = step, $2 = client output; TARGET = host:port
     *) die "$1 failed: $(oneline "$2")" ;;
   esac
 }
+# psql on the maintenance database reading SQL from stdin, so that :"var" / :'var' quoting of names works.
+pg_sql() { psql -X -A -t -q -v ON_ERROR_STOP=1 -d postgres "$@"; }
+pg_db_exists() { printf '%s\n' "SELECT 1 FROM pg_database WHERE datname = :'db'" | pg_sql -v db="$1" 2>&1; }
+# libpq connection string naming one database (quotes and backslashes escaped).
+pg_dbconn() { printf "dbname='%s'" "$(printf '%s' "$1" | sed "s/[\\\\']/\\\\&/g")"; }
+pg_drop() { printf '%s\n' 'DROP DATABASE IF EXISTS :"db" WITH (FORCE)' | pg_sql -v db="$1" 2>&1; }
+# Tables of a custom-format dump (its table of contents, pg_restore --list) and of a live database.
+pg_dump_tables() {
+  pg_restore --list "$1" 2>/dev/null | grep -E '^[0-9]+; [0-9]+ [0-9]+ TABLE ' | grep -vcE '^[0-9]+; [0-9]+ [0-9]+ TABLE DATA ' || true
+}
+pg_db_tables() {
+  psql -X -A -t -q -v ON_ERROR_STOP=1 -d "$(pg_dbconn "$1")" -c "SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind IN ('r', 'p') AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\_toast%'" 2>&1
+}
+# Rename database $1 to $2 (its sessions are ended first; retried while new ones arrive).
+pg_rename() {
+  _i=0
+  while :; do
+    _out=$(printf '%s\n' "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = :'from' AND pid <> pg_backend_pid();" \
+      'ALTER DATABASE :"from" RENAME TO :"to";' | pg_sql -v from="$1" -v to="$2" 2>&1) && return 0
+    _i=$((_i + 1))
+    [ "$_i" -lt 10 ] || { printf '%s' "$_out"; return 1; }
+    sleep 1
+  done
+}
+# Replace database $1 by the custom-format dump $6 (owner $2, encoding $3, collate $4, ctype $5), verified first:
+# the dump's table of contents is read, the dump is loaded into a scratch database in one transaction and its
+# tables are counted against the dump; only then the scratch database takes the live one's name (the live one
+# is renamed aside and dropped after the swap). Any failure before the swap leaves the live database untouched.
+# An existing database is refused unless RESTORE_DROP_EXISTING=true.
+pg_restore_verified() {
+  _db=$1; _owner=$2; _dump=$6
+  _list=$(pg_restore --list "$_dump" 2>&1) || die "the dump $_dump is unreadable (pg_restore --list): $(oneline "$_list"); nothing was changed"
+  _want=$(pg_dump_tables "$_dump")
+  _live=$(pg_db_exists "$_db") || pg_fail "checking database '$_db'" "$_live"
+  if [ -n "$_live" ] && [ "${RESTORE_DROP_EXISTING:-false}" != true ]; then
+    die "database '$_db' already exists on $TARGET; nothing was changed (set RESTORE_DROP_EXISTING=true to replace it after the backup is verified)"
+  fi
+  _stamp="$(date -u +%Y%m%d%H%M%S)_$$"
+  _scratch="restore_${_stamp}"
+  log "creating empty database '$_db' (owner $_owner, encoding $3, template0) as scratch database '$_scratch'"
+  _out=$(printf '%s\n' "CREATE DATABASE :\"db\" WITH OWNER :\"owner\" TEMPLATE template0 ENCODING :'enc' LC_COLLATE :'coll' LC_CTYPE :'ctype'" \
+    | pg_sql -v db="$_scratch" -v owner="$_owner" -v enc="$3" -v coll="$4" -v ctype="$5" 2>&1) \
+    || pg_fail "creating the scratch database for '$_db' (does role '$_owner' exist? restore the full dump first); '$_db' is untouched" "$_out"
+  log "verifying: loading the dump into '$_scratch' (pg_restore, single transaction)"
+  if ! _out=$(pg_restore --exit-on-error --single-transaction -d "$(pg_dbconn "$_scratch")" "$_dump" 2>&1); then
+    pg_drop "$_scratch" > /dev/null || true
+    pg_fail "loading the dump of '$_db' into the scratch database (dropped again; '$_db' is untouched)" "$_out"
+  fi
+  _got=$(pg_db_tables "$_scratch") || { pg_drop "$_scratch" > /dev/null || true; pg_fail "counting the tables of '$_scratch'" "$_got"; }
+  if [ "$_got" -lt "$_want" ]; then
+    pg_drop "$_scratch" > /dev/null || true
+    die "check failed: the restored copy has $_got tables, the dump lists $_want; '$_db' is untouched"
+  fi
+  log "verified: $_got tables restored ($_want in the dump)"
+  if [ -z "$_live" ]; then
+    _out=$(pg_rename "$_scratch" "$_db") || { pg_drop "$_scratch" > /dev/null || true; pg_fail "renaming '$_scratch' to '$_db'" "$_out"; }
+  else
+    _aside="pre_restore_${_stamp}"
+    log "replacing '$_db' (RESTORE_DROP_EXISTING=true): live copy renamed to '$_aside', verified copy renamed to '$_db'"
+    _out=$(pg_rename "$_db" "$_aside") || { pg_drop "$_scratch" > /dev/null || true; pg_fail "renaming the live '$_db' aside (it is unchanged)" "$_out"; }
+    if ! _out=$(pg_rename "$_scratch" "$_db"); then
+      pg_rename "$_aside" "$_db" > /dev/null || die "renaming '$_scratch' to '$_db' failed and the live copy could not be renamed back: it is '$_aside' now: $(oneline "$_out")"
+      pg_drop "$_scratch" > /dev/null || true
+      pg_fail "renaming the verified copy to '$_db' (the live copy was put back)" "$_out"
+    fi
+    _out=$(pg_drop "$_aside") || log "WARNING: the previous copy '$_aside' could not be dropped ($(oneline "$_out")); drop it by hand"
+  fi
+}
+
 # The cause of a failed write to a file: disk full, read-only, or what the writer said.
-# shellcheck disable=SC2317
 write_cause() { # $1 = output of the failed command, $2 = folder written to
   case $1 in
     *"No space left"*) printf 'the disk is full (No space left on device) at %s' "$2" ;;
