@@ -34,9 +34,9 @@ final="$BACKUP_DIR/$stamp"
 n=1
 while [ -e "$final" ]; do n=$((n + 1)); final="$BACKUP_DIR/$stamp-$n"; done
 work="$BACKUP_DIR/.partial-$stamp-$$"
-step="preparing"
+doing="preparing"
 # On any exit: remove the partial folder; a failure that did not say why (die) gets its cause printed.
-trap 'rc=$?; rm -rf -- "$work"; [ "$rc" -eq 0 ] || [ -n "${DIED:-}" ] || warn "stopped with exit code $rc while $step: $(write_cause "" "$BACKUP_DIR")"' EXIT
+trap 'rc=$?; rm -rf -- "$work"; [ "$rc" -eq 0 ] || [ -n "${DIED:-}" ] || warn "stopped with exit code $rc while $doing: $(write_cause "" "$BACKUP_DIR")"' EXIT
 trap 'exit 143' TERM
 trap 'exit 130' INT
 out=$(mkdir -p "$work/databases" 2>&1) || die "creating $work failed: $(write_cause "$out" "$BACKUP_DIR")"
@@ -48,18 +48,18 @@ log "server: $(oneline "$out")"
 log "listing databases (templates excluded)"
 out=$(psql -X -A -t -v ON_ERROR_STOP=1 -F "$TAB" -c "SELECT datname, pg_get_userbyid(datdba), pg_encoding_to_char(encoding), datcollate, datctype FROM pg_database WHERE NOT datistemplate AND datallowconn ORDER BY datname" 2>&1) \
   || pg_fail "listing databases" "$out"
-step="writing the database list"
+doing="writing the database list"
 printf '%s\n' "$out" > "$work/list.tsv" || die "writing $work/list.tsv failed: $(write_cause "" "$BACKUP_DIR")"
 log "databases: $(cut -f1 "$work/list.tsv" | tr '\n' ' ')"
 
 log "full-cluster dump (pg_dumpall) -> cluster.sql.gz"
 # Errors are kept in memory, not in a file: on a full disk a file of errors would be empty.
-step="running pg_dumpall"
+doing="running pg_dumpall"
 out=$(pg_dumpall -f "$work/cluster.sql" 2>&1) || pg_fail "pg_dumpall" "$(write_cause "$out" "$BACKUP_DIR")"
-step="compressing cluster.sql"
+doing="compressing cluster.sql"
 out=$(gzip -6 "$work/cluster.sql" 2>&1) || die "compressing cluster.sql failed: $(write_cause "$out" "$BACKUP_DIR")"
 
-step="dumping each database"
+doing="dumping each database"
 : > "$work/databases.tsv" || die "writing $work/databases.tsv failed: $(write_cause "" "$BACKUP_DIR")"
 i=0
 while IFS="$TAB" read -r db owner enc coll ctype; do
@@ -76,7 +76,7 @@ while IFS="$TAB" read -r db owner enc coll ctype; do
   printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$file" "$db" "$owner" "$enc" "$coll" "$ctype" >> "$work/databases.tsv"
 done < "$work/list.tsv"
 rm -f "$work/list.tsv"
-step="writing checksums"
+doing="writing checksums"
 
 write_sums "$work"
 fsync_tree "$work"

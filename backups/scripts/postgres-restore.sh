@@ -46,7 +46,7 @@ if [ -z "$from" ]; then
 fi
 case $from in /*) src=$from ;; *) src="$BACKUP_DIR/$from" ;; esac
 [ -d "$src" ] || die "backup folder $src does not exist"
-[ -f "$src/databases.tsv" ] && [ -f "$src/cluster.sql.gz" ] || die "$src is not a postgres-backup.sh folder (databases.tsv / cluster.sql.gz missing)"
+{ [ -f "$src/databases.tsv" ] && [ -f "$src/cluster.sql.gz" ]; } || die "$src is not a postgres-backup.sh folder (databases.tsv / cluster.sql.gz missing)"
 log "restoring from $src"
 verify_sums "$src"
 

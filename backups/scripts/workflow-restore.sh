@@ -2,10 +2,13 @@
 # workflow-restore.sh - import a workflow-backup.sh folder (spec 8.3 "Workflow tool": import).
 #
 #   The mode is taken from the backup folder (workflow-db.dump => database, workflows.json => cli).
-#   database: the tool's database (PGDATABASE) is created empty (owner/encoding/locale of the
-#     original, template0) and the dump is loaded with pg_restore in one transaction. An existing
-#     database is refused unless RESTORE_DROP_EXISTING=true. Scale the workflow tool (main and
-#     workers) to 0 first; start it afterwards. Needs a role allowed to create/drop databases.
+#   Always first: SHA256SUMS checked (a folder without it is refused unless RESTORE_ALLOW_UNVERIFIED=true).
+#   database: the dump's table of contents is read (pg_restore --list), a scratch database is created
+#     empty (owner/encoding/locale of the original, template0), the dump is loaded into it in one
+#     transaction and its tables are counted against the dump; only then it takes the name PGDATABASE
+#     (an existing database, refused unless RESTORE_DROP_EXISTING=true, is renamed aside first and
+#     dropped after the swap). A bad dump leaves the live database untouched. Scale the workflow tool
+#     (main and workers) to 0 first; start it afterwards. Needs a role allowed to create/drop databases.
 #   cli: $WF_CLI import:credentials --input=credentials.json (when present), then
 #     $WF_CLI import:workflow --input=workflows.json; restart the workflow tool afterwards.
 #     The credentials only decrypt with the same encryption key as the exporting instance.
@@ -13,6 +16,7 @@
 # Environment:
 #   BACKUP_DIR RESTORE_FROM (folder name or absolute path; default newest)
 #   RESTORE_DROP_EXISTING ("true" to replace an existing database; database mode)
+#   RESTORE_ALLOW_UNVERIFIED ("true" to restore a folder that has no SHA256SUMS)
 #   database mode: PGHOST PGPORT PGUSER PGPASSWORD(secret) PGDATABASE PGSSLMODE
 #   cli mode: WF_CLI (default n8n)
 set -eu
@@ -35,24 +39,10 @@ if [ -f "$src/workflow-db.dump" ]; then
   db="$PGDATABASE"
   TARGET="${PGHOST}:${PGPORT:-5432}"
   export PGDATABASE=postgres
-  sql() { psql -X -A -t -q -v ON_ERROR_STOP=1 -d postgres "$@"; }
   IFS="$TAB" read -r _orig owner enc coll ctype < "$src/database.tsv"
   log "database mode: restoring $src/workflow-db.dump into '$db' at $TARGET"
-  out=$(printf '%s\n' "SELECT 1 FROM pg_database WHERE datname = :'db'" | sql -v db="$db" 2>&1) || pg_fail "connection check" "$out"
-  if [ -n "$out" ]; then
-    [ "${RESTORE_DROP_EXISTING:-false}" = true ] || die "database '$db' already exists on $TARGET; stop the workflow tool and set RESTORE_DROP_EXISTING=true to replace it"
-    log "dropping existing database '$db' (RESTORE_DROP_EXISTING=true)"
-    out=$(printf '%s\n' 'DROP DATABASE :"db" WITH (FORCE)' | sql -v db="$db" 2>&1) || pg_fail "dropping database '$db'" "$out"
-  fi
-  log "creating empty database '$db' (owner $owner, template0)"
-  out=$(printf '%s\n' "CREATE DATABASE :\"db\" WITH OWNER :\"owner\" TEMPLATE template0 ENCODING :'enc' LC_COLLATE :'coll' LC_CTYPE :'ctype'" \
-    | sql -v db="$db" -v owner="$owner" -v enc="$enc" -v coll="$coll" -v ctype="$ctype" 2>&1) || pg_fail "creating database '$db'" "$out"
-  qdb=$(printf '%s' "$db" | sed "s/[\\\\']/\\\\&/g")
-  log "loading the dump (pg_restore, single transaction)"
-  if ! out=$(pg_restore --exit-on-error --single-transaction -d "dbname='$qdb'" "$src/workflow-db.dump" 2>&1); then
-    printf '%s\n' 'DROP DATABASE IF EXISTS :"db"' | sql -v db="$db" > /dev/null 2>&1 || true
-    pg_fail "loading the dump into '$db' (the new database was dropped again)" "$out"
-  fi
+  out=$(psql -X -A -t -v ON_ERROR_STOP=1 -c 'SELECT 1' 2>&1) || pg_fail "connection check" "$out"
+  pg_restore_verified "$db" "$owner" "$enc" "$coll" "$ctype" "$src/workflow-db.dump"
   log "database '$db' restored; start the workflow tool now"
 elif [ -f "$src/workflows.json" ]; then
   WF_CLI="${WF_CLI:-n8n}"

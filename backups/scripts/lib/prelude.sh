@@ -14,6 +14,8 @@ TAB=$(printf '\t')
 ts() { date -u +%Y-%m-%dT%H:%M:%SZ; }
 log() { printf '%s [%s] %s\n' "$(ts)" "$SCRIPT" "$*"; }
 warn() { printf '%s [%s] ERROR: %s\n' "$(ts)" "$SCRIPT" "$*" >&2; }
+# DIED tells an EXIT trap that the cause was already printed.
+# shellcheck disable=SC2034
 die() { warn "$*"; DIED=1; exit 1; }
 # One line, runs of blanks squeezed (no sed: tr only).
 oneline() { printf '%s' "$1" | tr -s '\r\n\t ' '    '; }
