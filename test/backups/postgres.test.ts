@@ -276,6 +276,45 @@ COMMIT;
     assert.ok(backupEntries(backupDir).includes(firstBackup), 'recent backups kept');
   });
 
+  test('retention in days that would overflow the arithmetic is refused before anything runs; recent backups stay', async () => {
+    const recent = path.join(backupDir, '2020-06-01T030000Z');
+    fs.mkdirSync(recent, { recursive: true });
+    fs.writeFileSync(path.join(recent, 'cluster.sql.gz'), 'one day old');
+    touchDaysAgo(recent, 1);
+    const hashes = treeHashes(backupDir);
+    // 12810238940076078 * 1440 wraps to 704 minutes in 64-bit shell arithmetic: the old script then deleted every backup older than ~12 hours
+    for (const days of ['12810238940076078', '99999999999999999999', '36501']) {
+      const r = await runScript('postgres-backup', { ...env(), RETENTION_DAYS: days });
+      assert.notEqual(r.code, 0, `RETENTION_DAYS=${days} must be refused\n${describeRun(r)}`);
+      assert.match(r.stderr, new RegExp(`RETENTION_DAYS=${days} is out of range: expected 0 to 36500 days`));
+      assert.deepEqual(treeHashes(backupDir), hashes, `RETENTION_DAYS=${days}: nothing written or deleted`);
+    }
+    const bad = await runScript('postgres-backup', { ...env(), RETENTION_DAYS: '7d' });
+    assert.match(bad.stderr, /RETENTION_DAYS must be a whole number of days \(0 keeps everything\), got '7d'/);
+    const ok = await runScript('postgres-backup', { ...env(), RETENTION_DAYS: '0036500' });
+    assert.equal(ok.code, 0, describeRun(ok));
+    assert.ok(fs.existsSync(recent), 'a one-day-old backup survives the largest allowed retention');
+    fs.rmSync(recent, { recursive: true });
+  });
+
+  test('a full disk during pg_dumpall fails with the cause printed (a real 256 KiB tmpfs as BACKUP_DIR), nothing left behind', async (t) => {
+    const mnt = tempDir('pg-fulldisk').dir;
+    try {
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=256k', 'tmpfs', mnt], { stdio: 'pipe' });
+    } catch (e) {
+      t.skip(`cannot mount a tmpfs here (needs root / CAP_SYS_ADMIN): ${String((e as Error).message).split('\n')[0]}`);
+      return;
+    }
+    try {
+      const r = await runScript('postgres-backup', { ...env(), BACKUP_DIR: mnt });
+      assert.notEqual(r.code, 0, describeRun(r));
+      assert.match(r.stderr, /ERROR: pg_dumpall: the disk is full \(No space left on device\)/, describeRun(r));
+      assert.deepEqual(fs.readdirSync(mnt), [], 'partial folder removed');
+    } finally {
+      execFileSync('umount', [mnt]);
+    }
+  });
+
   test('failure: wrong credentials and server down give a clear message, non-zero exit, earlier backups untouched', async () => {
     const hashes = treeHashes(backupDir);
     const count = backupEntries(backupDir).length;
