@@ -134,11 +134,11 @@ const DEFS: readonly Def[] = [
     },
     {
         name: "git-mirror.sh", kind: "backup", service: "source-repositories", image: "git",
-        env: ["BACKUP_DIR", "REPOSITORIES", ...GIT_AUTH, "GIT_MIRROR_PRUNE"], secrets: ["GIT_PASSWORD"],
+        env: ["BACKUP_DIR", "RETENTION_DAYS", "REPOSITORIES", ...GIT_AUTH, "GIT_MIRROR_PRUNE"], secrets: ["GIT_PASSWORD"],
     },
     {
         name: "git-restore.sh", kind: "restore", service: "source-repositories", image: "git",
-        env: ["BACKUP_DIR", "RESTORE_REPOSITORY", "RESTORE_TARGET", "RESTORE_PUSH_URL", ...GIT_AUTH], secrets: ["GIT_PASSWORD"],
+        env: ["BACKUP_DIR", "RESTORE_REPOSITORY", "RESTORE_FROM", "RESTORE_ALLOW_UNVERIFIED", "RESTORE_TARGET", "RESTORE_PUSH_URL", ...GIT_AUTH], secrets: ["GIT_PASSWORD"],
     },
 ];
 
