@@ -15,7 +15,12 @@
  *   git       git
  *   curl      curl
  *   workflow  the workflow tool's own image (its CLI), for WF_BACKUP_MODE=cli
- * Every image also needs a POSIX sh with find, sed, awk, sha256sum, stat (all official images above have them).
+ * Every image also needs a POSIX sh and coreutils (date, tr, sha256sum, du, sync). The mc image (ubi-micro)
+ * has no sed, awk, grep or find, so the object-store scripts and the shared prelude use none of them.
+ *
+ * Shared prelude: backups/scripts/lib/prelude.sh holds the helpers every script uses (log, die, require,
+ * retention, checksum verification, ...). Each script has exactly one "# @prelude" line; `content` is
+ * the script with the prelude joined in at that line, which is what the ConfigMap mounts and the tests run.
  */
 import * as fs from "fs";
 import * as path from "path";
@@ -51,8 +56,20 @@ export interface BackupScript {
 
 const DIR = path.join(__dirname, "scripts");
 
+/** The shared helpers joined into every script (backups/scripts/lib/prelude.sh). */
+export const PRELUDE_FILE = path.join(DIR, "lib", "prelude.sh");
+const PRELUDE_MARKER = /^# @prelude\b.*$/m;
+
+/** A script's text with the prelude joined in at its one "# @prelude" line (throws without exactly one). */
+export function joinPrelude(name: string, script: string, prelude: string): string {
+    const marks = script.split("\n").filter((l) => PRELUDE_MARKER.test(l)).length;
+    if (marks !== 1) throw new Error(`backups/scripts/${name}: expected exactly one "# @prelude" line (where the shared prelude is joined in), found ${marks}`);
+    const body = prelude.endsWith("\n") ? prelude : prelude + "\n";
+    return script.replace(PRELUDE_MARKER, () => `# ---- begin backups/scripts/lib/prelude.sh ----\n${body}# ---- end backups/scripts/lib/prelude.sh ----`);
+}
+
 function read(name: string): string {
-    return fs.readFileSync(path.join(DIR, name), "utf8");
+    return joinPrelude(name, fs.readFileSync(path.join(DIR, name), "utf8"), fs.readFileSync(PRELUDE_FILE, "utf8"));
 }
 
 const PG_CONN = ["PGHOST", "PGPORT", "PGUSER", "PGPASSWORD", "PGSSLMODE"] as const;
@@ -69,7 +86,7 @@ const DEFS: readonly Def[] = [
     },
     {
         name: "postgres-restore.sh", kind: "restore", service: "relational-database", image: "postgres",
-        env: ["BACKUP_DIR", "RESTORE_FROM", "RESTORE_DATABASE", "RESTORE_DROP_EXISTING", ...PG_CONN], secrets: ["PGPASSWORD"],
+        env: ["BACKUP_DIR", "RESTORE_FROM", "RESTORE_DATABASE", "RESTORE_DROP_EXISTING", "RESTORE_ALLOW_UNVERIFIED", ...PG_CONN], secrets: ["PGPASSWORD"],
     },
     {
         name: "redis-backup.sh", kind: "backup", service: "in-memory-cache", image: "redis",
@@ -78,7 +95,7 @@ const DEFS: readonly Def[] = [
     },
     {
         name: "redis-restore.sh", kind: "restore", service: "in-memory-cache", image: "redis",
-        env: ["BACKUP_DIR", "RESTORE_FROM", "REDIS_DATA_DIR", "REDIS_RDB_FILENAME", "REDIS_PERSISTENCE_MODE", "REDIS_AOF_DIRNAME", "REDIS_AOF_FILENAME", "REDIS_HOST", "REDIS_PORT"],
+        env: ["BACKUP_DIR", "RESTORE_FROM", "RESTORE_ALLOW_UNVERIFIED", "REDIS_DATA_DIR", "REDIS_RDB_FILENAME", "REDIS_PERSISTENCE_MODE", "REDIS_AOF_DIRNAME", "REDIS_AOF_FILENAME", "REDIS_HOST", "REDIS_PORT"],
         secrets: [],
     },
     {
@@ -87,7 +104,7 @@ const DEFS: readonly Def[] = [
     },
     {
         name: "sqlite-restore.sh", kind: "restore", service: "sqlite-file", image: "sqlite",
-        env: ["BACKUP_DIR", "RESTORE_FROM", "SQLITE_DB", "UPLOADS_DIR"], secrets: [],
+        env: ["BACKUP_DIR", "RESTORE_FROM", "RESTORE_ALLOW_UNVERIFIED", "SQLITE_DB", "UPLOADS_DIR"], secrets: [],
     },
     {
         name: "objectstore-backup.sh", kind: "backup", service: "object-store", image: "mc",
@@ -105,7 +122,7 @@ const DEFS: readonly Def[] = [
     {
         name: "workflow-restore.sh", kind: "restore", service: "workflow-tool", image: "postgres",
         imageByMode: { variable: "WF_BACKUP_MODE", images: { database: "postgres", cli: "workflow" } },
-        env: ["BACKUP_DIR", "RESTORE_FROM", "RESTORE_DROP_EXISTING", ...PG_CONN, "PGDATABASE", "WF_CLI"], secrets: ["PGPASSWORD"],
+        env: ["BACKUP_DIR", "RESTORE_FROM", "RESTORE_DROP_EXISTING", "RESTORE_ALLOW_UNVERIFIED", ...PG_CONN, "PGDATABASE", "WF_CLI"], secrets: ["PGPASSWORD"],
     },
     {
         name: "search-snapshot.sh", kind: "backup", service: "search-engine", image: "curl",
@@ -117,11 +134,11 @@ const DEFS: readonly Def[] = [
     },
     {
         name: "git-mirror.sh", kind: "backup", service: "source-repositories", image: "git",
-        env: ["BACKUP_DIR", "REPOSITORIES", ...GIT_AUTH, "GIT_MIRROR_PRUNE"], secrets: ["GIT_PASSWORD"],
+        env: ["BACKUP_DIR", "RETENTION_DAYS", "REPOSITORIES", ...GIT_AUTH, "GIT_MIRROR_PRUNE"], secrets: ["GIT_PASSWORD"],
     },
     {
         name: "git-restore.sh", kind: "restore", service: "source-repositories", image: "git",
-        env: ["BACKUP_DIR", "RESTORE_REPOSITORY", "RESTORE_TARGET", "RESTORE_PUSH_URL", ...GIT_AUTH], secrets: ["GIT_PASSWORD"],
+        env: ["BACKUP_DIR", "RESTORE_REPOSITORY", "RESTORE_FROM", "RESTORE_ALLOW_UNVERIFIED", "RESTORE_TARGET", "RESTORE_PUSH_URL", ...GIT_AUTH], secrets: ["GIT_PASSWORD"],
     },
 ];
 

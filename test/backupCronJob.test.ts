@@ -6,6 +6,7 @@ import { test } from "node:test";
 import * as assert from "node:assert/strict";
 import { all, find, podSpecOf, renderStack } from "./render";
 import { NEVER } from "../components/lib/backupCronJob";
+import { backupScript } from "../backups/scripts";
 
 const COMPONENT = "app.kubernetes.io/component";
 const backups = (r: any) => (all(r, "CronJob") as any[]).filter((c) => c.metadata.labels?.[COMPONENT] === "backup");
@@ -85,4 +86,33 @@ test("bad backup config fails with the key and the expected form", async () => {
     const text = bad.errors.join("\n");
     assert.match(text, /ops:backupsPostgresSchedule: .*expected a five-field cron schedule/);
     assert.match(text, /ops:backupsRetentionDays: -1 is below 0/);
+});
+
+test("the scripts ConfigMap holds exactly the catalogue's joined text (shared prelude joined in, no marker left)", async () => {
+    const r = await renderStack("dev");
+    for (const cj of backups(r)) {
+        const restore = find(r, "CronJob", `${cj.metadata.name}-restore`, cj.metadata.namespace);
+        const cm = find(r, "ConfigMap", `${cj.metadata.name}-scripts`, cj.metadata.namespace);
+        for (const [file, owner] of [["backup.sh", cj], ["restore.sh", restore]] as const) {
+            const name = owner.metadata.annotations["ops/script"];
+            assert.equal(cm.data[file], backupScript(name).content, `${cj.metadata.name} ${file} is ${name} with the prelude`);
+            assert.match(cm.data[file], /^# ---- begin backups\/scripts\/lib\/prelude\.sh ----$/m);
+            assert.doesNotMatch(cm.data[file], /^# @prelude/m);
+        }
+    }
+});
+
+test("jobs in the git image run as a UID that has a passwd entry there (OpenSSH: \"No user exists for uid\")", async () => {
+    // alpine/git is alpine + git + openssh; alpine-baselayout's /etc/passwd has nobody = 65534, not the default 10001
+    const r = await renderStack("dev");
+    const gitJobs = (all(r, "CronJob") as any[]).filter((c) => podSpecOf(c).containers[0].image === "docker.io/alpine/git:2.45.2");
+    assert.ok(gitJobs.length >= 2, "the source mirror and its restore use the git image");
+    for (const cj of gitJobs) {
+        const pod = podSpecOf(cj);
+        assert.equal(pod.securityContext.runAsUser, 65534, cj.metadata.name);
+        assert.equal(pod.containers[0].securityContext.runAsUser ?? pod.securityContext.runAsUser, 65534, cj.metadata.name);
+        assert.equal(pod.securityContext.runAsNonRoot, true);
+    }
+    const others = backups(r).filter((c) => !gitJobs.includes(c));
+    for (const cj of others) assert.notEqual(podSpecOf(cj).securityContext.runAsUser, 65534, `${cj.metadata.name} keeps its own UID`);
 });

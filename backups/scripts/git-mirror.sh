@@ -5,10 +5,17 @@
 #   first run:  git clone --mirror <url> into a temporary folder, renamed into place on success
 #   later runs: git -C <mirror> remote update --prune   (GIT_MIRROR_PRUNE=false drops --prune, so
 #               branches deleted upstream are kept in the mirror)
-# Layout: $BACKUP_DIR/<host>/<path>.git  (scheme and user info stripped; scp-style host:path -> host/path)
+# The mirror is only the working copy that follows upstream (forced refspecs, prune): a force-push
+# or a deleted branch upstream changes it on the next run. The backups are dated snapshots:
+#   after each successful update, git bundle create --all of the mirror, checked with git bundle verify,
+#   into $BACKUP_DIR/<YYYY-MM-DDTHHMMSSZ>/<host>/<path>.bundle with a SHA256SUMS of the folder (renamed
+#   into place when the run is done),
+#   kept RETENTION_DAYS days like every other backup (git-restore.sh RESTORE_FROM restores from one).
+# Layout: $BACKUP_DIR/<host>/<path>.git  (mirror; scheme and user info stripped; scp-style host:path -> host/path)
+#         $BACKUP_DIR/<stamp>/<host>/<path>.bundle  (snapshots)
 # A failing repository does not stop the others; the script exits non-zero at the end naming every
-# failed URL. A failed fetch leaves the existing mirror as it was. There is no retention: mirrors are
-# updated in place (the history is the backup).
+# failed URL. A failed fetch leaves the existing mirror as it was. Retention runs only when every
+# repository succeeded, and never deletes the newest snapshot folder.
 #
 # Environment:
 #   BACKUP_DIR        backup volume
@@ -18,25 +25,12 @@
 #                     that reads the environment: never in URLs, config files or logs)
 #   GIT_SSH_COMMAND   optional, for ssh URLs: e.g. ssh -i /keys/id_ed25519 -o UserKnownHostsFile=/keys/known_hosts
 #   GIT_MIRROR_PRUNE  true (default) or false
+#   RETENTION_DAYS    delete snapshot folders older than this many days (0 = keep everything)
 set -eu
 umask 022
 SCRIPT=git-mirror
+# @prelude  (backups/scripts/lib/prelude.sh is joined in here by backups/scripts.ts)
 
-ts() { date -u +%Y-%m-%dT%H:%M:%SZ; }
-log() { printf '%s [%s] %s\n' "$(ts)" "$SCRIPT" "$*"; }
-warn() { printf '%s [%s] ERROR: %s\n' "$(ts)" "$SCRIPT" "$*" >&2; }
-die() { warn "$*"; exit 1; }
-oneline() { printf '%s' "$1" | tr '\r\n\t' '   ' | sed 's/  */ /g'; }
-require() {
-  for _v in "$@"; do
-    eval "_val=\${$_v:-}"
-    [ -n "$_val" ] || die "required environment variable $_v is not set"
-  done
-}
-mask() { printf '%s' "$1" | sed -E 's#^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@]*@#\1***@#'; }
-mirror_path() {
-  printf '%s' "$1" | sed -E 's#^[a-zA-Z][a-zA-Z0-9+.-]*://##; s#^[^/@]*@##; s#^([^/:]+):#\1/#; s#^/+##; s#/+$##'
-}
 explain() { # $1 = git output
   case $1 in
     *"Authentication failed"*|*"could not read Username"*|*"could not read Password"*|*"terminal prompts disabled"*|*"Permission denied"*|*"returned error: 401"*|*"returned error: 403"*|*"Host key verification failed"*)
@@ -48,25 +42,33 @@ explain() { # $1 = git output
     *) echo "git failed" ;;
   esac
 }
-git_auth() {
-  # The helper is shell code run by git; it expands the variables itself, so no secret is on argv.
-  git -c credential.helper= \
-      -c 'credential.helper=!f() { test "$1" = get || exit 0; [ -n "${GIT_PASSWORD:-}" ] || exit 0; echo "username=${GIT_USERNAME:-git}"; echo "password=${GIT_PASSWORD}"; }; f' \
-      "$@"
-}
 
-require BACKUP_DIR REPOSITORIES
+require BACKUP_DIR REPOSITORIES RETENTION_DAYS
+check_retention
 [ -d "$BACKUP_DIR" ] || die "backup directory $BACKUP_DIR does not exist (is the backup volume mounted?)"
 [ -w "$BACKUP_DIR" ] || die "backup directory $BACKUP_DIR is not writable"
 command -v git > /dev/null 2>&1 || die "git is not installed in this image"
 export GIT_TERMINAL_PROMPT=0
-set -f  # no globbing of the URL list
 prune=--prune
 [ "${GIT_MIRROR_PRUNE:-true}" = false ] && prune=""
 
+stamp=$(date -u +%Y-%m-%dT%H%M%SZ)
+final="$BACKUP_DIR/$stamp"
+n=1
+while [ -e "$final" ]; do n=$((n + 1)); final="$BACKUP_DIR/$stamp-$n"; done
+snap="$BACKUP_DIR/.partial-$stamp-$$"
+trap 'rm -rf -- "$snap"' EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
+mkdir -p "$snap" || die "cannot create $snap: $(write_cause "" "$BACKUP_DIR")"
+
 failed=""
 ok=0
-for url in $REPOSITORIES; do
+set -f  # no globbing of the URL list (only while it is split: the helpers need globbing)
+# shellcheck disable=SC2086
+set -- $REPOSITORIES
+set +f
+for url in "$@"; do
   shown=$(mask "$url")
   rel=$(mirror_path "$url")
   case $rel in *.git) ;; *) rel="$rel.git" ;; esac
@@ -95,11 +97,31 @@ for url in $REPOSITORIES; do
     fi
     mv "$tmp" "$dest"
   fi
-  log "$shown: ok, $(git -C "$dest" for-each-ref | wc -l | tr -d ' ') refs, $(du -sk "$dest" | cut -f1) KiB"
+  nrefs=$(git -C "$dest" for-each-ref | wc -l | tr -d ' ')
+  if [ "$nrefs" -eq 0 ]; then
+    log "$shown: mirror is empty (no refs), no snapshot"
+  else
+    bundle="$snap/${rel%.git}.bundle"
+    mkdir -p "$(dirname "$bundle")"
+    if ! out=$(git -C "$dest" bundle create "$bundle" --all 2>&1) || ! out=$(git -C "$dest" bundle verify "$bundle" 2>&1); then
+      warn "$shown: snapshot (git bundle) failed: $(write_cause "$out" "$BACKUP_DIR")"
+      rm -f -- "$bundle"
+      failed="$failed $shown"
+      continue
+    fi
+  fi
+  log "$shown: ok, $nrefs refs, $(du -sk "$dest" | cut -f1) KiB mirror, snapshot ${rel%.git}.bundle verified"
   ok=$((ok + 1))
 done
 
-if [ -n "$failed" ]; then
-  die "$ok repositories mirrored, failed:$failed"
+if [ "$ok" -gt 0 ]; then
+  write_sums "$snap"
+  fsync_tree "$snap"
+  mv "$snap" "$final" || die "could not move the snapshots into place ($final)"
+  log "snapshots of $ok repositories in $final"
 fi
+if [ -n "$failed" ]; then
+  die "$ok repositories mirrored, failed:$failed (no retention this run)"
+fi
+retention
 log "done: $ok repositories mirrored into $BACKUP_DIR"

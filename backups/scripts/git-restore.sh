@@ -1,39 +1,26 @@
 #!/bin/sh
 # git-restore.sh - restore from a git-mirror.sh mirror (spec 8.3 "Source repositories": clone).
 #
-#   git clone <mirror> $RESTORE_TARGET              working copy of the mirrored repository
+#   Source: the mirror (default), or with RESTORE_FROM a dated snapshot that git-mirror.sh wrote (a git
+#   bundle, checked with git bundle verify before anything is written): use it after a force-push or a
+#   deleted branch upstream reached the mirror.
+#   git clone <source> $RESTORE_TARGET              working copy of the mirrored repository
 #   RESTORE_PUSH_URL set: git -C <mirror> push --mirror $RESTORE_PUSH_URL
 #                                                   re-creates every branch and tag on a new/empty hosted repo
 #
 # Environment:
 #   BACKUP_DIR          backup volume holding the mirrors
 #   RESTORE_REPOSITORY  the repository URL as listed in REPOSITORIES (or the mirror path relative to BACKUP_DIR)
+#   RESTORE_FROM        optional: snapshot folder name under BACKUP_DIR ("latest" = newest; its SHA256SUMS is
+#                       checked), or an absolute path to a .bundle file; empty = the mirror
+#   RESTORE_ALLOW_UNVERIFIED  "true" to use a snapshot folder that has no SHA256SUMS
 #   RESTORE_TARGET      directory to clone into (must not exist); optional when RESTORE_PUSH_URL is set
 #   RESTORE_PUSH_URL    optional: push all refs of the mirror to this (empty) repository
 #   GIT_USERNAME GIT_PASSWORD(secret) GIT_SSH_COMMAND   credentials for the push
 set -eu
 umask 022
 SCRIPT=git-restore
-
-ts() { date -u +%Y-%m-%dT%H:%M:%SZ; }
-log() { printf '%s [%s] %s\n' "$(ts)" "$SCRIPT" "$*"; }
-die() { printf '%s [%s] ERROR: %s\n' "$(ts)" "$SCRIPT" "$*" >&2; exit 1; }
-oneline() { printf '%s' "$1" | tr '\r\n\t' '   ' | sed 's/  */ /g'; }
-require() {
-  for _v in "$@"; do
-    eval "_val=\${$_v:-}"
-    [ -n "$_val" ] || die "required environment variable $_v is not set"
-  done
-}
-mask() { printf '%s' "$1" | sed -E 's#^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@]*@#\1***@#'; }
-mirror_path() {
-  printf '%s' "$1" | sed -E 's#^[a-zA-Z][a-zA-Z0-9+.-]*://##; s#^[^/@]*@##; s#^([^/:]+):#\1/#; s#^/+##; s#/+$##'
-}
-git_auth() {
-  git -c credential.helper= \
-      -c 'credential.helper=!f() { test "$1" = get || exit 0; [ -n "${GIT_PASSWORD:-}" ] || exit 0; echo "username=${GIT_USERNAME:-git}"; echo "password=${GIT_PASSWORD}"; }; f' \
-      "$@"
-}
+# @prelude  (backups/scripts/lib/prelude.sh is joined in here by backups/scripts.ts)
 
 require BACKUP_DIR RESTORE_REPOSITORY
 [ -n "${RESTORE_TARGET:-}" ] || [ -n "${RESTORE_PUSH_URL:-}" ] || die "set RESTORE_TARGET (clone) and/or RESTORE_PUSH_URL (push --mirror)"
@@ -41,8 +28,26 @@ export GIT_TERMINAL_PROMPT=0
 rel=$(mirror_path "$RESTORE_REPOSITORY")
 case $rel in *.git) ;; *) rel="$rel.git" ;; esac
 mirror="$BACKUP_DIR/$rel"
-[ "$(git -C "$mirror" rev-parse --is-bare-repository 2>/dev/null)" = true ] || die "no mirror of $(mask "$RESTORE_REPOSITORY") at $mirror (has git-mirror.sh run?)"
-log "mirror $mirror: $(git -C "$mirror" for-each-ref | wc -l | tr -d ' ') refs"
+from="${RESTORE_FROM:-}"
+if [ -n "$from" ]; then
+  case $from in
+    /*) bundle=$from ;;
+    latest) last=$(latest); [ -n "$last" ] || die "no snapshot folder in $BACKUP_DIR"; bundle="$BACKUP_DIR/$last/${rel%.git}.bundle" ;;
+    *) bundle="$BACKUP_DIR/$from/${rel%.git}.bundle" ;;
+  esac
+  [ -f "$bundle" ] || die "no snapshot of $(mask "$RESTORE_REPOSITORY") at $bundle"
+  case $from in /*) ;; *) verify_sums "${bundle%/"${rel%.git}.bundle"}" ;; esac
+  work=$(mktemp -d)
+  trap 'rm -rf -- "$work"' EXIT
+  git init -q --bare "$work/verify.git"
+  out=$(git -C "$work/verify.git" bundle verify "$bundle" 2>&1) || die "snapshot $bundle failed git bundle verify: $(oneline "$out"); nothing was written"
+  log "snapshot $bundle verified"
+  out=$(git clone -q --mirror "$bundle" "$work/repo.git" 2>&1) || die "reading snapshot $bundle failed: $(oneline "$out"); nothing was written"
+  mirror="$work/repo.git"
+else
+  [ "$(git -C "$mirror" rev-parse --is-bare-repository 2>/dev/null)" = true ] || die "no mirror of $(mask "$RESTORE_REPOSITORY") at $mirror (has git-mirror.sh run?)"
+fi
+log "source $mirror: $(git -C "$mirror" for-each-ref | wc -l | tr -d ' ') refs"
 
 if [ -n "${RESTORE_TARGET:-}" ]; then
   [ ! -e "$RESTORE_TARGET" ] || die "RESTORE_TARGET $RESTORE_TARGET already exists"

@@ -20,34 +20,11 @@
 set -eu
 umask 077
 SCRIPT=objectstore-backup
+# @prelude  (backups/scripts/lib/prelude.sh is joined in here by backups/scripts.ts)
 ALIAS=objstore
 
-ts() { date -u +%Y-%m-%dT%H:%M:%SZ; }
-log() { printf '%s [%s] %s\n' "$(ts)" "$SCRIPT" "$*"; }
-die() { printf '%s [%s] ERROR: %s\n' "$(ts)" "$SCRIPT" "$*" >&2; exit 1; }
-oneline() { printf '%s' "$1" | tr '\r\n\t' '   ' | sed 's/  */ /g'; }
-require() {
-  for _v in "$@"; do
-    eval "_val=\${$_v:-}"
-    [ -n "$_val" ] || die "required environment variable $_v is not set"
-  done
-}
-json_escape() { printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g'; }
-fsync_tree() { find "$1" -type f -exec sync {} + 2>/dev/null || sync; sync "$1" 2>/dev/null || true; }
-mc_fail() { # $1 = step, $2 = output
-  case $2 in
-    *"Access Key Id you provided does not exist"*|*"signature we calculated does not match"*|*"SignatureDoesNotMatch"*|*"InvalidAccessKeyId"*|*"Access Denied"*|*"AccessDenied"*)
-      die "$1: authentication failed at $OBJECTSTORE_URL (check the OBJECTSTORE_ACCESS_KEY / OBJECTSTORE_SECRET_KEY secret): $(oneline "$2")" ;;
-    *"connection refused"*|*"no such host"*|*"i/o timeout"*|*"dial tcp"*|*"Server not initialized"*|*"network is unreachable"*)
-      die "$1: object store unreachable at $OBJECTSTORE_URL: $(oneline "$2")" ;;
-    *"NoSuchBucket"*|*"does not exist"*)
-      die "$1: bucket not found: $(oneline "$2")" ;;
-    *) die "$1 failed: $(oneline "$2")" ;;
-  esac
-}
-
 require BACKUP_DIR RETENTION_DAYS OBJECTSTORE_URL OBJECTSTORE_ACCESS_KEY OBJECTSTORE_SECRET_KEY
-case $RETENTION_DAYS in *[!0-9]*) die "RETENTION_DAYS must be a whole number of days, got '$RETENTION_DAYS'" ;; esac
+check_retention
 [ -d "$BACKUP_DIR" ] || die "backup directory $BACKUP_DIR does not exist (is the backup volume mounted?)"
 [ -w "$BACKUP_DIR" ] || die "backup directory $BACKUP_DIR is not writable"
 command -v mc > /dev/null 2>&1 || die "the MinIO client 'mc' is not installed in this image"
@@ -71,11 +48,18 @@ mcq() { mc --config-dir "$cfg" --no-color --quiet $insecure "$@"; }
 
 log "listing buckets at $OBJECTSTORE_URL"
 out=$(mcq ls "$ALIAS" 2>&1) || mc_fail "listing buckets" "$out"
-all=$(printf '%s\n' "$out" | awk 'NF { print $NF }' | sed 's#/$##')
+# last field of each line, trailing "/" dropped (no awk/sed in the mc image)
+all=$(printf '%s\n' "$out" | while read -r line; do
+  [ -n "$line" ] || continue
+  last=${line##*[[:space:]]}
+  printf '%s\n' "${last%/}"
+done)
 if [ -n "${OBJECTSTORE_BUCKETS:-}" ]; then
   buckets=$(printf '%s' "$OBJECTSTORE_BUCKETS" | tr ',' ' ')
   for b in $buckets; do
-    printf '%s\n' "$all" | grep -qxF "$b" || die "bucket '$b' (from OBJECTSTORE_BUCKETS) does not exist at $OBJECTSTORE_URL; existing: $(printf '%s' "$all" | tr '\n' ' ')"
+    found=false
+    for x in $all; do [ "$x" = "$b" ] && found=true; done
+    [ "$found" = true ] || die "bucket '$b' (from OBJECTSTORE_BUCKETS) does not exist at $OBJECTSTORE_URL; existing: $(printf '%s' "$all" | tr '\n' ' ')"
   done
 else
   buckets=$all
@@ -89,7 +73,7 @@ for b in $buckets; do
   log "mirroring bucket $b -> $stamp/$b"
   mkdir -p "$work/$b"
   out=$(mcq mirror --preserve "$ALIAS/$b" "$work/$b" 2>&1) || mc_fail "mirror of bucket '$b'" "$out"
-  log "bucket $b: $(find "$work/$b" -type f | wc -l | tr -d ' ') objects, $(du -sk "$work/$b" | cut -f1) KiB"
+  log "bucket $b: $(count_files "$work/$b") objects, $(du -sk "$work/$b" | cut -f1) KiB"
   count=$((count + 1))
 done
 
@@ -98,14 +82,5 @@ mv "$work" "$final" || die "could not move the finished backup into place ($fina
 sync "$BACKUP_DIR" 2>/dev/null || true
 log "backup complete: $final ($count buckets)"
 
-if [ "$RETENTION_DAYS" -eq 0 ]; then
-  log "retention disabled (RETENTION_DAYS=0)"
-else
-  log "retention: deleting backups older than $RETENTION_DAYS days"
-  find "$BACKUP_DIR" -mindepth 1 -maxdepth 1 \( -name '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T*' -o -name '.partial-*' \) \
-    -mmin +$((RETENTION_DAYS * 1440)) -print | while IFS= read -r old; do
-      log "retention: deleting $old"
-      rm -rf -- "$old"
-    done
-fi
+retention
 log "done"

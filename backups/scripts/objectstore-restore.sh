@@ -15,31 +15,8 @@
 set -eu
 umask 077
 SCRIPT=objectstore-restore
+# @prelude  (backups/scripts/lib/prelude.sh is joined in here by backups/scripts.ts)
 ALIAS=objstore
-
-ts() { date -u +%Y-%m-%dT%H:%M:%SZ; }
-log() { printf '%s [%s] %s\n' "$(ts)" "$SCRIPT" "$*"; }
-die() { printf '%s [%s] ERROR: %s\n' "$(ts)" "$SCRIPT" "$*" >&2; exit 1; }
-oneline() { printf '%s' "$1" | tr '\r\n\t' '   ' | sed 's/  */ /g'; }
-require() {
-  for _v in "$@"; do
-    eval "_val=\${$_v:-}"
-    [ -n "$_val" ] || die "required environment variable $_v is not set"
-  done
-}
-json_escape() { printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g'; }
-latest() {
-  ls -1 "$BACKUP_DIR" | grep -E '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{6}Z(-[0-9]+)?$' | sort | tail -n 1
-}
-mc_fail() {
-  case $2 in
-    *"Access Key Id you provided does not exist"*|*"signature we calculated does not match"*|*"SignatureDoesNotMatch"*|*"InvalidAccessKeyId"*|*"Access Denied"*|*"AccessDenied"*)
-      die "$1: authentication failed at $OBJECTSTORE_URL (check the OBJECTSTORE_ACCESS_KEY / OBJECTSTORE_SECRET_KEY secret): $(oneline "$2")" ;;
-    *"connection refused"*|*"no such host"*|*"i/o timeout"*|*"dial tcp"*|*"Server not initialized"*|*"network is unreachable"*)
-      die "$1: object store unreachable at $OBJECTSTORE_URL: $(oneline "$2")" ;;
-    *) die "$1 failed: $(oneline "$2")" ;;
-  esac
-}
 
 require BACKUP_DIR OBJECTSTORE_URL OBJECTSTORE_ACCESS_KEY OBJECTSTORE_SECRET_KEY
 command -v mc > /dev/null 2>&1 || die "the MinIO client 'mc' is not installed in this image"
@@ -74,7 +51,7 @@ out=$(mcq ls "$ALIAS" 2>&1) || mc_fail "connecting" "$out"
 for b in $buckets; do
   log "bucket $b: creating if missing"
   out=$(mcq mb --ignore-existing "$ALIAS/$b" 2>&1) || mc_fail "creating bucket '$b'" "$out"
-  log "bucket $b: reverse mirror ($(find "$src/$b" -type f | wc -l | tr -d ' ') objects)${remove:+, removing objects not in the backup}"
+  log "bucket $b: reverse mirror ($(count_files "$src/$b") objects)${remove:+, removing objects not in the backup}"
   out=$(mcq mirror --overwrite $remove "$src/$b" "$ALIAS/$b" 2>&1) || mc_fail "reverse mirror of bucket '$b'" "$out"
 done
 log "restore complete"

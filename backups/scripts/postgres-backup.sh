@@ -20,33 +20,10 @@
 set -eu
 umask 077
 SCRIPT=postgres-backup
-TAB=$(printf '\t')
-
-ts() { date -u +%Y-%m-%dT%H:%M:%SZ; }
-log() { printf '%s [%s] %s\n' "$(ts)" "$SCRIPT" "$*"; }
-die() { printf '%s [%s] ERROR: %s\n' "$(ts)" "$SCRIPT" "$*" >&2; exit 1; }
-oneline() { printf '%s' "$1" | tr '\n\t' '  ' | sed 's/  */ /g'; }
-require() {
-  for _v in "$@"; do
-    eval "_val=\${$_v:-}"
-    [ -n "$_val" ] || die "required environment variable $_v is not set"
-  done
-}
-pg_fail() { # $1 = step, $2 = client output
-  case $2 in
-    *"password authentication failed"*|*"no password supplied"*|*"SCRAM"*|*"authentication failed"*)
-      die "$1: authentication failed for user '${PGUSER:-}' at $TARGET (check the PGPASSWORD secret). Server said: $(oneline "$2")" ;;
-    *"pg_hba.conf"*)
-      die "$1: access refused by pg_hba.conf for user '${PGUSER:-}' at $TARGET. Server said: $(oneline "$2")" ;;
-    *"Connection refused"*|*"could not connect"*|*"could not translate host name"*|*"timeout expired"*|*"No route to host"*|*"Is the server running"*|*"server closed the connection"*)
-      die "$1: PostgreSQL server unreachable at $TARGET. Client said: $(oneline "$2")" ;;
-    *) die "$1 failed: $(oneline "$2")" ;;
-  esac
-}
-fsync_tree() { find "$1" -type f -exec sync {} + 2>/dev/null || sync; sync "$1" 2>/dev/null || true; }
+# @prelude  (backups/scripts/lib/prelude.sh is joined in here by backups/scripts.ts)
 
 require BACKUP_DIR RETENTION_DAYS PGHOST
-case $RETENTION_DAYS in *[!0-9]*) die "RETENTION_DAYS must be a whole number of days, got '$RETENTION_DAYS'" ;; esac
+check_retention
 [ -d "$BACKUP_DIR" ] || die "backup directory $BACKUP_DIR does not exist (is the backup volume mounted?)"
 [ -w "$BACKUP_DIR" ] || die "backup directory $BACKUP_DIR is not writable"
 export PGDATABASE="${PGDATABASE:-postgres}"
@@ -57,10 +34,12 @@ final="$BACKUP_DIR/$stamp"
 n=1
 while [ -e "$final" ]; do n=$((n + 1)); final="$BACKUP_DIR/$stamp-$n"; done
 work="$BACKUP_DIR/.partial-$stamp-$$"
-trap 'rm -rf -- "$work"' EXIT
+doing="preparing"
+# On any exit: remove the partial folder; a failure that did not say why (die) gets its cause printed.
+trap 'rc=$?; rm -rf -- "$work"; [ "$rc" -eq 0 ] || [ -n "${DIED:-}" ] || warn "stopped with exit code $rc while $doing: $(write_cause "" "$BACKUP_DIR")"' EXIT
 trap 'exit 143' TERM
 trap 'exit 130' INT
-mkdir -p "$work/databases"
+out=$(mkdir -p "$work/databases" 2>&1) || die "creating $work failed: $(write_cause "$out" "$BACKUP_DIR")"
 
 log "connecting to PostgreSQL at $TARGET as '${PGUSER:-}'"
 out=$(psql -X -A -t -v ON_ERROR_STOP=1 -c 'SELECT version()' 2>&1) || pg_fail "connection check" "$out"
@@ -69,14 +48,19 @@ log "server: $(oneline "$out")"
 log "listing databases (templates excluded)"
 out=$(psql -X -A -t -v ON_ERROR_STOP=1 -F "$TAB" -c "SELECT datname, pg_get_userbyid(datdba), pg_encoding_to_char(encoding), datcollate, datctype FROM pg_database WHERE NOT datistemplate AND datallowconn ORDER BY datname" 2>&1) \
   || pg_fail "listing databases" "$out"
-printf '%s\n' "$out" > "$work/list.tsv"
+doing="writing the database list"
+printf '%s\n' "$out" > "$work/list.tsv" || die "writing $work/list.tsv failed: $(write_cause "" "$BACKUP_DIR")"
 log "databases: $(cut -f1 "$work/list.tsv" | tr '\n' ' ')"
 
 log "full-cluster dump (pg_dumpall) -> cluster.sql.gz"
-pg_dumpall -f "$work/cluster.sql" 2> "$work/err" || pg_fail "pg_dumpall" "$(cat "$work/err")"
-gzip -6 "$work/cluster.sql" || die "compressing cluster.sql failed (disk full?)"
+# Errors are kept in memory, not in a file: on a full disk a file of errors would be empty.
+doing="running pg_dumpall"
+out=$(pg_dumpall -f "$work/cluster.sql" 2>&1) || pg_fail "pg_dumpall" "$(write_cause "$out" "$BACKUP_DIR")"
+doing="compressing cluster.sql"
+out=$(gzip -6 "$work/cluster.sql" 2>&1) || die "compressing cluster.sql failed: $(write_cause "$out" "$BACKUP_DIR")"
 
-: > "$work/databases.tsv"
+doing="dumping each database"
+: > "$work/databases.tsv" || die "writing $work/databases.tsv failed: $(write_cause "" "$BACKUP_DIR")"
 i=0
 while IFS="$TAB" read -r db owner enc coll ctype; do
   [ -n "$db" ] || continue
@@ -87,27 +71,19 @@ while IFS="$TAB" read -r db owner enc coll ctype; do
     *) file="$db.dump" ;;
   esac
   log "dumping database '$db' (pg_dump -Fc) -> databases/$file"
-  PGDATABASE="$db" pg_dump -Fc -f "$work/databases/$file" 2> "$work/err" || pg_fail "pg_dump of database '$db'" "$(cat "$work/err")"
-  pg_restore -l "$work/databases/$file" > /dev/null 2> "$work/err" || die "dump of '$db' is unreadable: $(oneline "$(cat "$work/err")")"
+  out=$(PGDATABASE="$db" pg_dump -Fc -f "$work/databases/$file" 2>&1) || pg_fail "pg_dump of database '$db'" "$(write_cause "$out" "$BACKUP_DIR")"
+  out=$(pg_restore -l "$work/databases/$file" 2>&1 > /dev/null) || die "dump of '$db' is unreadable: $(oneline "$out")"
   printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$file" "$db" "$owner" "$enc" "$coll" "$ctype" >> "$work/databases.tsv"
 done < "$work/list.tsv"
-rm -f "$work/list.tsv" "$work/err"
+rm -f "$work/list.tsv"
+doing="writing checksums"
 
-(cd "$work" && find . -type f ! -name SHA256SUMS -exec sha256sum {} + > SHA256SUMS) || die "writing checksums failed"
+write_sums "$work"
 fsync_tree "$work"
 mv "$work" "$final" || die "could not move the finished backup into place ($final)"
 sync "$BACKUP_DIR" 2>/dev/null || true
 log "backup complete: $final ($(du -sk "$final" | cut -f1) KiB, $i database dumps + cluster dump)"
 
 # Retention: only after a successful dump; only our own dated folders (and stale partial folders).
-if [ "$RETENTION_DAYS" -eq 0 ]; then
-  log "retention disabled (RETENTION_DAYS=0)"
-else
-  log "retention: deleting backups older than $RETENTION_DAYS days"
-  find "$BACKUP_DIR" -mindepth 1 -maxdepth 1 \( -name '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T*' -o -name '.partial-*' \) \
-    -mmin +$((RETENTION_DAYS * 1440)) -print | while IFS= read -r old; do
-      log "retention: deleting $old"
-      rm -rf -- "$old"
-    done
-fi
+retention
 log "done"

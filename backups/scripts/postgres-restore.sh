@@ -1,55 +1,40 @@
 #!/bin/sh
 # postgres-restore.sh - restore what postgres-backup.sh wrote (spec 8.3: "feed the dump into the
-# client; for one database create it empty first").
+# client; for one database create it empty first"). Nothing live is dropped before the backup is
+# known to be good.
 #
+#   Always first: SHA256SUMS checked (a folder without it is refused unless RESTORE_ALLOW_UNVERIFIED=true),
+#   cluster.sql.gz tested (gzip -t, and it must end with pg_dumpall's "dump complete" line), the table of
+#   contents of every per-database dump read (pg_restore --list).
+#   RESTORE_DATABASE=<name> -> single database: a scratch database is created empty (template0, original
+#                              owner, encoding and locale from databases.tsv), the dump is loaded into it in
+#                              one transaction and its tables are counted against the dump. Only then the
+#                              scratch database is renamed to <name>; an existing <name> (refused unless
+#                              RESTORE_DROP_EXISTING=true) is renamed aside first and dropped after the swap.
+#                              Any failure before the swap leaves the live database untouched.
 #   RESTORE_DATABASE empty  -> full restore: cluster.sql.gz is fed to psql (roles, every database).
 #                              Databases of the dump that already exist are refused unless
-#                              RESTORE_DROP_EXISTING=true (then dropped WITH (FORCE) first).
+#                              RESTORE_DROP_EXISTING=true; then they are renamed aside (not dropped), the
+#                              dump is fed, every database of the dump is checked (exists, at least as
+#                              many tables as its per-database dump). On any error the restored databases
+#                              are dropped and the originals renamed back; on success the originals are dropped.
 #                              "role ... already exists" errors are expected and ignored (pg_dumpall
 #                              output re-creates every role, including the one we connect as); any
 #                              other SQL error makes the restore fail and is listed.
-#   RESTORE_DATABASE=<name> -> single database: CREATE DATABASE (empty, template0, original owner,
-#                              encoding and locale from databases.tsv), then pg_restore of its dump
-#                              in one transaction. On failure the half-created database is dropped.
+#                              The "postgres" maintenance database is not renamed aside: what the dump
+#                              holds for it is loaded into the live one.
 #
 # Environment:
-#   BACKUP_DIR             backup volume
-#   RESTORE_FROM           backup folder name under BACKUP_DIR (or absolute path); default: newest
-#   RESTORE_DATABASE       database to restore alone; empty = full-cluster restore
-#   RESTORE_DROP_EXISTING  "true" to drop databases that already exist (default: refuse)
+#   BACKUP_DIR                backup volume
+#   RESTORE_FROM              backup folder name under BACKUP_DIR (or absolute path); default: newest
+#   RESTORE_DATABASE          database to restore alone; empty = full-cluster restore
+#   RESTORE_DROP_EXISTING     "true" to replace databases that already exist (default: refuse)
+#   RESTORE_ALLOW_UNVERIFIED  "true" to restore a folder that has no SHA256SUMS (default: refuse)
 #   PGHOST PGPORT PGUSER PGPASSWORD(secret) PGSSLMODE  libpq connection (superuser)
 set -eu
 umask 077
 SCRIPT=postgres-restore
-TAB=$(printf '\t')
-
-ts() { date -u +%Y-%m-%dT%H:%M:%SZ; }
-log() { printf '%s [%s] %s\n' "$(ts)" "$SCRIPT" "$*"; }
-die() { printf '%s [%s] ERROR: %s\n' "$(ts)" "$SCRIPT" "$*" >&2; exit 1; }
-oneline() { printf '%s' "$1" | tr '\n\t' '  ' | sed 's/  */ /g'; }
-require() {
-  for _v in "$@"; do
-    eval "_val=\${$_v:-}"
-    [ -n "$_val" ] || die "required environment variable $_v is not set"
-  done
-}
-pg_fail() {
-  case $2 in
-    *"password authentication failed"*|*"no password supplied"*|*"SCRAM"*|*"authentication failed"*)
-      die "$1: authentication failed for user '${PGUSER:-}' at $TARGET (check the PGPASSWORD secret). Server said: $(oneline "$2")" ;;
-    *"pg_hba.conf"*)
-      die "$1: access refused by pg_hba.conf for user '${PGUSER:-}' at $TARGET. Server said: $(oneline "$2")" ;;
-    *"Connection refused"*|*"could not connect"*|*"could not translate host name"*|*"timeout expired"*|*"No route to host"*|*"Is the server running"*|*"server closed the connection"*)
-      die "$1: PostgreSQL server unreachable at $TARGET. Client said: $(oneline "$2")" ;;
-    *) die "$1 failed: $(oneline "$2")" ;;
-  esac
-}
-latest() {
-  ls -1 "$BACKUP_DIR" | grep -E '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{6}Z(-[0-9]+)?$' | sort | tail -n 1
-}
-# psql reading SQL from stdin, so that :"var" / :'var' quoting of names works.
-sql() { psql -X -A -t -q -v ON_ERROR_STOP=1 -d postgres "$@"; }
-db_exists() { printf '%s\n' "SELECT 1 FROM pg_database WHERE datname = :'db'" | sql -v db="$1" 2>&1; }
+# @prelude  (backups/scripts/lib/prelude.sh is joined in here by backups/scripts.ts)
 
 require BACKUP_DIR PGHOST
 TARGET="${PGHOST}:${PGPORT:-5432}"
@@ -61,67 +46,96 @@ if [ -z "$from" ]; then
 fi
 case $from in /*) src=$from ;; *) src="$BACKUP_DIR/$from" ;; esac
 [ -d "$src" ] || die "backup folder $src does not exist"
-[ -f "$src/databases.tsv" ] && [ -f "$src/cluster.sql.gz" ] || die "$src is not a postgres-backup.sh folder (databases.tsv / cluster.sql.gz missing)"
+{ [ -f "$src/databases.tsv" ] && [ -f "$src/cluster.sql.gz" ]; } || die "$src is not a postgres-backup.sh folder (databases.tsv / cluster.sql.gz missing)"
 log "restoring from $src"
-if [ -f "$src/SHA256SUMS" ]; then
-  out=$(cd "$src" && sha256sum -c SHA256SUMS 2>&1) || die "checksum verification of $src failed: $(oneline "$out")"
-  log "checksums verified"
-fi
+verify_sums "$src"
 
 log "connecting to PostgreSQL at $TARGET as '${PGUSER:-}'"
 out=$(psql -X -A -t -v ON_ERROR_STOP=1 -c 'SELECT version()' 2>&1) || pg_fail "connection check" "$out"
 
-drop_or_refuse() { # $1 = database name
-  out=$(db_exists "$1") || pg_fail "checking database '$1'" "$out"
-  [ -n "$out" ] || return 0
-  if [ "${RESTORE_DROP_EXISTING:-false}" = true ]; then
-    log "dropping existing database '$1' (RESTORE_DROP_EXISTING=true)"
-    out=$(printf '%s\n' 'DROP DATABASE :"db" WITH (FORCE)' | sql -v db="$1" 2>&1) || pg_fail "dropping database '$1'" "$out"
-  else
-    die "database '$1' already exists on $TARGET; drop it first or set RESTORE_DROP_EXISTING=true"
-  fi
-}
-
-if [ -z "${RESTORE_DATABASE:-}" ]; then
-  log "full-cluster restore"
-  while IFS="$TAB" read -r file db owner enc coll ctype; do
-    [ -n "$db" ] || continue
-    [ "$db" = postgres ] && continue
-    drop_or_refuse "$db"
+if [ -n "${RESTORE_DATABASE:-}" ]; then
+  db="$RESTORE_DATABASE"
+  row=""
+  while IFS="$TAB" read -r file name owner enc coll ctype; do
+    if [ "$name" = "$db" ]; then row=y; break; fi
   done < "$src/databases.tsv"
-  gzip -t "$src/cluster.sql.gz" 2>/dev/null || die "cluster.sql.gz in $src is corrupt"
-  errlog=$(mktemp)
-  trap 'rm -f -- "$errlog"' EXIT
-  log "feeding cluster.sql.gz to psql"
-  rc=0
-  gzip -dc "$src/cluster.sql.gz" | psql -X -q -v ON_ERROR_STOP=0 -d postgres > /dev/null 2> "$errlog" || rc=$?
-  # Only the ERROR lines are shown: psql's LINE context could echo statements (e.g. password hashes).
-  unexpected=$(grep -E 'ERROR|FATAL|could not connect' "$errlog" | grep -vE 'ERROR: +role ".*" already exists' || true)
-  if [ "$rc" -ne 0 ] || [ -n "$unexpected" ]; then
-    case $unexpected in *"could not connect"*|*"authentication failed"*|*FATAL*) pg_fail "full restore" "$unexpected" ;; esac
-    printf '%s\n' "$unexpected" | head -n 20 >&2
-    die "full restore finished with $(printf '%s\n' "$unexpected" | grep -c . || true) unexpected error(s) (psql exit code $rc); see the lines above"
-  fi
-  log "full-cluster restore complete ($(grep -c 'already exists' "$errlog" || true) expected 'role already exists' notices)"
+  [ -n "$row" ] || die "backup $src has no dump of database '$db' (available: $(cut -f2 "$src/databases.tsv" | tr '\n' ' '))"
+  log "single-database restore of '$db' from databases/$file"
+  pg_restore_verified "$db" "$owner" "$enc" "$coll" "$ctype" "$src/databases/$file"
+  log "database '$db' restored"
   exit 0
 fi
 
-db="$RESTORE_DATABASE"
-row=$(awk -F "$TAB" -v d="$db" '$2 == d { print; exit }' "$src/databases.tsv")
-[ -n "$row" ] || die "backup $src has no dump of database '$db' (available: $(cut -f2 "$src/databases.tsv" | tr '\n' ' '))"
-IFS="$TAB" read -r file _name owner enc coll ctype <<EOF
-$row
-EOF
-log "single-database restore of '$db' from databases/$file"
-drop_or_refuse "$db"
-log "creating empty database '$db' (owner $owner, encoding $enc, template0)"
-out=$(printf '%s\n' "CREATE DATABASE :\"db\" WITH OWNER :\"owner\" TEMPLATE template0 ENCODING :'enc' LC_COLLATE :'coll' LC_CTYPE :'ctype'" \
-  | sql -v db="$db" -v owner="$owner" -v enc="$enc" -v coll="$coll" -v ctype="$ctype" 2>&1) \
-  || pg_fail "creating database '$db' (does role '$owner' exist? restore the full dump first)" "$out"
-qdb=$(printf '%s' "$db" | sed "s/[\\\\']/\\\\&/g")
-log "loading dump into '$db' (pg_restore, single transaction)"
-if ! out=$(pg_restore --exit-on-error --single-transaction -d "dbname='$qdb'" "$src/databases/$file" 2>&1); then
-  printf '%s\n' "DROP DATABASE IF EXISTS :\"db\"" | sql -v db="$db" > /dev/null 2>&1 || true
-  pg_fail "loading the dump of '$db' (the new database was dropped again)" "$out"
+log "full-cluster restore: verifying the backup before anything is changed"
+out=$(gzip -t "$src/cluster.sql.gz" 2>&1) || die "cluster.sql.gz in $src is corrupt ($(oneline "$out")); nothing was changed"
+gzip -dc "$src/cluster.sql.gz" | tail -n 5 | grep -q 'PostgreSQL database cluster dump complete' \
+  || die "cluster.sql.gz in $src is incomplete (no 'PostgreSQL database cluster dump complete' line at its end); nothing was changed"
+while IFS="$TAB" read -r file db owner enc coll ctype; do
+  [ -n "$db" ] || continue
+  out=$(pg_restore --list "$src/databases/$file" 2>&1 > /dev/null) || die "the dump of '$db' (databases/$file) is unreadable: $(oneline "$out"); nothing was changed"
+done < "$src/databases.tsv"
+log "backup verified (checksums, cluster dump complete, $(grep -c . "$src/databases.tsv") database dumps readable)"
+
+work=$(mktemp -d)
+aside="$work/aside.tsv"
+: > "$aside"
+stamp="$(date -u +%Y%m%d%H%M%S)_$$"
+# Put back what was there: drop the databases the restore created, rename the originals back.
+fed=false
+rollback() {
+  if [ "$fed" = true ]; then
+    while IFS="$TAB" read -r _file _db _rest; do
+      [ "$_db" = postgres ] && continue
+      pg_drop "$_db" > /dev/null 2>&1 || log "WARNING: could not drop the partly restored '$_db'"
+    done < "$src/databases.tsv"
+  fi
+  while IFS="$TAB" read -r _db _as; do
+    if pg_rename "$_as" "$_db" > /dev/null 2>&1; then log "put back the original '$_db'"
+    else log "WARNING: could not rename '$_as' back to '$_db'; the original data is in '$_as'"; fi
+  done < "$aside"
+}
+trap 'rm -rf -- "$work"' EXIT
+
+existing="$work/existing"
+: > "$existing"
+while IFS="$TAB" read -r file db owner enc coll ctype; do
+  [ -n "$db" ] || continue
+  [ "$db" = postgres ] && continue
+  out=$(pg_db_exists "$db") || pg_fail "checking database '$db'" "$out"
+  [ -n "$out" ] || continue
+  [ "${RESTORE_DROP_EXISTING:-false}" = true ] || die "database '$db' already exists on $TARGET; nothing was changed (set RESTORE_DROP_EXISTING=true to replace it)"
+  printf '%s\n' "$db" >> "$existing"
+done < "$src/databases.tsv"
+i=0
+while IFS= read -r db; do
+  i=$((i + 1))
+  as="pre_restore_${stamp}_$i"
+  log "renaming the existing database '$db' aside to '$as' (RESTORE_DROP_EXISTING=true; dropped only after a checked restore)"
+  out=$(pg_rename "$db" "$as") || { rollback; pg_fail "renaming '$db' aside (everything was put back)" "$out"; }
+  printf '%s\t%s\n' "$db" "$as" >> "$aside"
+done < "$existing"
+
+errlog="$work/psql.err"
+log "feeding cluster.sql.gz to psql"
+rc=0
+fed=true
+gzip -dc "$src/cluster.sql.gz" | psql -X -q -v ON_ERROR_STOP=0 -d postgres > /dev/null 2> "$errlog" || rc=$?
+# Only the ERROR lines are shown: psql's LINE context could echo statements (e.g. password hashes).
+unexpected=$(grep -E 'ERROR|FATAL|could not connect' "$errlog" | grep -vE 'ERROR: +role ".*" already exists' || true)
+if [ "$rc" -ne 0 ] || [ -n "$unexpected" ]; then
+  case $unexpected in *"could not connect"*|*"authentication failed"*|*FATAL*) rollback; pg_fail "full restore (the previous databases were put back)" "$unexpected" ;; esac
+  printf '%s\n' "$unexpected" | head -n 20 >&2
+  rollback
+  die "full restore finished with $(printf '%s\n' "$unexpected" | grep -c . || true) unexpected error(s) (psql exit code $rc); see the lines above; the databases that existed before were put back"
 fi
-log "database '$db' restored"
+log "checking every restored database"
+while IFS="$TAB" read -r file db owner enc coll ctype; do
+  [ -n "$db" ] || continue
+  want=$(pg_dump_tables "$src/databases/$file")
+  got=$(pg_db_tables "$db") || { rollback; die "check failed: database '$db' is missing after the restore ($(oneline "$got")); the databases that existed before were put back"; }
+  [ "$got" -ge "$want" ] || { rollback; die "check failed: database '$db' has $got tables after the restore, its dump lists $want; the databases that existed before were put back"; }
+done < "$src/databases.tsv"
+while IFS="$TAB" read -r db as; do
+  out=$(pg_drop "$as") || log "WARNING: the previous copy of '$db' ('$as') could not be dropped ($(oneline "$out")); drop it by hand"
+done < "$aside"
+log "full-cluster restore complete ($(grep -c 'already exists' "$errlog" || true) expected 'role already exists' notices)"

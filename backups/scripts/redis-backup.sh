@@ -21,22 +21,12 @@
 set -eu
 umask 077
 SCRIPT=redis-backup
+# @prelude  (backups/scripts/lib/prelude.sh is joined in here by backups/scripts.ts)
 
-ts() { date -u +%Y-%m-%dT%H:%M:%SZ; }
-log() { printf '%s [%s] %s\n' "$(ts)" "$SCRIPT" "$*"; }
-die() { printf '%s [%s] ERROR: %s\n' "$(ts)" "$SCRIPT" "$*" >&2; exit 1; }
-oneline() { printf '%s' "$1" | tr '\r\n\t' '   ' | sed 's/  */ /g'; }
-require() {
-  for _v in "$@"; do
-    eval "_val=\${$_v:-}"
-    [ -n "$_val" ] || die "required environment variable $_v is not set"
-  done
-}
-fsync_tree() { find "$1" -type f -exec sync {} + 2>/dev/null || sync; sync "$1" 2>/dev/null || true; }
 nap() { sleep 0.2 2>/dev/null || sleep 1; }
 
 require BACKUP_DIR RETENTION_DAYS REDIS_HOST
-case $RETENTION_DAYS in *[!0-9]*) die "RETENTION_DAYS must be a whole number of days, got '$RETENTION_DAYS'" ;; esac
+check_retention
 [ -d "$BACKUP_DIR" ] || die "backup directory $BACKUP_DIR does not exist (is the backup volume mounted?)"
 [ -w "$BACKUP_DIR" ] || die "backup directory $BACKUP_DIR is not writable"
 REDIS_PORT="${REDIS_PORT:-6379}"
@@ -44,6 +34,7 @@ MODE="${REDIS_PERSISTENCE_MODE:-rdb}"
 TIMEOUT="${REDIS_SAVE_TIMEOUT:-600}"
 case $MODE in rdb|aof) ;; *) die "REDIS_PERSISTENCE_MODE must be rdb or aof, got '$MODE'" ;; esac
 case $TIMEOUT in ''|*[!0-9]*) die "REDIS_SAVE_TIMEOUT must be a number of seconds" ;; esac
+# shellcheck disable=SC2153  # REDIS_HOST is required above, not a misspelling
 TARGET="$REDIS_HOST:$REDIS_PORT"
 
 if [ -n "${REDIS_USERNAME:-}" ]; then
@@ -137,14 +128,5 @@ mv "$work" "$final" || die "could not move the finished backup into place ($fina
 sync "$BACKUP_DIR" 2>/dev/null || true
 log "backup complete: $final/dump.rdb ($(wc -c < "$final/dump.rdb" | tr -d ' ') bytes)"
 
-if [ "$RETENTION_DAYS" -eq 0 ]; then
-  log "retention disabled (RETENTION_DAYS=0)"
-else
-  log "retention: deleting backups older than $RETENTION_DAYS days"
-  find "$BACKUP_DIR" -mindepth 1 -maxdepth 1 \( -name '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T*' -o -name '.partial-*' \) \
-    -mmin +$((RETENTION_DAYS * 1440)) -print | while IFS= read -r old; do
-      log "retention: deleting $old"
-      rm -rf -- "$old"
-    done
-fi
+retention
 log "done"

@@ -24,20 +24,7 @@
 set -eu
 umask 027
 SCRIPT=redis-restore
-
-ts() { date -u +%Y-%m-%dT%H:%M:%SZ; }
-log() { printf '%s [%s] %s\n' "$(ts)" "$SCRIPT" "$*"; }
-die() { printf '%s [%s] ERROR: %s\n' "$(ts)" "$SCRIPT" "$*" >&2; exit 1; }
-oneline() { printf '%s' "$1" | tr '\r\n\t' '   ' | sed 's/  */ /g'; }
-require() {
-  for _v in "$@"; do
-    eval "_val=\${$_v:-}"
-    [ -n "$_val" ] || die "required environment variable $_v is not set"
-  done
-}
-latest() {
-  ls -1 "$BACKUP_DIR" | grep -E '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{6}Z(-[0-9]+)?$' | sort | tail -n 1
-}
+# @prelude  (backups/scripts/lib/prelude.sh is joined in here by backups/scripts.ts)
 
 require BACKUP_DIR REDIS_DATA_DIR
 MODE="${REDIS_PERSISTENCE_MODE:-rdb}"
@@ -55,10 +42,7 @@ if [ -z "$from" ]; then
 fi
 case $from in /*) src=$from ;; *) src="$BACKUP_DIR/$from" ;; esac
 [ -f "$src/dump.rdb" ] || die "$src/dump.rdb does not exist"
-if [ -f "$src/SHA256SUMS" ]; then
-  out=$(cd "$src" && sha256sum -c SHA256SUMS 2>&1) || die "checksum verification of $src failed: $(oneline "$out")"
-  log "checksums of $src verified"
-fi
+verify_sums "$src"
 
 if [ -n "${REDIS_HOST:-}" ]; then
   if out=$(redis-cli -h "$REDIS_HOST" -p "${REDIS_PORT:-6379}" PING 2>&1) && [ -n "$out" ] && ! printf '%s' "$out" | grep -q 'Could not connect'; then
@@ -95,7 +79,7 @@ else
   cp "$src/dump.rdb" "$tmp/$AOF_NAME.1.base.rdb" || die "copying the dump into $REDIS_DATA_DIR failed (disk full?)"
   printf 'file %s.1.base.rdb seq 1 type b\n' "$AOF_NAME" > "$tmp/$AOF_NAME.manifest"
   chown -R "$owner" "$tmp" 2>/dev/null || true
-  find "$tmp" -type f -exec sync {} + 2>/dev/null || sync
+  sync
   if [ -e "$dest" ]; then
     mv "$dest" "$dest.before-restore-$stamp"
     log "kept the previous AOF directory as $dest.before-restore-$stamp"

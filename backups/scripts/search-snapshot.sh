@@ -19,51 +19,9 @@
 set -eu
 umask 077
 SCRIPT=search-snapshot
+# @prelude  (backups/scripts/lib/prelude.sh is joined in here by backups/scripts.ts)
 
-ts() { date -u +%Y-%m-%dT%H:%M:%SZ; }
-log() { printf '%s [%s] %s\n' "$(ts)" "$SCRIPT" "$*"; }
-die() { printf '%s [%s] ERROR: %s\n' "$(ts)" "$SCRIPT" "$*" >&2; exit 1; }
-oneline() { printf '%s' "$1" | tr '\r\n\t' '   ' | sed 's/  */ /g'; }
-require() {
-  for _v in "$@"; do
-    eval "_val=\${$_v:-}"
-    [ -n "$_val" ] || die "required environment variable $_v is not set"
-  done
-}
-cfg_escape() { printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g'; }
-masked_url() { printf '%s' "$SEARCH_URL" | sed 's#//[^/@]*@#//***@#'; }
-json_field() { sed -n "s/.*\"$1\" *: *\"\\([^\"]*\\)\".*/\\1/p" "$2" | head -n 1; }
 # request METHOD PATH [BODY] -> sets $code, body in $resp
-request() {
-  _body=${3:-}
-  {
-    if [ -n "${SEARCH_PASSWORD:-}" ]; then
-      printf 'user = "%s"\n' "$(cfg_escape "${SEARCH_USERNAME:-elastic}:$SEARCH_PASSWORD")"
-    fi
-    [ -n "${SEARCH_CA_CERT:-}" ] && printf 'cacert = "%s"\n' "$(cfg_escape "$SEARCH_CA_CERT")"
-    [ -n "$_body" ] && printf 'data-binary = "%s"\n' "$(cfg_escape "$_body")"
-    printf 'url = "%s"\n' "$(cfg_escape "${SEARCH_URL%/}$2")"
-  } > "$tmp/curl.cfg"
-  rc=0
-  code=$(curl -sS -K - -X "$1" -H 'Content-Type: application/json' --max-time "$TIMEOUT" -o "$resp" -w '%{http_code}' < "$tmp/curl.cfg" 2> "$tmp/err") || rc=$?
-  rm -f "$tmp/curl.cfg"
-  if [ "$rc" -ne 0 ]; then
-    case $rc in
-      6|7) die "$STEP: search engine unreachable at $(masked_url) (curl exit $rc: $(oneline "$(cat "$tmp/err")"))" ;;
-      28) die "$STEP: no answer from $(masked_url) within ${TIMEOUT}s (SEARCH_TIMEOUT)" ;;
-      35|51|58|60|77|83) die "$STEP: TLS problem talking to $(masked_url) (curl exit $rc; set SEARCH_CA_CERT?): $(oneline "$(cat "$tmp/err")")" ;;
-      *) die "$STEP: request to $(masked_url) failed (curl exit $rc: $(oneline "$(cat "$tmp/err")"))" ;;
-    esac
-  fi
-}
-http_fail() {
-  _type=$(json_field type "$resp"); _reason=$(json_field reason "$resp")
-  case $code in
-    401) die "$STEP: authentication failed at $(masked_url) as user '${SEARCH_USERNAME:-elastic}' (HTTP 401; check the SEARCH_PASSWORD secret)" ;;
-    403) die "$STEP: user '${SEARCH_USERNAME:-elastic}' is not allowed to do this (HTTP 403 ${_type}: ${_reason})" ;;
-    *) die "$STEP failed: HTTP $code ${_type:-}${_reason:+: $_reason}" ;;
-  esac
-}
 
 require SEARCH_URL SNAPSHOT_REPOSITORY
 TIMEOUT="${SEARCH_TIMEOUT:-3600}"
@@ -74,7 +32,7 @@ printf '%s' "$NAME" | grep -Eq '^[a-z0-9][a-z0-9._-]*$' || die "snapshot name '$
 command -v curl > /dev/null 2>&1 || die "curl is not installed in this image"
 body=""
 if [ -n "${SNAPSHOT_INDICES:-}" ]; then
-  case $SNAPSHOT_INDICES in *'"'*|*'\'*) die "SNAPSHOT_INDICES must not contain quotes or backslashes" ;; esac
+  case $SNAPSHOT_INDICES in *'"'*|*\\*) die "SNAPSHOT_INDICES must not contain quotes or backslashes" ;; esac
   body="{\"indices\": \"$SNAPSHOT_INDICES\"}"
 fi
 

@@ -23,21 +23,10 @@
 set -eu
 umask 077
 SCRIPT=sqlite-backup
-
-ts() { date -u +%Y-%m-%dT%H:%M:%SZ; }
-log() { printf '%s [%s] %s\n' "$(ts)" "$SCRIPT" "$*"; }
-die() { printf '%s [%s] ERROR: %s\n' "$(ts)" "$SCRIPT" "$*" >&2; exit 1; }
-oneline() { printf '%s' "$1" | tr '\r\n\t' '   ' | sed 's/  */ /g'; }
-require() {
-  for _v in "$@"; do
-    eval "_val=\${$_v:-}"
-    [ -n "$_val" ] || die "required environment variable $_v is not set"
-  done
-}
-fsync_tree() { find "$1" -type f -exec sync {} + 2>/dev/null || sync; sync "$1" 2>/dev/null || true; }
+# @prelude  (backups/scripts/lib/prelude.sh is joined in here by backups/scripts.ts)
 
 require BACKUP_DIR RETENTION_DAYS SQLITE_DB
-case $RETENTION_DAYS in *[!0-9]*) die "RETENTION_DAYS must be a whole number of days, got '$RETENTION_DAYS'" ;; esac
+check_retention
 TIMEOUT="${SQLITE_BUSY_TIMEOUT_MS:-30000}"
 case $TIMEOUT in ''|*[!0-9]*) die "SQLITE_BUSY_TIMEOUT_MS must be a number of milliseconds" ;; esac
 [ -d "$BACKUP_DIR" ] || die "backup directory $BACKUP_DIR does not exist (is the backup volume mounted?)"
@@ -87,23 +76,14 @@ if [ -n "${UPLOADS_DIR:-}" ]; then
   log "copying uploads folder $UPLOADS_DIR"
   mkdir "$work/uploads"
   cp -pR "$UPLOADS_DIR/." "$work/uploads/" || die "copying $UPLOADS_DIR failed"
-  log "uploads: $(find "$work/uploads" -type f | wc -l | tr -d ' ') files"
+  log "uploads: $(count_files "$work/uploads") files"
 fi
 
-(cd "$work" && find . -type f ! -name SHA256SUMS -exec sha256sum {} + > SHA256SUMS) || die "writing checksums failed"
+write_sums "$work"
 fsync_tree "$work"
 mv "$work" "$final" || die "could not move the finished backup into place ($final)"
 sync "$BACKUP_DIR" 2>/dev/null || true
 log "backup complete: $final"
 
-if [ "$RETENTION_DAYS" -eq 0 ]; then
-  log "retention disabled (RETENTION_DAYS=0)"
-else
-  log "retention: deleting backups older than $RETENTION_DAYS days"
-  find "$BACKUP_DIR" -mindepth 1 -maxdepth 1 \( -name '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T*' -o -name '.partial-*' \) \
-    -mmin +$((RETENTION_DAYS * 1440)) -print | while IFS= read -r old; do
-      log "retention: deleting $old"
-      rm -rf -- "$old"
-    done
-fi
+retention
 log "done"

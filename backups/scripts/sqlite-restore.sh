@@ -16,20 +16,7 @@
 set -eu
 umask 027
 SCRIPT=sqlite-restore
-
-ts() { date -u +%Y-%m-%dT%H:%M:%SZ; }
-log() { printf '%s [%s] %s\n' "$(ts)" "$SCRIPT" "$*"; }
-die() { printf '%s [%s] ERROR: %s\n' "$(ts)" "$SCRIPT" "$*" >&2; exit 1; }
-oneline() { printf '%s' "$1" | tr '\r\n\t' '   ' | sed 's/  */ /g'; }
-require() {
-  for _v in "$@"; do
-    eval "_val=\${$_v:-}"
-    [ -n "$_val" ] || die "required environment variable $_v is not set"
-  done
-}
-latest() {
-  ls -1 "$BACKUP_DIR" | grep -E '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{6}Z(-[0-9]+)?$' | sort | tail -n 1
-}
+# @prelude  (backups/scripts/lib/prelude.sh is joined in here by backups/scripts.ts)
 
 require BACKUP_DIR SQLITE_DB
 name=$(basename "$SQLITE_DB")
@@ -44,10 +31,7 @@ if [ -z "$from" ]; then
 fi
 case $from in /*) src=$from ;; *) src="$BACKUP_DIR/$from" ;; esac
 [ -f "$src/$name" ] || die "backup $src has no database file named $name"
-if [ -f "$src/SHA256SUMS" ]; then
-  out=$(cd "$src" && sha256sum -c SHA256SUMS 2>&1) || die "checksum verification of $src failed: $(oneline "$out")"
-  log "checksums of $src verified"
-fi
+verify_sums "$src"
 out=$(sqlite3 -bail -batch "$src/$name" "PRAGMA integrity_check" 2>&1 < /dev/null) || die "cannot read the backup copy: $(oneline "$out")"
 [ "$out" = ok ] || die "integrity_check of the backup copy failed: $(printf '%s' "$out" | head -n 5 | tr '\n' ' ')"
 
@@ -82,7 +66,7 @@ if [ -n "${UPLOADS_DIR:-}" ]; then
     fi
     mv "$tmpup" "$UPLOADS_DIR"
     tmpup=""
-    log "restored uploads -> $UPLOADS_DIR ($(find "$UPLOADS_DIR" -type f | wc -l | tr -d ' ') files)"
+    log "restored uploads -> $UPLOADS_DIR ($(count_files "$UPLOADS_DIR") files)"
   else
     log "warning: UPLOADS_DIR is set but backup $src has no uploads/ folder; uploads left as they are"
   fi

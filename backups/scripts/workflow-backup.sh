@@ -22,33 +22,10 @@
 set -eu
 umask 077
 SCRIPT=workflow-backup
-TAB=$(printf '\t')
-
-ts() { date -u +%Y-%m-%dT%H:%M:%SZ; }
-log() { printf '%s [%s] %s\n' "$(ts)" "$SCRIPT" "$*"; }
-die() { printf '%s [%s] ERROR: %s\n' "$(ts)" "$SCRIPT" "$*" >&2; exit 1; }
-oneline() { printf '%s' "$1" | tr '\r\n\t' '   ' | sed 's/  */ /g'; }
-require() {
-  for _v in "$@"; do
-    eval "_val=\${$_v:-}"
-    [ -n "$_val" ] || die "required environment variable $_v is not set"
-  done
-}
-pg_fail() {
-  case $2 in
-    *"password authentication failed"*|*"no password supplied"*|*"SCRAM"*|*"authentication failed"*)
-      die "$1: authentication failed for user '${PGUSER:-}' at $TARGET (check the PGPASSWORD secret). Server said: $(oneline "$2")" ;;
-    *"pg_hba.conf"*)
-      die "$1: access refused by pg_hba.conf for user '${PGUSER:-}' at $TARGET. Server said: $(oneline "$2")" ;;
-    *"Connection refused"*|*"could not connect"*|*"could not translate host name"*|*"timeout expired"*|*"No route to host"*|*"Is the server running"*|*"server closed the connection"*)
-      die "$1: PostgreSQL server unreachable at $TARGET. Client said: $(oneline "$2")" ;;
-    *) die "$1 failed: $(oneline "$2")" ;;
-  esac
-}
-fsync_tree() { find "$1" -type f -exec sync {} + 2>/dev/null || sync; sync "$1" 2>/dev/null || true; }
+# @prelude  (backups/scripts/lib/prelude.sh is joined in here by backups/scripts.ts)
 
 require BACKUP_DIR RETENTION_DAYS
-case $RETENTION_DAYS in *[!0-9]*) die "RETENTION_DAYS must be a whole number of days, got '$RETENTION_DAYS'" ;; esac
+check_retention
 MODE="${WF_BACKUP_MODE:-database}"
 case $MODE in cli|database) ;; *) die "WF_BACKUP_MODE must be cli or database, got '$MODE'" ;; esac
 [ -d "$BACKUP_DIR" ] || die "backup directory $BACKUP_DIR does not exist (is the backup volume mounted?)"
@@ -95,20 +72,11 @@ else
   done
 fi
 
-(cd "$work" && find . -type f ! -name SHA256SUMS -exec sha256sum {} + > SHA256SUMS) || die "writing checksums failed"
+write_sums "$work"
 fsync_tree "$work"
 mv "$work" "$final" || die "could not move the finished backup into place ($final)"
 sync "$BACKUP_DIR" 2>/dev/null || true
 log "backup complete: $final ($MODE mode)"
 
-if [ "$RETENTION_DAYS" -eq 0 ]; then
-  log "retention disabled (RETENTION_DAYS=0)"
-else
-  log "retention: deleting backups older than $RETENTION_DAYS days"
-  find "$BACKUP_DIR" -mindepth 1 -maxdepth 1 \( -name '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T*' -o -name '.partial-*' \) \
-    -mmin +$((RETENTION_DAYS * 1440)) -print | while IFS= read -r old; do
-      log "retention: deleting $old"
-      rm -rf -- "$old"
-    done
-fi
+retention
 log "done"

@@ -2,10 +2,13 @@
 # workflow-restore.sh - import a workflow-backup.sh folder (spec 8.3 "Workflow tool": import).
 #
 #   The mode is taken from the backup folder (workflow-db.dump => database, workflows.json => cli).
-#   database: the tool's database (PGDATABASE) is created empty (owner/encoding/locale of the
-#     original, template0) and the dump is loaded with pg_restore in one transaction. An existing
-#     database is refused unless RESTORE_DROP_EXISTING=true. Scale the workflow tool (main and
-#     workers) to 0 first; start it afterwards. Needs a role allowed to create/drop databases.
+#   Always first: SHA256SUMS checked (a folder without it is refused unless RESTORE_ALLOW_UNVERIFIED=true).
+#   database: the dump's table of contents is read (pg_restore --list), a scratch database is created
+#     empty (owner/encoding/locale of the original, template0), the dump is loaded into it in one
+#     transaction and its tables are counted against the dump; only then it takes the name PGDATABASE
+#     (an existing database, refused unless RESTORE_DROP_EXISTING=true, is renamed aside first and
+#     dropped after the swap). A bad dump leaves the live database untouched. Scale the workflow tool
+#     (main and workers) to 0 first; start it afterwards. Needs a role allowed to create/drop databases.
 #   cli: $WF_CLI import:credentials --input=credentials.json (when present), then
 #     $WF_CLI import:workflow --input=workflows.json; restart the workflow tool afterwards.
 #     The credentials only decrypt with the same encryption key as the exporting instance.
@@ -13,37 +16,13 @@
 # Environment:
 #   BACKUP_DIR RESTORE_FROM (folder name or absolute path; default newest)
 #   RESTORE_DROP_EXISTING ("true" to replace an existing database; database mode)
+#   RESTORE_ALLOW_UNVERIFIED ("true" to restore a folder that has no SHA256SUMS)
 #   database mode: PGHOST PGPORT PGUSER PGPASSWORD(secret) PGDATABASE PGSSLMODE
 #   cli mode: WF_CLI (default n8n)
 set -eu
 umask 077
 SCRIPT=workflow-restore
-TAB=$(printf '\t')
-
-ts() { date -u +%Y-%m-%dT%H:%M:%SZ; }
-log() { printf '%s [%s] %s\n' "$(ts)" "$SCRIPT" "$*"; }
-die() { printf '%s [%s] ERROR: %s\n' "$(ts)" "$SCRIPT" "$*" >&2; exit 1; }
-oneline() { printf '%s' "$1" | tr '\r\n\t' '   ' | sed 's/  */ /g'; }
-require() {
-  for _v in "$@"; do
-    eval "_val=\${$_v:-}"
-    [ -n "$_val" ] || die "required environment variable $_v is not set"
-  done
-}
-pg_fail() {
-  case $2 in
-    *"password authentication failed"*|*"no password supplied"*|*"SCRAM"*|*"authentication failed"*)
-      die "$1: authentication failed for user '${PGUSER:-}' at $TARGET (check the PGPASSWORD secret). Server said: $(oneline "$2")" ;;
-    *"pg_hba.conf"*)
-      die "$1: access refused by pg_hba.conf for user '${PGUSER:-}' at $TARGET. Server said: $(oneline "$2")" ;;
-    *"Connection refused"*|*"could not connect"*|*"could not translate host name"*|*"timeout expired"*|*"No route to host"*|*"Is the server running"*|*"server closed the connection"*)
-      die "$1: PostgreSQL server unreachable at $TARGET. Client said: $(oneline "$2")" ;;
-    *) die "$1 failed: $(oneline "$2")" ;;
-  esac
-}
-latest() {
-  ls -1 "$BACKUP_DIR" | grep -E '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{6}Z(-[0-9]+)?$' | sort | tail -n 1
-}
+# @prelude  (backups/scripts/lib/prelude.sh is joined in here by backups/scripts.ts)
 
 require BACKUP_DIR
 from="${RESTORE_FROM:-}"
@@ -53,34 +32,17 @@ if [ -z "$from" ]; then
 fi
 case $from in /*) src=$from ;; *) src="$BACKUP_DIR/$from" ;; esac
 [ -d "$src" ] || die "backup folder $src does not exist"
-if [ -f "$src/SHA256SUMS" ]; then
-  out=$(cd "$src" && sha256sum -c SHA256SUMS 2>&1) || die "checksum verification of $src failed: $(oneline "$out")"
-  log "checksums of $src verified"
-fi
+verify_sums "$src"
 
 if [ -f "$src/workflow-db.dump" ]; then
   require PGHOST PGDATABASE
   db="$PGDATABASE"
   TARGET="${PGHOST}:${PGPORT:-5432}"
   export PGDATABASE=postgres
-  sql() { psql -X -A -t -q -v ON_ERROR_STOP=1 -d postgres "$@"; }
   IFS="$TAB" read -r _orig owner enc coll ctype < "$src/database.tsv"
   log "database mode: restoring $src/workflow-db.dump into '$db' at $TARGET"
-  out=$(printf '%s\n' "SELECT 1 FROM pg_database WHERE datname = :'db'" | sql -v db="$db" 2>&1) || pg_fail "connection check" "$out"
-  if [ -n "$out" ]; then
-    [ "${RESTORE_DROP_EXISTING:-false}" = true ] || die "database '$db' already exists on $TARGET; stop the workflow tool and set RESTORE_DROP_EXISTING=true to replace it"
-    log "dropping existing database '$db' (RESTORE_DROP_EXISTING=true)"
-    out=$(printf '%s\n' 'DROP DATABASE :"db" WITH (FORCE)' | sql -v db="$db" 2>&1) || pg_fail "dropping database '$db'" "$out"
-  fi
-  log "creating empty database '$db' (owner $owner, template0)"
-  out=$(printf '%s\n' "CREATE DATABASE :\"db\" WITH OWNER :\"owner\" TEMPLATE template0 ENCODING :'enc' LC_COLLATE :'coll' LC_CTYPE :'ctype'" \
-    | sql -v db="$db" -v owner="$owner" -v enc="$enc" -v coll="$coll" -v ctype="$ctype" 2>&1) || pg_fail "creating database '$db'" "$out"
-  qdb=$(printf '%s' "$db" | sed "s/[\\\\']/\\\\&/g")
-  log "loading the dump (pg_restore, single transaction)"
-  if ! out=$(pg_restore --exit-on-error --single-transaction -d "dbname='$qdb'" "$src/workflow-db.dump" 2>&1); then
-    printf '%s\n' 'DROP DATABASE IF EXISTS :"db"' | sql -v db="$db" > /dev/null 2>&1 || true
-    pg_fail "loading the dump into '$db' (the new database was dropped again)" "$out"
-  fi
+  out=$(psql -X -A -t -v ON_ERROR_STOP=1 -c 'SELECT 1' 2>&1) || pg_fail "connection check" "$out"
+  pg_restore_verified "$db" "$owner" "$enc" "$coll" "$ctype" "$src/workflow-db.dump"
   log "database '$db' restored; start the workflow tool now"
 elif [ -f "$src/workflows.json" ]; then
   WF_CLI="${WF_CLI:-n8n}"

@@ -195,14 +195,17 @@ function jobTemplate(t: TemplateArgs): k8s.types.input.batch.v1.JobTemplateSpec 
         ...Object.entries(side.env ?? {}).map(([name, value]) => ({ name, value })),
         ...Object.entries(side.secretEnv ?? {}).map(([name, ref]) => ({ name, valueFrom: { secretKeyRef: { name: ref.secretName, key: ref.key } } })),
     ];
+    // OpenSSH (git over ssh) needs a passwd entry for the UID: in the git image run as one that exists.
+    const image = side.image ?? args.image;
+    const runAsUser = side.runAsUser ?? (image === b.gitImage ? b.gitRunAsUser : undefined);
     const container = hardenedContainer({
         name: t.file.replace(/\.sh$/, ""),
-        image: side.image ?? args.image,
+        image,
         command: ["sh", `${SCRIPTS_DIR}/${t.file}`],
         env,
         envFrom: t.optionsConfigMap ? [{ configMapRef: { name: t.optionsConfigMap, optional: true } }] : undefined,
         resources: args.resources ?? b.job,
-        runAsUser: side.runAsUser,
+        runAsUser,
         preStopDelay: 0,
         volumeMounts: [
             { name: "scripts", mountPath: SCRIPTS_DIR, readOnly: true },
@@ -222,10 +225,11 @@ function jobTemplate(t: TemplateArgs): k8s.types.input.batch.v1.JobTemplateSpec 
             ...(side.volumes ?? []).map((v) => v.volume),
         ],
     });
-    if (side.runAsUser !== undefined || side.runAsGroup !== undefined) {
+    if (runAsUser !== undefined || side.runAsGroup !== undefined) {
         pod.securityContext = {
             ...(pod.securityContext as object),
-            runAsUser: side.runAsUser ?? (pod.securityContext as any).runAsUser,
+            runAsUser: runAsUser ?? (pod.securityContext as any).runAsUser,
+            // the git UID keeps the pod's group (the backup volume's fsGroup files stay shared)
             runAsGroup: side.runAsGroup ?? side.runAsUser ?? (pod.securityContext as any).runAsGroup,
         };
     }

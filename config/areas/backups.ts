@@ -27,6 +27,7 @@ export const backups = {
     mcImage: image("the object store client (MinIO mc) image", "docker.io/minio/mc:RELEASE.2024-11-21T17-21-54Z"),
     sqliteImage: image("image with sqlite3 (online .backup of SQLite files)", "docker.io/keinos/sqlite3:3.47.0"),
     gitImage: image("image with git (configuration in git, repository mirrors)", "docker.io/alpine/git:2.45.2"),
+    gitRunAsUser: int("UID the git image's jobs run as; it must have an /etc/passwd entry in that image, because OpenSSH exits \"No user exists for uid\" without one (alpine/git: 65534 = nobody, from alpine-baselayout)", 65534, { min: 1, max: 2147483647 }),
     curlImage: image("image with curl (HTTP APIs such as the search engine's snapshot API)", "docker.io/curlimages/curl:8.11.0"),
     postgres: {
         schedule: cron("PostgreSQL full-cluster + per-database dump (section 8.3: daily at 03:00)", "0 3 * * *"),

@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
-import { BACKUP_SCRIPTS, backupScript, imageFor } from '../../backups/scripts';
+import { BACKUP_SCRIPTS, PRELUDE_FILE, backupScript, imageFor, joinPrelude } from '../../backups/scripts';
 import { SCRIPTS_DIR } from './servers';
 
 /** Upper-case names a script reads: $NAME / ${NAME...} and the arguments of `require`, minus its own assignments. */
@@ -21,11 +21,51 @@ function readsFromEnv(text: string): Set<string> {
   return new Set([...refs].filter((n) => !assigned.has(n) || selfDefault(n)));
 }
 
+const PRELUDE = fs.readFileSync(PRELUDE_FILE, 'utf8');
+
+/** The prelude's functions: name -> body text. */
+function preludeFunctions(): Map<string, string> {
+  const fns = new Map<string, string>();
+  const lines = PRELUDE.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const m = /^([a-z_]+)\(\) \{(.*)$/.exec(lines[i]);
+    if (!m) continue;
+    if (/\}\s*$/.test(m[2])) { fns.set(m[1], m[2]); continue; }
+    let j = i + 1;
+    while (lines[j] !== '}') j++;
+    fns.set(m[1], lines.slice(i + 1, j).join('\n'));
+    i = j;
+  }
+  return fns;
+}
+const FNS = preludeFunctions();
+const calls = (text: string): string[] => [...FNS.keys()].filter((f) => new RegExp(`(^|[^A-Za-z0-9_])${f}([^A-Za-z0-9_(]|$)`, 'm').test(text.replace(/^\s*#.*$/gm, '')));
+
+/** What a script reads from the environment: its own text plus every prelude function it calls (transitively). */
+function scriptReads(own: string): Set<string> {
+  const seen = new Set<string>();
+  const todo = calls(own);
+  while (todo.length) {
+    const f = todo.pop()!;
+    if (seen.has(f)) continue;
+    seen.add(f);
+    todo.push(...calls(FNS.get(f)!));
+  }
+  const preludeAssigned = new Set(['TAB', 'RETENTION_MAX_DAYS', 'DIED']);
+  const reads = new Set([...readsFromEnv(own)].filter((n) => !preludeAssigned.has(n)));
+  for (const f of seen) for (const n of readsFromEnv(FNS.get(f)!)) if (!preludeAssigned.has(n) && !new RegExp(`(^|[\\s;(])(?:export )?${n}=`, 'm').test(own)) reads.add(n);
+  return reads;
+}
+
 describe('backup script catalogue (backups/scripts.ts)', () => {
   test('every script file is catalogued, and every catalogued script exists with its content', () => {
     const files = fs.readdirSync(SCRIPTS_DIR).filter((f) => f.endsWith('.sh')).sort();
     assert.deepEqual(BACKUP_SCRIPTS.map((s) => s.name).sort(), files);
-    for (const s of BACKUP_SCRIPTS) assert.equal(s.content, fs.readFileSync(path.join(SCRIPTS_DIR, s.name), 'utf8'));
+    for (const s of BACKUP_SCRIPTS) {
+      const own = fs.readFileSync(path.join(SCRIPTS_DIR, s.name), 'utf8');
+      assert.equal(s.content, joinPrelude(s.name, own, PRELUDE), `${s.name}: content is the file with the prelude joined in`);
+      assert.equal(s.content.split(PRELUDE).length, 2, `${s.name}: the prelude appears exactly once`);
+    }
     assert.equal(backupScript('redis-backup.sh').image, 'redis');
     assert.throws(() => backupScript('nope.sh'), /unknown backup script nope\.sh/);
     const wf = backupScript('workflow-backup.sh');
@@ -34,13 +74,20 @@ describe('backup script catalogue (backups/scripts.ts)', () => {
     assert.equal(imageFor(backupScript('sqlite-backup.sh'), 'cli'), 'sqlite');
   });
 
+  test('joinPrelude refuses a script without exactly one "# @prelude" line', () => {
+    assert.throws(() => joinPrelude('x.sh', '#!/bin/sh\nset -eu\n', PRELUDE), /x\.sh: expected exactly one "# @prelude" line.*found 0/);
+    assert.throws(() => joinPrelude('x.sh', '# @prelude\n# @prelude\n', PRELUDE), /found 2/);
+  });
+
   for (const s of BACKUP_SCRIPTS) {
     test(`${s.name}: POSIX sh, set -eu, no tracing, declared environment = what it reads`, () => {
       assert.match(s.content, /^#!\/bin\/sh\n/);
       assert.match(s.content, /^set -eu$/m);
       assert.doesNotMatch(s.content, /^\s*set -[a-z]*x/m, 'tracing would print secrets');
-      execFileSync('sh', ['-n', path.join(SCRIPTS_DIR, s.name)]); // dash parses it
-      const reads = readsFromEnv(s.content);
+      execFileSync('sh', ['-n'], { input: s.content }); // dash parses what the CronJob runs
+      const own = fs.readFileSync(path.join(SCRIPTS_DIR, s.name), 'utf8');
+      for (const f of FNS.keys()) assert.doesNotMatch(own, new RegExp(`^${f}\\(\\)`, 'm'), `${s.name} defines its own copy of the prelude's ${f}()`);
+      const reads = scriptReads(own);
       const declared = new Set(s.env);
       for (const n of reads) assert.ok(declared.has(n), `${s.name} reads ${n} but the catalogue does not list it`);
       for (const n of declared) assert.ok(s.content.includes(n), `${s.name}: declared ${n} is not mentioned in the script`);

@@ -188,3 +188,55 @@ describe('object store backup scripts (stub mc on PATH; MinIO client not install
     assert.ok(fs.existsSync(young), '6 days old: kept');
   });
 });
+
+// The pinned mc image (minio/mc, Dockerfile.release: FROM ubi9/ubi-micro, mc copied in) has a shell and
+// coreutils but no sed, awk, grep or find. Run both scripts with a PATH that holds exactly that.
+const COREUTILS = ['date', 'tr', 'cut', 'sort', 'head', 'tail', 'wc', 'du', 'df', 'sha256sum', 'mktemp', 'mkdir', 'rm', 'mv', 'cp', 'cat',
+  'sync', 'ls', 'basename', 'dirname', 'stat', 'touch', 'env', 'sleep', 'chmod', 'printf', 'test', '[', 'true', 'false', 'id', 'uname', 'tee', 'ln'];
+function micBin(stubDir: string): string {
+  const bin = tempDir('ubi-micro-path').dir;
+  fs.symlinkSync('/bin/sh', path.join(bin, 'sh'));
+  for (const c of COREUTILS) {
+    const found = ['/usr/bin', '/bin'].map((d) => path.join(d, c)).find((p) => fs.existsSync(p));
+    if (found) fs.symlinkSync(found, path.join(bin, c));
+  }
+  fs.symlinkSync(path.join(stubDir, 'mc'), path.join(bin, 'mc'));
+  for (const absent of ['sed', 'awk', 'grep', 'find', 'gzip']) assert.ok(!fs.existsSync(path.join(bin, absent)));
+  return bin;
+}
+
+describe('object store scripts with only what the mc image has (sh + coreutils + mc; no sed/awk/grep/find)', () => {
+  test('backup (all buckets, chosen buckets, unknown bucket), retention and restore all work on that PATH', async () => {
+    const s = setup();
+    const stubDir = tempDir('mc-stub-mic').dir;
+    fs.writeFileSync(path.join(stubDir, 'mc'), STUB, { mode: 0o755 });
+    const PATH = micBin(stubDir);
+    const run = (name: string, extra: Record<string, string> = {}) => runScript(name, { ...s.env, PATH, ...extra });
+    const old = path.join(s.backupDir, '2020-01-01T040000Z');
+    fs.mkdirSync(old);
+    touchDaysAgo(old, 30);
+
+    const r = await run('objectstore-backup');
+    assert.equal(r.code, 0, describeRun(r));
+    assert.doesNotMatch(r.stderr, /not found/);
+    assert.match(r.stdout, /buckets: avatars documents uploads/);
+    assert.match(r.stdout, /bucket uploads: 5 objects/);
+    assert.match(r.stdout, /retention: deleting .*2020-01-01T040000Z/);
+    assert.ok(!fs.existsSync(old));
+
+    const some = await run('objectstore-backup', { OBJECTSTORE_BUCKETS: 'uploads,documents' });
+    assert.equal(some.code, 0, describeRun(some));
+    assert.match(some.stdout, /buckets: uploads documents/);
+    const unknown = await run('objectstore-backup', { OBJECTSTORE_BUCKETS: 'uploads nope' });
+    assert.notEqual(unknown.code, 0);
+    assert.match(unknown.stderr, /bucket 'nope' \(from OBJECTSTORE_BUCKETS\) does not exist at .*; existing: avatars documents uploads/);
+
+    const [first] = backupEntries(s.backupDir);
+    fs.rmSync(s.store, { recursive: true });
+    fs.mkdirSync(s.store);
+    const rr = await run('objectstore-restore', { RESTORE_FROM: first });
+    assert.equal(rr.code, 0, describeRun(rr));
+    assert.match(rr.stdout, /bucket uploads: reverse mirror \(5 objects\)/);
+    for (const [rel, bytes] of Object.entries(s.objects)) assert.deepEqual(fs.readFileSync(path.join(s.store, rel)), bytes, rel);
+  });
+});

@@ -1,6 +1,7 @@
 // postgres-backup.sh / postgres-restore.sh against a real PostgreSQL server (initdb + pg_ctl on 127.0.0.1).
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -133,6 +134,66 @@ describe('postgres backup scripts (real PostgreSQL)', { skip: skipUnless(needs) 
     assert.match(missing.stderr, /has no dump of database 'nope'/);
   });
 
+  test('a bad backup never touches live data, even with RESTORE_DROP_EXISTING=true: verified (checksums, --list, scratch restore, check) before anything is replaced', async () => {
+    await pg.psql(`INSERT INTO warehouses VALUES (77, 'live only, not in any backup')`, 'inventory');
+    await pg.psql(`INSERT INTO customers (email, created) VALUES ('live-only@example.test', now())`, 'shop');
+    const live = await snapshot(pg, DATABASES);
+    const scratchRoot = tempDir('pg-bad').dir;
+    const copy = (name: string, edit: (dir: string) => void, sums: 'rewrite' | 'keep' | 'remove'): string => {
+      const dir = path.join(scratchRoot, name);
+      fs.cpSync(path.join(backupDir, firstBackup), dir, { recursive: true });
+      edit(dir);
+      if (sums === 'rewrite') execFileSync('sh', ['-c', 'find . -type f ! -name SHA256SUMS -exec sha256sum {} + > SHA256SUMS'], { cwd: dir });
+      if (sums === 'remove') fs.rmSync(path.join(dir, 'SHA256SUMS'));
+      return dir;
+    };
+    const truncate = (file: string, fraction: number): void => {
+      const b = fs.readFileSync(file);
+      fs.writeFileSync(file, b.subarray(0, Math.floor(b.length * fraction)));
+    };
+    const editSql = (dir: string, f: (sql: string) => string): void => {
+      const gz = path.join(dir, 'cluster.sql.gz');
+      fs.writeFileSync(gz, gzipSync(f(gunzipSync(fs.readFileSync(gz)).toString('utf8'))));
+    };
+    const shopDump = (dir: string): string => path.join(dir, 'databases', 'shop.dump');
+    const cases: { name: string; single: boolean; dir: string; error: RegExp }[] = [
+      { name: 'single: dump cut off after its table of contents (pg_restore fails in the scratch database)', single: true,
+        dir: copy('truncated', (d) => truncate(shopDump(d), 0.6), 'rewrite'),
+        error: /loading the dump of 'shop' into the scratch database \(dropped again; 'shop' is untouched\)/ },
+      { name: 'single: not a dump at all', single: true, dir: copy('garbage', (d) => fs.writeFileSync(shopDump(d), 'not a dump'), 'rewrite'),
+        error: /unreadable \(pg_restore --list\).*nothing was changed/ },
+      { name: 'single: checksum mismatch', single: true, dir: copy('mismatch', (d) => truncate(shopDump(d), 0.9), 'keep'),
+        error: /checksum verification of .* failed.*nothing was changed/ },
+      { name: 'single: no SHA256SUMS', single: true, dir: copy('nosums', () => {}, 'remove'),
+        error: /has no SHA256SUMS.*set RESTORE_ALLOW_UNVERIFIED=true/ },
+      { name: 'full: no SHA256SUMS', single: false, dir: copy('nosums-full', () => {}, 'remove'), error: /has no SHA256SUMS/ },
+      { name: 'full: cluster dump cut off (no end marker)', single: false,
+        dir: copy('cut', (d) => editSql(d, (sql) => sql.slice(0, Math.floor(sql.length * 0.7))), 'rewrite'), error: /cluster\.sql\.gz .* is incomplete/ },
+      { name: 'full: an SQL error while feeding (rolled back: restored databases dropped, originals renamed back)', single: false,
+        dir: copy('sqlerror', (d) => editSql(d, (sql) => sql.replace('-- PostgreSQL database cluster dump complete', 'SELECT 1/0;\n-- PostgreSQL database cluster dump complete')), 'rewrite'),
+        error: /unexpected error\(s\).*put back/ },
+      { name: 'full: per-database dump unreadable', single: false, dir: copy('garbage-full', (d) => fs.writeFileSync(shopDump(d), 'x'), 'rewrite'),
+        error: /the dump of 'shop' .* is unreadable.*nothing was changed/ },
+    ];
+    for (const c of cases) {
+      const r = await runScript('postgres-restore', {
+        ...pg.env(), BACKUP_DIR: backupDir, RESTORE_FROM: c.dir, RESTORE_DROP_EXISTING: 'true', ...(c.single ? { RESTORE_DATABASE: 'shop' } : {}),
+      });
+      assert.notEqual(r.code, 0, `${c.name}: must fail\n${describeRun(r)}`);
+      assert.match(r.stderr, c.error, `${c.name}\n${describeRun(r)}`);
+      assert.deepEqual(await snapshot(pg, DATABASES), live, `${c.name}: live data changed`);
+      assert.equal(await pg.psql(`SELECT string_agg(datname, ',') FROM pg_database WHERE datname LIKE 'restore\\_%' OR datname LIKE 'pre\\_restore\\_%'`), '', `${c.name}: scratch or set-aside database left behind`);
+    }
+    // explicitly allowed: a folder without SHA256SUMS restores (and says it was not verified)
+    const allowed = await runScript('postgres-restore', {
+      ...pg.env(), BACKUP_DIR: backupDir, RESTORE_FROM: path.join(scratchRoot, 'nosums'), RESTORE_DROP_EXISTING: 'true', RESTORE_DATABASE: 'shop', RESTORE_ALLOW_UNVERIFIED: 'true',
+    });
+    assert.equal(allowed.code, 0, describeRun(allowed));
+    assert.match(allowed.stdout, /WARNING: .* has no SHA256SUMS; restoring without checksum verification/);
+    assert.match(allowed.stdout, /verified: 3 tables restored \(3 in the dump\)/);
+    assert.equal(await pg.psql(`SELECT count(*) FROM customers WHERE email = 'live-only@example.test'`, 'shop'), '0', 'shop replaced by the backup');
+  });
+
   test('consistency: backup taken while a writer process commits parent+child transactions', async () => {
     const script = path.join(tempDir('pgbench').dir, 'writer.sql');
     fs.writeFileSync(
@@ -213,6 +274,45 @@ COMMIT;
     assert.ok(fs.existsSync(young), '6-day-old backup kept');
     assert.ok(fs.existsSync(foreign), 'foreign folders are never touched');
     assert.ok(backupEntries(backupDir).includes(firstBackup), 'recent backups kept');
+  });
+
+  test('retention in days that would overflow the arithmetic is refused before anything runs; recent backups stay', async () => {
+    const recent = path.join(backupDir, '2020-06-01T030000Z');
+    fs.mkdirSync(recent, { recursive: true });
+    fs.writeFileSync(path.join(recent, 'cluster.sql.gz'), 'one day old');
+    touchDaysAgo(recent, 1);
+    const hashes = treeHashes(backupDir);
+    // 12810238940076078 * 1440 wraps to 704 minutes in 64-bit shell arithmetic: the old script then deleted every backup older than ~12 hours
+    for (const days of ['12810238940076078', '99999999999999999999', '36501']) {
+      const r = await runScript('postgres-backup', { ...env(), RETENTION_DAYS: days });
+      assert.notEqual(r.code, 0, `RETENTION_DAYS=${days} must be refused\n${describeRun(r)}`);
+      assert.match(r.stderr, new RegExp(`RETENTION_DAYS=${days} is out of range: expected 0 to 36500 days`));
+      assert.deepEqual(treeHashes(backupDir), hashes, `RETENTION_DAYS=${days}: nothing written or deleted`);
+    }
+    const bad = await runScript('postgres-backup', { ...env(), RETENTION_DAYS: '7d' });
+    assert.match(bad.stderr, /RETENTION_DAYS must be a whole number of days \(0 keeps everything\), got '7d'/);
+    const ok = await runScript('postgres-backup', { ...env(), RETENTION_DAYS: '0036500' });
+    assert.equal(ok.code, 0, describeRun(ok));
+    assert.ok(fs.existsSync(recent), 'a one-day-old backup survives the largest allowed retention');
+    fs.rmSync(recent, { recursive: true });
+  });
+
+  test('a full disk during pg_dumpall fails with the cause printed (a real 256 KiB tmpfs as BACKUP_DIR), nothing left behind', async (t) => {
+    const mnt = tempDir('pg-fulldisk').dir;
+    try {
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=256k', 'tmpfs', mnt], { stdio: 'pipe' });
+    } catch (e) {
+      t.skip(`cannot mount a tmpfs here (needs root / CAP_SYS_ADMIN): ${String((e as Error).message).split('\n')[0]}`);
+      return;
+    }
+    try {
+      const r = await runScript('postgres-backup', { ...env(), BACKUP_DIR: mnt });
+      assert.notEqual(r.code, 0, describeRun(r));
+      assert.match(r.stderr, /ERROR: pg_dumpall: the disk is full \(No space left on device\)/, describeRun(r));
+      assert.deepEqual(fs.readdirSync(mnt), [], 'partial folder removed');
+    } finally {
+      execFileSync('umount', [mnt]);
+    }
   });
 
   test('failure: wrong credentials and server down give a clear message, non-zero exit, earlier backups untouched', async () => {

@@ -10,6 +10,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { backupScript } from '../../backups/scripts';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 export const SCRIPTS_DIR = path.join(REPO_ROOT, 'backups', 'scripts');
@@ -199,8 +200,23 @@ export function scriptPath(extra: string[] = []): string {
   return [...extra, ...(pg ? [pg] : []), process.env.PATH ?? '/usr/bin:/bin'].join(path.delimiter);
 }
 
+const joined = new Map<string, string>();
 /**
- * Run backups/scripts/<name>.sh with /bin/sh (dash on Debian: proves the scripts are POSIX sh)
+ * The text the CronJob mounts for backups/scripts/<name>.sh (the catalogue's `content`: the script
+ * with the shared prelude joined in), written once per test process to a private temp file.
+ */
+export function joinedScript(name: string): string {
+  let file = joined.get(name);
+  if (!file) {
+    file = path.join(tempDir('joined-script').dir, `${name}.sh`);
+    fs.writeFileSync(file, backupScript(`${name}.sh`).content, { mode: 0o555 });
+    joined.set(name, file);
+  }
+  return file;
+}
+
+/**
+ * Run what the CronJob runs for backups/scripts/<name>.sh (prelude joined in) with /bin/sh (dash on Debian: proves the scripts are POSIX sh)
  * and only the given environment (plus PATH/HOME/LANG), like a CronJob container would.
  */
 export function runScript(
@@ -208,7 +224,7 @@ export function runScript(
   env: Record<string, string | undefined>,
   opts: { pathPrepend?: string[]; timeoutMs?: number } = {},
 ): Promise<RunResult> {
-  const file = path.join(SCRIPTS_DIR, `${name}.sh`);
+  const file = joinedScript(name);
   const cleanEnv: Record<string, string> = {
     PATH: scriptPath(opts.pathPrepend),
     HOME: env.HOME ?? os.tmpdir(),

@@ -3,6 +3,7 @@
 // cli mode: the workflow tool is not installed here, so WF_CLI points at a STUB CLI that records
 // its arguments and writes/reads the export files (proves the commands and file handling only).
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -64,6 +65,38 @@ describe('workflow backup, database mode (real PostgreSQL)', { skip: skipUnless(
     const replace = await runScript('workflow-restore', { ...pg.env(), PGDATABASE: 'workflows', BACKUP_DIR: backupDir, RESTORE_DROP_EXISTING: 'true' });
     assert.equal(replace.code, 0, describeRun(replace));
     assert.deepEqual(await snapshot(pg), rows);
+  });
+
+  test('a bad dump with RESTORE_DROP_EXISTING=true leaves the live database intact (verified in a scratch database first); no SHA256SUMS is refused unless allowed', async () => {
+    await pg.psql(`INSERT INTO workflow_entity VALUES ('wf-live', 'created after the backup', true, '[]', '{}')`, 'workflows');
+    const live = await snapshot(pg);
+    const [folder] = backupEntries(backupDir);
+    const root = tempDir('wf-bad').dir;
+    const copy = (name: string, edit: (dir: string) => void, rewriteSums: boolean): string => {
+      const dir = path.join(root, name);
+      fs.cpSync(path.join(backupDir, folder), dir, { recursive: true });
+      edit(dir);
+      if (rewriteSums) execFileSync('sh', ['-c', 'find . -type f ! -name SHA256SUMS -exec sha256sum {} + > SHA256SUMS'], { cwd: dir });
+      return dir;
+    };
+    const dumpOf = (dir: string): string => path.join(dir, 'workflow-db.dump');
+    const cut = (f: string): void => fs.writeFileSync(f, fs.readFileSync(f).subarray(0, Math.floor(fs.statSync(f).size * 0.6)));
+    const cases: [string, string, RegExp][] = [
+      ['truncated dump', copy('cut', (d) => cut(dumpOf(d)), true), /loading the dump of 'workflows' into the scratch database \(dropped again; 'workflows' is untouched\)/],
+      ['not a dump', copy('garbage', (d) => fs.writeFileSync(dumpOf(d), 'garbage'), true), /unreadable \(pg_restore --list\)/],
+      ['no SHA256SUMS', copy('nosums', (d) => fs.rmSync(path.join(d, 'SHA256SUMS')), false), /has no SHA256SUMS.*RESTORE_ALLOW_UNVERIFIED=true/],
+    ];
+    for (const [name, dir, error] of cases) {
+      const r = await runScript('workflow-restore', { ...pg.env(), PGDATABASE: 'workflows', BACKUP_DIR: backupDir, RESTORE_FROM: dir, RESTORE_DROP_EXISTING: 'true' });
+      assert.notEqual(r.code, 0, `${name}\n${describeRun(r)}`);
+      assert.match(r.stderr, error, `${name}\n${describeRun(r)}`);
+      assert.deepEqual(await snapshot(pg), live, `${name}: live data changed`);
+    }
+    const allowed = await runScript('workflow-restore', {
+      ...pg.env(), PGDATABASE: 'workflows', BACKUP_DIR: backupDir, RESTORE_FROM: path.join(root, 'nosums'), RESTORE_DROP_EXISTING: 'true', RESTORE_ALLOW_UNVERIFIED: 'true',
+    });
+    assert.equal(allowed.code, 0, describeRun(allowed));
+    assert.equal(await pg.psql(`SELECT count(*) FROM workflow_entity WHERE id = 'wf-live'`, 'workflows'), '0', 'replaced by the backup');
   });
 
   test('failure (wrong password, server down) and retention', async () => {

@@ -1,0 +1,294 @@
+# prelude.sh - the helpers every backup/restore script shares (one copy, no duplicates).
+#
+# backups/scripts.ts joins this file into each script at its "# @prelude" line when it builds the
+# script text that the CronJob's ConfigMap mounts (the scripts are mounted standalone: nothing is
+# sourced at run time), and the tests run exactly that joined text.
+#
+# The generic helpers (log, die, require, oneline, latest, retention, verify_sums, count_files,
+# json_escape) use only POSIX sh built-ins and coreutils (date, tr, sha256sum, rm, sync): the MinIO
+# client image (ubi-micro: bash + coreutils, no sed/awk/grep/find) runs them too. The helpers of one
+# family (pg_*, git_*, search request) may use what that family's image has.
+# shellcheck disable=SC2034  # used by most scripts, not all
+TAB=$(printf '\t')
+
+ts() { date -u +%Y-%m-%dT%H:%M:%SZ; }
+log() { printf '%s [%s] %s\n' "$(ts)" "$SCRIPT" "$*"; }
+warn() { printf '%s [%s] ERROR: %s\n' "$(ts)" "$SCRIPT" "$*" >&2; }
+# DIED tells an EXIT trap that the cause was already printed.
+# shellcheck disable=SC2034
+die() { warn "$*"; DIED=1; exit 1; }
+# One line, runs of blanks squeezed (no sed: tr only).
+oneline() { printf '%s' "$1" | tr -s '\r\n\t ' '    '; }
+require() {
+  for _v in "$@"; do
+    eval "_val=\${$_v:-}"
+    [ -n "$_val" ] || die "required environment variable $_v is not set"
+  done
+}
+
+# A dated backup folder name as the backup scripts write it: YYYY-MM-DDTHHMMSSZ, optionally -<n>.
+is_stamp() {
+  case $1 in
+    [0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9][0-9][0-9][0-9][0-9]Z) return 0 ;;
+    [0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9][0-9][0-9][0-9][0-9]Z-*)
+      case ${1#*Z-} in ''|*[!0-9]*) return 1 ;; *) return 0 ;; esac ;;
+    *) return 1 ;;
+  esac
+}
+# Newest dated folder in $BACKUP_DIR (globs sort by name; no ls | grep).
+latest() {
+  _last=""
+  for _d in "$BACKUP_DIR"/*; do
+    _n=${_d##*/}
+    if is_stamp "$_n" && [ -d "$_d" ]; then _last=$_n; fi
+  done
+  printf '%s' "$_last"
+}
+
+# RETENTION_DAYS: a whole number of days, 0..RETENTION_MAX_DAYS. Refused before anything is written,
+# so that no arithmetic can overflow into a cut-off in the future (which would delete every backup).
+RETENTION_MAX_DAYS=36500
+check_retention() {
+  case ${RETENTION_DAYS:-} in
+    ''|*[!0-9]*) die "RETENTION_DAYS must be a whole number of days (0 keeps everything), got '${RETENTION_DAYS:-}'" ;;
+  esac
+  _r=$RETENTION_DAYS
+  while [ "${#_r}" -gt 1 ] && [ "${_r#0}" != "$_r" ]; do _r=${_r#0}; done
+  # Compare the length first: a 20-digit number would overflow the shell's own arithmetic.
+  if [ "${#_r}" -gt 6 ] || [ "$_r" -gt "$RETENTION_MAX_DAYS" ]; then
+    die "RETENTION_DAYS=$RETENTION_DAYS is out of range: expected 0 to $RETENTION_MAX_DAYS days; nothing was deleted"
+  fi
+  RETENTION_DAYS=$_r
+}
+# Delete dated folders (and stale .partial-* folders) in $BACKUP_DIR whose modification time is more
+# than RETENTION_DAYS days ago. Run only after a successful backup. Needs date -r (coreutils, busybox).
+retention() {
+  check_retention
+  if [ "$RETENTION_DAYS" -eq 0 ]; then
+    log "retention disabled (RETENTION_DAYS=0)"
+    return 0
+  fi
+  _now=$(date -u +%s) || die "retention: cannot read the clock"
+  _cut=$((_now - RETENTION_DAYS * 86400))
+  [ "$_cut" -lt "$_now" ] || die "retention: cut-off $_cut is not in the past (RETENTION_DAYS=$RETENTION_DAYS); nothing deleted"
+  log "retention: deleting backups older than $RETENTION_DAYS days"
+  for _old in "$BACKUP_DIR"/* "$BACKUP_DIR"/.partial-*; do
+    [ -d "$_old" ] || continue
+    case ${_old##*/} in .partial-*) ;; *) is_stamp "${_old##*/}" || continue ;; esac
+    _m=$(date -r "$_old" +%s) || die "retention: cannot read the modification time of $_old"
+    [ "$_m" -lt "$_cut" ] || continue
+    log "retention: deleting $_old"
+    rm -rf -- "$_old" || die "retention: could not delete $_old"
+  done
+}
+
+# Checksums of a backup folder: required unless RESTORE_ALLOW_UNVERIFIED=true.
+verify_sums() { # $1 = backup folder
+  if [ -f "$1/SHA256SUMS" ]; then
+    _out=$(cd "$1" && sha256sum -c SHA256SUMS 2>&1) || die "checksum verification of $1 failed: $(oneline "$_out"); nothing was changed"
+    log "checksums of $1 verified"
+  elif [ "${RESTORE_ALLOW_UNVERIFIED:-false}" = true ]; then
+    log "WARNING: $1 has no SHA256SUMS; restoring without checksum verification (RESTORE_ALLOW_UNVERIFIED=true)"
+  else
+    die "$1 has no SHA256SUMS, so the backup cannot be verified; nothing was changed (set RESTORE_ALLOW_UNVERIFIED=true to restore it anyway)"
+  fi
+}
+# Write SHA256SUMS of every file under the current folder (no find).
+write_sums() { # $1 = folder
+  (cd "$1" && sums_of . > SHA256SUMS.tmp && mv SHA256SUMS.tmp SHA256SUMS) || die "writing checksums in $1 failed: disk full?"
+}
+sums_of() {
+  for _f in "$1"/* "$1"/.[!.]* "$1"/..?*; do
+    if [ -L "$_f" ]; then :
+    elif [ -d "$_f" ]; then sums_of "$_f"
+    elif [ -f "$_f" ]; then
+      case $_f in ./SHA256SUMS|./SHA256SUMS.tmp) ;; *) sha256sum "$_f" || return 1 ;; esac
+    fi
+  done
+}
+# Flush what was written to the backup volume before it is renamed into place.
+fsync_tree() { sync; }
+# Number of regular files under a folder (no find).
+count_files() {
+  _c=0
+  for _f in "$1"/* "$1"/.[!.]* "$1"/..?*; do
+    if [ -L "$_f" ]; then :
+    elif [ -d "$_f" ]; then _c=$((_c + $(count_files "$_f")))
+    elif [ -f "$_f" ]; then _c=$((_c + 1))
+    fi
+  done
+  printf '%s' "$_c"
+}
+# Backslash and double quote escaped for a JSON or curl-config string (no sed).
+json_escape() {
+  _s=$1; _o=""
+  while [ -n "$_s" ]; do
+    _r=${_s#?}; _ch=${_s%"$_r"}; _s=$_r
+    case $_ch in \\|\") _o="$_o\\$_ch" ;; *) _o="$_o$_ch" ;; esac
+  done
+  printf '%s' "$_o"
+}
+
+# --- PostgreSQL family (postgres image) ---------------------------------------------------------
+# shellcheck disable=SC2154
+pg_fail() { # $1 = step, $2 = client output; TARGET = host:port
+  case $2 in
+    *"password authentication failed"*|*"no password supplied"*|*"SCRAM"*|*"authentication failed"*)
+      die "$1: authentication failed for user '${PGUSER:-}' at $TARGET (check the PGPASSWORD secret). Server said: $(oneline "$2")" ;;
+    *"pg_hba.conf"*)
+      die "$1: access refused by pg_hba.conf for user '${PGUSER:-}' at $TARGET. Server said: $(oneline "$2")" ;;
+    *"Connection refused"*|*"could not connect"*|*"could not translate host name"*|*"timeout expired"*|*"No route to host"*|*"Is the server running"*|*"server closed the connection"*)
+      die "$1: PostgreSQL server unreachable at $TARGET. Client said: $(oneline "$2")" ;;
+    *"No space left on device"*)
+      die "$1: the disk is full (No space left on device): $(oneline "$2")" ;;
+    *) die "$1 failed: $(oneline "$2")" ;;
+  esac
+}
+# psql on the maintenance database reading SQL from stdin, so that :"var" / :'var' quoting of names works.
+pg_sql() { psql -X -A -t -q -v ON_ERROR_STOP=1 -d postgres "$@"; }
+pg_db_exists() { printf '%s\n' "SELECT 1 FROM pg_database WHERE datname = :'db'" | pg_sql -v db="$1" 2>&1; }
+# libpq connection string naming one database (quotes and backslashes escaped).
+pg_dbconn() { printf "dbname='%s'" "$(printf '%s' "$1" | sed "s/[\\\\']/\\\\&/g")"; }
+pg_drop() { printf '%s\n' 'DROP DATABASE IF EXISTS :"db" WITH (FORCE)' | pg_sql -v db="$1" 2>&1; }
+# Tables of a custom-format dump (its table of contents, pg_restore --list) and of a live database.
+pg_dump_tables() {
+  pg_restore --list "$1" 2>/dev/null | grep -E '^[0-9]+; [0-9]+ [0-9]+ TABLE ' | grep -vcE '^[0-9]+; [0-9]+ [0-9]+ TABLE DATA ' || true
+}
+pg_db_tables() {
+  psql -X -A -t -q -v ON_ERROR_STOP=1 -d "$(pg_dbconn "$1")" -c "SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind IN ('r', 'p') AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\_toast%'" 2>&1
+}
+# Rename database $1 to $2 (its sessions are ended first; retried while new ones arrive).
+pg_rename() {
+  _i=0
+  while :; do
+    _out=$(printf '%s\n' "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = :'from' AND pid <> pg_backend_pid();" \
+      'ALTER DATABASE :"from" RENAME TO :"to";' | pg_sql -v from="$1" -v to="$2" 2>&1) && return 0
+    _i=$((_i + 1))
+    [ "$_i" -lt 10 ] || { printf '%s' "$_out"; return 1; }
+    sleep 1
+  done
+}
+# Replace database $1 by the custom-format dump $6 (owner $2, encoding $3, collate $4, ctype $5), verified first:
+# the dump's table of contents is read, the dump is loaded into a scratch database in one transaction and its
+# tables are counted against the dump; only then the scratch database takes the live one's name (the live one
+# is renamed aside and dropped after the swap). Any failure before the swap leaves the live database untouched.
+# An existing database is refused unless RESTORE_DROP_EXISTING=true.
+pg_restore_verified() {
+  _db=$1; _owner=$2; _dump=$6
+  _list=$(pg_restore --list "$_dump" 2>&1) || die "the dump $_dump is unreadable (pg_restore --list): $(oneline "$_list"); nothing was changed"
+  _want=$(pg_dump_tables "$_dump")
+  _live=$(pg_db_exists "$_db") || pg_fail "checking database '$_db'" "$_live"
+  if [ -n "$_live" ] && [ "${RESTORE_DROP_EXISTING:-false}" != true ]; then
+    die "database '$_db' already exists on $TARGET; nothing was changed (set RESTORE_DROP_EXISTING=true to replace it after the backup is verified)"
+  fi
+  _stamp="$(date -u +%Y%m%d%H%M%S)_$$"
+  _scratch="restore_${_stamp}"
+  log "creating empty database '$_db' (owner $_owner, encoding $3, template0) as scratch database '$_scratch'"
+  _out=$(printf '%s\n' "CREATE DATABASE :\"db\" WITH OWNER :\"owner\" TEMPLATE template0 ENCODING :'enc' LC_COLLATE :'coll' LC_CTYPE :'ctype'" \
+    | pg_sql -v db="$_scratch" -v owner="$_owner" -v enc="$3" -v coll="$4" -v ctype="$5" 2>&1) \
+    || pg_fail "creating the scratch database for '$_db' (does role '$_owner' exist? restore the full dump first); '$_db' is untouched" "$_out"
+  log "verifying: loading the dump into '$_scratch' (pg_restore, single transaction)"
+  if ! _out=$(pg_restore --exit-on-error --single-transaction -d "$(pg_dbconn "$_scratch")" "$_dump" 2>&1); then
+    pg_drop "$_scratch" > /dev/null || true
+    pg_fail "loading the dump of '$_db' into the scratch database (dropped again; '$_db' is untouched)" "$_out"
+  fi
+  _got=$(pg_db_tables "$_scratch") || { pg_drop "$_scratch" > /dev/null || true; pg_fail "counting the tables of '$_scratch'" "$_got"; }
+  if [ "$_got" -lt "$_want" ]; then
+    pg_drop "$_scratch" > /dev/null || true
+    die "check failed: the restored copy has $_got tables, the dump lists $_want; '$_db' is untouched"
+  fi
+  log "verified: $_got tables restored ($_want in the dump)"
+  if [ -z "$_live" ]; then
+    _out=$(pg_rename "$_scratch" "$_db") || { pg_drop "$_scratch" > /dev/null || true; pg_fail "renaming '$_scratch' to '$_db'" "$_out"; }
+  else
+    _aside="pre_restore_${_stamp}"
+    log "replacing '$_db' (RESTORE_DROP_EXISTING=true): live copy renamed to '$_aside', verified copy renamed to '$_db'"
+    _out=$(pg_rename "$_db" "$_aside") || { pg_drop "$_scratch" > /dev/null || true; pg_fail "renaming the live '$_db' aside (it is unchanged)" "$_out"; }
+    if ! _out=$(pg_rename "$_scratch" "$_db"); then
+      pg_rename "$_aside" "$_db" > /dev/null || die "renaming '$_scratch' to '$_db' failed and the live copy could not be renamed back: it is '$_aside' now: $(oneline "$_out")"
+      pg_drop "$_scratch" > /dev/null || true
+      pg_fail "renaming the verified copy to '$_db' (the live copy was put back)" "$_out"
+    fi
+    _out=$(pg_drop "$_aside") || log "WARNING: the previous copy '$_aside' could not be dropped ($(oneline "$_out")); drop it by hand"
+  fi
+}
+
+# The cause of a failed write to a file: disk full, read-only, or what the writer said.
+write_cause() { # $1 = output of the failed command, $2 = folder written to
+  case $1 in
+    *"No space left"*) printf 'the disk is full (No space left on device) at %s' "$2" ;;
+    *"Read-only file system"*) printf '%s is read-only' "$2" ;;
+    *"Permission denied"*) printf 'permission denied writing to %s' "$2" ;;
+    '') _free=$(df -Pk "$2" 2>/dev/null | tail -n 1 | tr -s ' ' | cut -d' ' -f4)
+        printf 'no message from the tool (free space at %s: %s KiB)' "$2" "${_free:-unknown}" ;;
+    *) oneline "$1" ;;
+  esac
+}
+
+# --- git family (alpine/git: busybox sed) ---------------------------------------------------------
+mask() { printf '%s' "$1" | sed -E 's#^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@]*@#\1***@#'; }
+mirror_path() {
+  printf '%s' "$1" | sed -E 's#^[a-zA-Z][a-zA-Z0-9+.-]*://##; s#^[^/@]*@##; s#^([^/:]+):#\1/#; s#^/+##; s#/+$##'
+}
+git_auth() {
+  # The helper is shell code run by git; it expands the variables itself, so no secret is on argv.
+  # shellcheck disable=SC2016
+  git -c credential.helper= \
+      -c 'credential.helper=!f() { test "$1" = get || exit 0; [ -n "${GIT_PASSWORD:-}" ] || exit 0; echo "username=${GIT_USERNAME:-git}"; echo "password=${GIT_PASSWORD}"; }; f' \
+      "$@"
+}
+
+# --- MinIO client family (mc image: no sed/awk/grep/find) -----------------------------------------
+mc_fail() { # $1 = step, $2 = output
+  case $2 in
+    *"Access Key Id you provided does not exist"*|*"signature we calculated does not match"*|*"SignatureDoesNotMatch"*|*"InvalidAccessKeyId"*|*"Access Denied"*|*"AccessDenied"*)
+      die "$1: authentication failed at $OBJECTSTORE_URL (check the OBJECTSTORE_ACCESS_KEY / OBJECTSTORE_SECRET_KEY secret): $(oneline "$2")" ;;
+    *"connection refused"*|*"no such host"*|*"i/o timeout"*|*"dial tcp"*|*"Server not initialized"*|*"network is unreachable"*)
+      die "$1: object store unreachable at $OBJECTSTORE_URL: $(oneline "$2")" ;;
+    *"NoSuchBucket"*|*"does not exist"*)
+      die "$1: bucket not found: $(oneline "$2")" ;;
+    *"No space left"*)
+      die "$1: the disk is full (No space left on device): $(oneline "$2")" ;;
+    *) die "$1 failed: $(oneline "$2")" ;;
+  esac
+}
+
+# --- search engine family (curl image: busybox sed) -----------------------------------------------
+masked_url() { printf '%s' "$SEARCH_URL" | sed 's#//[^/@]*@#//***@#'; }
+json_field() { sed -n "s/.*\"$1\" *: *\"\\([^\"]*\\)\".*/\\1/p" "$2" | head -n 1; }
+# shellcheck disable=SC2154
+request() { # $1 = method, $2 = path, $3 = body; uses tmp, resp, STEP, TIMEOUT; sets code
+  _body=${3:-}
+  {
+    if [ -n "${SEARCH_PASSWORD:-}" ]; then
+      printf 'user = "%s"\n' "$(json_escape "${SEARCH_USERNAME:-elastic}:$SEARCH_PASSWORD")"
+    fi
+    [ -n "${SEARCH_CA_CERT:-}" ] && printf 'cacert = "%s"\n' "$(json_escape "$SEARCH_CA_CERT")"
+    [ -n "$_body" ] && printf 'data-binary = "%s"\n' "$(json_escape "$_body")"
+    printf 'url = "%s"\n' "$(json_escape "${SEARCH_URL%/}$2")"
+  } > "$tmp/curl.cfg"
+  rc=0
+  code=$(curl -sS -K - -X "$1" -H 'Content-Type: application/json' --max-time "$TIMEOUT" -o "$resp" -w '%{http_code}' < "$tmp/curl.cfg" 2> "$tmp/err") || rc=$?
+  rm -f "$tmp/curl.cfg"
+  if [ "$rc" -ne 0 ]; then
+    case $rc in
+      6|7) die "$STEP: search engine unreachable at $(masked_url) (curl exit $rc: $(oneline "$(cat "$tmp/err")"))" ;;
+      28) die "$STEP: no answer from $(masked_url) within ${TIMEOUT}s (SEARCH_TIMEOUT)" ;;
+      35|51|58|60|77|83) die "$STEP: TLS problem talking to $(masked_url) (curl exit $rc; set SEARCH_CA_CERT?): $(oneline "$(cat "$tmp/err")")" ;;
+      *) die "$STEP: request to $(masked_url) failed (curl exit $rc: $(oneline "$(cat "$tmp/err")"))" ;;
+    esac
+  fi
+}
+# shellcheck disable=SC2154
+http_fail() {
+  _type=$(json_field type "$resp"); _reason=$(json_field reason "$resp")
+  case $code in
+    401) die "$STEP: authentication failed at $(masked_url) as user '${SEARCH_USERNAME:-elastic}' (HTTP 401; check the SEARCH_PASSWORD secret)" ;;
+    403) die "$STEP: user '${SEARCH_USERNAME:-elastic}' is not allowed to do this (HTTP 403 ${_type}: ${_reason})" ;;
+    *)
+      case $_reason in *"open index with same name already exists"*)
+        die "$STEP failed: HTTP $code ${_type}: ${_reason} -- delete or close that index first, then run the restore again" ;;
+      esac
+      die "$STEP failed: HTTP $code ${_type:-}${_reason:+: $_reason}" ;;
+  esac
+}
