@@ -28,7 +28,7 @@ const child = (stack: string, name: string) => {
     assert.ok(app, `no child application ${name} in gitops/${stack}`);
     return { app, values: YAML.parse(app.spec.source.helm.values) };
 };
-const argoValues = (r: RenderResult) => (r.resources.find((x) => x.type === "kubernetes:helm.sh/v4:Chart" && (x.inputs as any).chart === "argo-cd")!.inputs as any).values;
+const argoValues = (r: RenderResult) => (r.resources.find((x) => x.type === "kubernetes:helm.sh/v3:Release" && (x.inputs as any).chart === "argo-cd")!.inputs as any).values;
 
 test("the committed gitops/<stack>/ files are exactly what the program generates (run `npm run gen:gitops`)", () => {
     const generated = generatedGitopsFiles();
