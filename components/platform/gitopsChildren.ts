@@ -24,9 +24,6 @@ export const CHILD_SECRETS = {
 
 export const SYNC_OPTIONS = ["CreateNamespace=true", "ServerSideApply=true", "ApplyOutOfSyncOnly=false", "RespectIgnoreDifferences=true"] as const;
 
-/** Rollouts restart on checksum annotations of the charts; Argo CD leaves these to the charts. */
-const CHECKSUM_ANNOTATIONS = ["checksum/config", "checksum/secret"].map((a) => `/spec/template/metadata/annotations/${a.replace("/", "~1")}`);
-
 export interface ChildApp {
     key: ChildKey;
     namespace: string;
@@ -53,12 +50,22 @@ function uptimeMonitor(cfg: StackConfig): ChildApp {
         values: {
             fullnameOverride: u.releaseName,
             useDeploy: true,
-            // SQLite: one writer, so one replica, and the old pod stops before the new one starts.
-            replicaCount: 1,
+            // SQLite: one writer; the chart's Deployment has a fixed replicas: 1 (no value for it),
+            // and the old pod stops before the new one starts.
             strategy: { type: "Recreate" },
             podLabels: podLabels("uptime-monitor"),
-            podSecurityContext: { runAsNonRoot: true, runAsUser: u.uid, runAsGroup: u.uid, fsGroup: u.uid, seccompProfile: { type: "RuntimeDefault" } },
-            securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } },
+            // The image (1.23.x, extra/entrypoint.sh) starts as root, runs `chown -hRc $PUID:$PGID /app/data`
+            // and then `setpriv --reuid $PUID --regid $PGID --clear-groups node server/server.js`: as a
+            // non-root user without capabilities the chown fails and the pod crash-loops, and the chart
+            // has no value to replace the entrypoint. So the entrypoint runs as root with only the three
+            // capabilities it uses (chown, setuid, setgid), and the server itself runs as u.uid (PUID/PGID,
+            // the image's documented variables); setpriv's change of user drops every capability.
+            podSecurityContext: { runAsNonRoot: false, runAsUser: 0, runAsGroup: 0, fsGroup: u.uid, seccompProfile: { type: "RuntimeDefault" } },
+            securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"], add: ["CHOWN", "SETUID", "SETGID"] } },
+            podEnv: [
+                { name: "PUID", value: String(u.uid) },
+                { name: "PGID", value: String(u.uid) },
+            ],
             resources: resources(u),
             volume: { enabled: true, accessMode: "ReadWriteOnce", size: u.volumeSize },
             service: { port: u.port },
@@ -164,11 +171,10 @@ export function childApplication(cfg: StackConfig, app: ChildApp) {
                 helm: { releaseName: app.releaseName, values: portableYaml(app.values) },
             },
             destination: { server: g.destinationServer, namespace: app.namespace },
+            // No ignoreDifferences: the charts' checksum/config and checksum/secret annotations are what
+            // restarts a pod when its config changes (e.g. the dashboard's datasources); ignoring them
+            // under RespectIgnoreDifferences would keep the old checksum and the old pods.
             syncPolicy: { automated: { prune: true, selfHeal: true }, syncOptions: [...SYNC_OPTIONS] },
-            ignoreDifferences: [
-                { group: "apps", kind: "Deployment", jsonPointers: [...CHECKSUM_ANNOTATIONS] },
-                { group: "apps", kind: "StatefulSet", jsonPointers: [...CHECKSUM_ANNOTATIONS] },
-            ],
         },
     };
 }
