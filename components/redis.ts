@@ -170,7 +170,7 @@ export class Redis extends pulumi.ComponentResource {
     }
 }
 
-function redisConf(cfg: StackConfig): string {
+export function redisConf(cfg: StackConfig): string {
     const r = cfg.redis;
     return [
         `port ${r.port}`,

@@ -5,6 +5,7 @@
  */
 import type { ConfigProblem } from "./index";
 import { cpuMillis, Infer, keyOf, quantityBytes } from "./schema";
+import { compareVersions, minorOf, OLDEST_SUPPORTED, SCHEMA_VERSION } from "./kubernetesVersion";
 import type { schema } from "./stack";
 
 type Config = Infer<typeof schema>;
@@ -171,4 +172,13 @@ const distinctChildNamespaces: Rule = (c) => {
         : [{ key: "gitopsChatUiNamespace", problem: `the child applications share a namespace (${names.join(", ")})`, expected: "one namespace per child application (each gets its own guardrails and policies)" }];
 };
 
-export const PLATFORM_RULES: Rule[] = [keyStore, nodeAgent, acmeServer, verticalTargets, knownHosts, quotaOverrides, distinctChildNamespaces];
+/** The minimum cluster release: new enough for the fields the manifests use, not newer than the schemas they are checked against. */
+const kubernetesMinVersion: Rule = (c) => {
+    const v = c.environment.kubernetesMinVersion;
+    if (minorOf(v) === undefined) return [];
+    return compareVersions(v, OLDEST_SUPPORTED) < 0 || compareVersions(v, SCHEMA_VERSION) > 0
+        ? [{ key: "environmentKubernetesMinVersion", problem: `${v} is outside ${OLDEST_SUPPORTED}..${SCHEMA_VERSION}`, expected: `a release from ${OLDEST_SUPPORTED} (lifecycle.preStop.sleep) to ${SCHEMA_VERSION} (the newest API schemas the manifests are checked against)` }]
+        : [];
+};
+
+export const PLATFORM_RULES: Rule[] = [kubernetesMinVersion, keyStore, nodeAgent, acmeServer, verticalTargets, knownHosts, quotaOverrides, distinctChildNamespaces];

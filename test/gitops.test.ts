@@ -28,7 +28,7 @@ const child = (stack: string, name: string) => {
     assert.ok(app, `no child application ${name} in gitops/${stack}`);
     return { app, values: YAML.parse(app.spec.source.helm.values) };
 };
-const argoValues = (r: RenderResult) => (r.resources.find((x) => x.type === "kubernetes:helm.sh/v4:Chart" && (x.inputs as any).chart === "argo-cd")!.inputs as any).values;
+const argoValues = (r: RenderResult) => (r.resources.find((x) => x.type === "kubernetes:helm.sh/v3:Release" && (x.inputs as any).chart === "argo-cd")!.inputs as any).values;
 
 test("the committed gitops/<stack>/ files are exactly what the program generates (run `npm run gen:gitops`)", () => {
     const generated = generatedGitopsFiles();
@@ -93,13 +93,38 @@ test("child applications: pinned charts of the uptime monitor, chat UI and dashb
     }
 });
 
+test("child charts restart on config changes: no ignoreDifferences on the charts' checksum annotations", () => {
+    for (const stack of STACKS) {
+        for (const app of committedChildren(stack)) {
+            for (const d of app.spec.ignoreDifferences ?? []) {
+                assert.ok(!JSON.stringify(d).includes("checksum"), `${app.metadata.name}: ignores ${JSON.stringify(d)}, so its pods never restart when their config changes`);
+            }
+        }
+    }
+});
+
+test("the uptime monitor's entrypoint can chown its data folder and then runs the server as the configured user", () => {
+    for (const stack of STACKS) {
+        const uid = offlineStackConfig(stack).gitops.uptimeMonitor.uid;
+        const { values } = child(stack, "uptime-monitor");
+        // extra/entrypoint.sh of the 1.23.x image: chown -hRc $PUID:$PGID /app/data; setpriv --reuid $PUID --regid $PGID --clear-groups
+        assert.deepEqual(values.podEnv, [{ name: "PUID", value: String(uid) }, { name: "PGID", value: String(uid) }]);
+        assert.equal(values.podSecurityContext.runAsUser, 0);
+        assert.equal(values.podSecurityContext.fsGroup, uid);
+        assert.deepEqual(values.securityContext.capabilities, { drop: ["ALL"], add: ["CHOWN", "SETUID", "SETGID"] });
+        assert.equal(values.securityContext.allowPrivilegeEscalation, false);
+    }
+});
+
 test("the SQLite-backed uptime monitor and chat UI run one replica with the Recreate strategy", () => {
     for (const stack of STACKS) {
         for (const name of ["uptime-monitor", "chat-ui"]) {
             const { values } = child(stack, name);
-            assert.equal(values.replicaCount, 1, `${name}: replicas`);
             assert.deepEqual(values.strategy, { type: "Recreate" }, `${name}: strategy`);
         }
+        assert.equal(child(stack, "chat-ui").values.replicaCount, 1, "chat-ui: replicas");
+        // uptime-kuma 2.21.2 has no replicaCount value: its Deployment template says replicas: 1.
+        assert.equal(child(stack, "uptime-monitor").values.replicaCount, undefined);
         // The chat UI chart makes a StatefulSet (no Recreate) unless told to make a Deployment.
         assert.equal(child(stack, "chat-ui").values.workload.kind, "Deployment");
         assert.equal(child(stack, "uptime-monitor").values.useDeploy, true);

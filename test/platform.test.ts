@@ -20,7 +20,7 @@ import { all as allObjects, find, renderStack } from "./render";
 const STACKS = ["dev", "prod"];
 const all = (r: RenderResult, kind: string) => allObjects(r, kind) as any[];
 const objectsOf = (r: RenderResult) => r.objects as any[];
-const chartResources = (r: RenderResult) => r.resources.filter((x) => x.type === "kubernetes:helm.sh/v4:Chart");
+const chartResources = (r: RenderResult) => r.resources.filter((x) => x.type === "kubernetes:helm.sh/v3:Release");
 const chart = (r: RenderResult, name: string) => {
     const c = chartResources(r).find((x) => (x.inputs as any).chart === name);
     assert.ok(c, `no chart ${name}`);
@@ -172,7 +172,7 @@ test("issuers: self-signed-ca-issuer on a generated CA in a kubernetes.io/tls Se
         assert.equal(le.spec.acme.server, stack === "prod" ? "https://acme-v02.api.letsencrypt.org/directory" : "https://acme-staging-v02.api.letsencrypt.org/directory");
         assert.deepEqual(le.spec.acme.solvers, [{ http01: { ingress: { class: "nginx" } } }]);
 
-        const certManager = urnOf(r, "kubernetes:helm.sh/v4:Chart", "addons-cert-manager");
+        const certManager = urnOf(r, "kubernetes:helm.sh/v3:Release", "addons-cert-manager");
         for (const i of r.resources.filter((x) => x.type === "kubernetes:cert-manager.io/v1:ClusterIssuer")) assert.ok(i.dependencies.includes(certManager), `${i.name} does not wait for cert-manager`);
     }
     assert.match(await renderError("prod", { issuersAcmeServer: "https://acme-staging-v02.api.letsencrypt.org/directory" }), /issuersAcmeServer: .* is not the production server; expected https:\/\/acme-v02/);
@@ -199,11 +199,20 @@ test("add-ons: seven charts pinned to exact versions, values free of secrets, CR
             assert.doesNotMatch(JSON.stringify(c.values), /password"\s*:/i, `${c.chart} values set a password`);
         }
         assert.deepEqual(chart(r, "cert-manager").values.crds, { enabled: true, keep: true });
+        // helm releases, not helm v4 Charts: v4 never runs chart hooks (pulumi-kubernetes#3284), and
+        // ingress-nginx, Argo CD, kube-prometheus-stack and VPA make Secrets/certificates in hooks.
+        assert.equal(r.resources.filter((x) => x.type === "kubernetes:helm.sh/v4:Chart").length, 0, "no helm v4 Chart");
+        for (const c of charts) {
+            assert.equal(c.name, c.chart === "kube-prometheus-stack" ? "kube-prometheus-stack" : c.chart, `${c.chart}: fixed release name`);
+            assert.equal(c.waitForJobs, true, `${c.chart}: waits for its hook Jobs`);
+            assert.equal(c.timeout, 600);
+            assert.notEqual(c.skipCrds, true, `${c.chart}: installs its CRDs`);
+        }
         const byName = (n: string) => r.resources.find((x) => x.name === n)!;
-        assert.ok(byName("monitoring-rules").dependencies.includes(urnOf(r, "kubernetes:helm.sh/v4:Chart", "addons-kube-prometheus-stack")));
-        assert.ok(byName("gitops-parent").dependencies.includes(urnOf(r, "kubernetes:helm.sh/v4:Chart", "addons-argo-cd")));
+        assert.ok(byName("monitoring-rules").dependencies.includes(urnOf(r, "kubernetes:helm.sh/v3:Release", "addons-kube-prometheus-stack")));
+        assert.ok(byName("gitops-parent").dependencies.includes(urnOf(r, "kubernetes:helm.sh/v3:Release", "addons-argo-cd")));
         // Ingresses are admitted by the controller's webhook: application components wait for its chart.
-        const ingressChart = urnOf(r, "kubernetes:helm.sh/v4:Chart", "addons-ingress-nginx");
+        const ingressChart = urnOf(r, "kubernetes:helm.sh/v3:Release", "addons-ingress-nginx");
         assert.ok(r.resources.filter((x) => x.type === "ops:apps:AgentServer").every((x) => x.dependencies.includes(ingressChart)));
     }
 });
@@ -247,7 +256,7 @@ test("vertical autoscalers: targetRef and updateMode Auto for configured workloa
     assert.deepEqual(vpa.spec.targetRef, { apiVersion: "apps/v1", kind: "Deployment", name: "agent-server-4000" });
     assert.equal(vpa.spec.updatePolicy.updateMode, "Auto");
     const res = r.resources.find((x) => x.type === "kubernetes:autoscaling.k8s.io/v1:VerticalPodAutoscaler")!;
-    assert.ok(res.dependencies.includes(urnOf(r, "kubernetes:helm.sh/v4:Chart", "addons-vpa")));
+    assert.ok(res.dependencies.includes(urnOf(r, "kubernetes:helm.sh/v3:Release", "addons-vpa")));
 });
 
 test("vertical autoscalers never on a workload with a horizontal autoscaler; the HPA list matches the render", async () => {

@@ -25,7 +25,9 @@ export function ingressAnnotations(cfg: StackConfig, args: Pick<WebIngressArgs, 
     const i = cfg.ingress;
     return {
         "cert-manager.io/cluster-issuer": i.issuer,
-        // HTTPS only: nginx redirects plain HTTP; the annotation states it for policy checks.
+        // HTTPS only: ingress-nginx reads ssl-redirect (plain HTTP gets a 308 to HTTPS); allow-http is
+        // not an ingress-nginx annotation, it is what the Gatekeeper httpsonly constraint checks.
+        "nginx.ingress.kubernetes.io/ssl-redirect": "true",
         "kubernetes.io/ingress.allow-http": "false",
         "nginx.ingress.kubernetes.io/proxy-connect-timeout": String(i.proxyConnectTimeout),
         "nginx.ingress.kubernetes.io/proxy-send-timeout": String(i.proxySendTimeout),

@@ -7,5 +7,10 @@ export const environment = {
     partOf: str("the value of the app.kubernetes.io/part-of label on every object", "ops-environment"),
     managedBy: str("the value of the app.kubernetes.io/managed-by label on every object", "pulumi"),
     reloaderDomain: hostname("the annotation domain of the reloader add-on: configmap.<domain>/reload and secret.<domain>/reload", "stakater.com"),
+    kubernetesMinVersion: str(
+        "the oldest Kubernetes release (major.minor) the stack must run on: manifests may use no API field newer than it (lifecycle.preStop.sleep needs 1.30), and the deprecated-API constraints name it",
+        "1.30",
+        { pattern: /^1\.\d{1,2}$/, expected: 'a Kubernetes release "1.<minor>" such as "1.30"' },
+    ),
     spreadAcrossNodes: bool("spread the replicas of every workload across nodes with topology spread constraints", false),
 };

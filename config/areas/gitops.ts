@@ -61,7 +61,7 @@ export const gitops = {
         probePorts: intList("ports the uptime monitor's checks may reach (the environment's public hosts and outside services)", [80, 443], port("a TCP port")),
     },
     chatUi: {
-        ...child("the chat UI", { namespace: "chat", repo: "https://helm.openwebui.com", chart: "open-webui", version: "10.3.1", releaseName: "open-webui", hostLabel: "chat", port: 8080 }),
+        ...child("the chat UI", { namespace: "chat", repo: "https://helm.openwebui.com", chart: "open-webui", version: "10.2.1", releaseName: "open-webui", hostLabel: "chat", port: 8080 }),
         ...sqliteApp("chat UI", { pvcName: "open-webui", volumeSize: "2Gi", database: "webui.db", schedule: "30 4 * * *" }),
         uploads: str("the chat UI uploads folder, relative to its data volume (backed up with the database)", "uploads", { pattern: /^[\w.-]+(\/[\w.-]+)*$/, expected: "a relative folder path" }),
         modelBaseUrl: url("the OpenAI-compatible API the chat UI talks to", "https://api.openai.com/v1", ["https"]),

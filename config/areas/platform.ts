@@ -61,6 +61,7 @@ export const issuers = {
 
 /** Cluster add-ons (sections 2.1, 2.11, 4.7, 8.2): pinned charts, installed by Pulumi. */
 export const addons = {
+    installTimeoutSeconds: int("seconds helm waits for one add-on release (hooks included) to be ready before the install fails", 600, { min: 60, max: 3600, unit: "seconds" }),
     ingressNginx: {
         // Its namespace is ingressControllerNamespace.
         ...pin("the ingress controller", "https://kubernetes.github.io/ingress-nginx", "ingress-nginx", "4.11.3"),

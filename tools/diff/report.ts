@@ -3,6 +3,7 @@
  * formats (Markdown, JSON) print.
  */
 import type { K8sObject } from "../../policies/gatekeeper/types";
+import { helmReleaseObjects } from "./helmReleases";
 import { diffObjects, ObjectDiff } from "./objects";
 import { diffFindings, PACK_MODULE, PolicyDiff, PolicyEvaluator, PolicyResource } from "./policy";
 import { explainDiff, ExplainDiff } from "./explain";
@@ -44,7 +45,8 @@ export interface PolicyEvaluators {
 }
 
 export async function buildReport(stack: string, base: RenderedSide, head: RenderedSide, evaluators: PolicyEvaluators, notes: string[] = []): Promise<StackDiffReport> {
-    const objects = diffObjects(base.objects, head.objects);
+    // Helm releases are single resources in the render: they take part as objects of their own.
+    const objects = diffObjects([...base.objects, ...helmReleaseObjects(base.resources)], [...head.objects, ...helmReleaseObjects(head.resources)]);
     let policy: PolicyDiff;
     if (!evaluators.head) {
         policy = { available: false, reason: `this revision has no in-process policy evaluation (${PACK_MODULE})` };

@@ -2,7 +2,7 @@
  * From registered resources to reviewable files: Kubernetes objects (sorted by kind, namespace,
  * name) and the resource list, with every secret value replaced by REDACTED.
  */
-import * as YAML from "yaml";
+import { portableYaml } from "../../components/lib/yaml";
 import type { K8sObject } from "../../policies/gatekeeper/types";
 import { RegisteredResource, SECRET_SIG } from "./program";
 
@@ -91,7 +91,7 @@ export function kubernetesObjects(resources: RegisteredResource[]): Extracted {
 }
 
 export function manifestsYaml(redacted: K8sObject[]): string {
-    return redacted.map((o) => YAML.stringify(o, { sortMapEntries: false, lineWidth: 0 })).join("---\n");
+    return redacted.map((o) => portableYaml(o)).join("---\n");
 }
 
 export interface ResourceRecord {
