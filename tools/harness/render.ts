@@ -2,9 +2,9 @@
  * The offline render: the real program under mocks with a stack's configuration, its objects
  * checked against the Kubernetes schemas, written as reviewable files.
  */
-import * as fs from "fs";
 import * as path from "path";
 import type { K8sObject } from "../../policies/gatekeeper/types";
+import { OutputIo, writeOutputAtomically } from "./output";
 import { kubernetesObjects, manifestsYaml, resourceRecords, ResourceRecord } from "./manifests";
 import { RegisteredResource, runProgram } from "./program";
 import { readStackValues } from "./stackConfig";
@@ -71,14 +71,9 @@ export function renderedFiles(outputs: Record<string, unknown>, secretOutputs: s
     return { files, errors };
 }
 
-export function writeRender(result: RenderResult, outDir: string): void {
-    fs.mkdirSync(outDir, { recursive: true });
-    fs.writeFileSync(path.join(outDir, "manifests.yaml"), result.manifests);
-    fs.writeFileSync(path.join(outDir, "resources.json"), result.resourcesJson);
-    for (const [file, text] of Object.entries(result.files)) {
-        fs.mkdirSync(path.dirname(path.join(outDir, file)), { recursive: true });
-        fs.writeFileSync(path.join(outDir, file), text);
-    }
+/** Writes the render folder atomically (./output.ts): all files, or the previous output untouched. */
+export function writeRender(result: RenderResult, outDir: string, io?: OutputIo): void {
+    writeOutputAtomically(outDir, { "manifests.yaml": result.manifests, "resources.json": result.resourcesJson, ...result.files }, io);
 }
 
 /** The top-level component a resource belongs to (the resource itself when it has no parent). */
