@@ -7,6 +7,7 @@ import type { K8sObject } from "../../policies/gatekeeper/types";
 import { OutputIo, writeOutputAtomically } from "./output";
 import { kubernetesObjects, manifestsYaml, resourceRecords, ResourceRecord } from "./manifests";
 import { RegisteredResource, runProgram } from "./program";
+import { quotaProblems } from "./quotaFit";
 import { readStackValues } from "./stackConfig";
 import { validateObject } from "./validate";
 
@@ -32,6 +33,7 @@ export async function render(stack: string, overrides: Record<string, unknown> =
     const run = await runProgram({ project: values.project, stack, config: values.config, secretKeys: values.secretKeys, programPath });
     const { objects, redacted, duplicates } = kubernetesObjects(run.resources);
     const schemaErrors = objects.flatMap(validateObject).map((p) => `schema: ${p.object}: ${p.problem}`);
+    const quotaErrors = quotaProblems(objects);
     const records = resourceRecords(run.resources);
     const files = renderedFiles(run.outputs, run.secretOutputs);
     return {
@@ -45,7 +47,7 @@ export async function render(stack: string, overrides: Record<string, unknown> =
         outputs: run.outputs,
         files: files.files,
         placeholders: values.placeholders,
-        errors: [...run.errors, ...duplicates, ...schemaErrors, ...files.errors],
+        errors: [...run.errors, ...duplicates, ...schemaErrors, ...quotaErrors, ...files.errors],
     };
 }
 
