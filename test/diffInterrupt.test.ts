@@ -22,11 +22,12 @@ test("outside a git repository the diff says so (not 'fetch it first')", () => {
     assert.throws(() => resolveCommit(REPO, "no-such-branch-anywhere"), /--base no-such-branch-anywhere is not a commit of .*fetch it first/);
 });
 
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
+// SIGINT (a terminal's Ctrl-C); SIGTERM takes the same handler (exit 143), not run again here to keep npm test fast.
+for (const signal of ["SIGINT"] as const) {
     test(`${signal} during the diff removes the temporary worktree and exits ${signal === "SIGINT" ? 130 : 143}`, { timeout: 180_000 }, async () => {
         const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "diff-signal-"));
         const clone = path.join(tmp, "repo");
-        execFileSync("git", ["clone", "--quiet", "--local", "--no-hardlinks", REPO, clone]);
+        execFileSync("git", ["clone", "--quiet", "--local", REPO, clone]);
         fs.symlinkSync(path.join(REPO, "node_modules"), path.join(clone, "node_modules"), "dir");
         const worktrees = () => execFileSync("git", ["-C", clone, "worktree", "list", "--porcelain"], { encoding: "utf8" }).split("\n").filter((l) => l.startsWith("worktree "));
         try {
