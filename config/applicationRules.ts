@@ -50,11 +50,6 @@ const columnStoreKeeper: Rule = (c) => {
     return [];
 };
 
-const columnStoreNodePorts: Rule = (c) =>
-    c.columnStore.httpNodePort === c.columnStore.nativeNodePort
-        ? [{ key: "columnStoreNativeNodePort", problem: `${c.columnStore.nativeNodePort} is also columnStoreHttpNodePort`, expected: "a node port different from columnStoreHttpNodePort" }]
-        : [];
-
 /** Section 2.1 Guaranteed QoS for the stateful sets in prod (every container, init ones too): requests equal limits. */
 const guaranteedInProd: Rule = (c) => {
     if (c.environment.tier !== "prod") return [];
@@ -69,4 +64,4 @@ const guaranteedInProd: Rule = (c) => {
     ]);
 };
 
-export const APPLICATION_RULES: Rule[] = [searchHeap, searchSharedRepository, searchS3Keys, searchRetention, columnStoreKeeper, columnStoreNodePorts, guaranteedInProd];
+export const APPLICATION_RULES: Rule[] = [searchHeap, searchSharedRepository, searchS3Keys, searchRetention, columnStoreKeeper, guaranteedInProd];

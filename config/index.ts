@@ -73,8 +73,13 @@ export function loadConfig(source: ConfigSource = pulumiSource()): StackConfig {
     for (const key of source.keys()) {
         if (!known.has(key)) problems.push({ key, problem: "is not a key of this project", expected: suggest(key, known) });
     }
+    // A key that failed its own check does not hide the cross-key problems of the others: the
+    // rules run with its default, and what they say about a failed key (or by its name) is dropped.
+    const failed = new Set(problems.map((p) => p.key));
+    for (const { key, field } of fields) if (failed.has(key) && field.default !== undefined) values.set(key, field.default);
     const config = build(schema, [], values) as Infer<typeof schema>;
-    if (problems.length === 0) problems.push(...crossChecks(config));
+    const mentionsFailed = (p: ConfigProblem) => [...failed].some((k) => p.key === k || new RegExp(`\\b${k}\\b`).test(`${p.problem} ${p.expected}`));
+    problems.push(...crossChecks(config, failed.size > 0).filter((p) => !mentionsFailed(p)));
     if (problems.length > 0) throw new ConfigError(source.project, problems);
     return deepFreeze({ ...config, stack: source.stack, project: source.project });
 }

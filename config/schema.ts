@@ -165,7 +165,15 @@ const CPU = /^(\d+m|\d+(\.\d{1,3})?)$/;
 const MEMORY = /^\d+(\.\d+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$/;
 export const cpu = patterned(CPU, 'a CPU quantity such as "500m" or "2"');
 export const memory = patterned(MEMORY, 'a memory quantity with a binary suffix such as "128Mi" or "4Gi"');
-export const storage = patterned(MEMORY, 'a storage quantity such as "10Gi"');
+/** Sane bounds of a volume or storage quantity: a zero-sized or exabyte volume is a typo. */
+export const STORAGE_BOUNDS = { min: "1Mi", max: "64Ti" } as const;
+const storageQuantity = patterned(MEMORY, `a storage quantity from ${STORAGE_BOUNDS.min} to ${STORAGE_BOUNDS.max} such as "10Gi"`);
+export const storage = (description: string, def?: string, rule?: Rule<string>): Field<string> =>
+    storageQuantity(description, def, (q) => {
+        if (quantityBytes(q) < quantityBytes(STORAGE_BOUNDS.min)) return `${q} is below the minimum ${STORAGE_BOUNDS.min}`;
+        if (quantityBytes(q) > quantityBytes(STORAGE_BOUNDS.max)) return `${q} is above the maximum ${STORAGE_BOUNDS.max}`;
+        return rule?.(q);
+    });
 
 /** A memory quantity in bytes, for comparisons (requests <= limits). */
 export function quantityBytes(q: string): number {
@@ -184,18 +192,31 @@ export function cpuMillis(q: string): number {
 }
 
 // Cron: five fields (minute hour day month weekday), or six with seconds first (search engine lifecycle policy).
-const CRON_FIELD = /^(\*|\?|[0-9A-Za-z]+(-[0-9A-Za-z]+)?)(\/\d+)?(,(\*|[0-9A-Za-z]+(-[0-9A-Za-z]+)?)(\/\d+)?)*$/;
-const CRON_RANGES: [number, number][] = [[0, 59], [0, 23], [1, 31], [1, 12], [0, 7]];
+// Each field is a comma list of `*`, `?`, a value or a range, with an optional /step; letters only
+// as month (JAN-DEC) and weekday (SUN-SAT) names, as the Kubernetes CronJob parser reads them.
+const MONTHS = ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"];
+const WEEKDAYS = ["SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"];
+type CronField = { lo: number; hi: number; names?: string[]; first?: number };
+const CRON_RANGES: CronField[] = [{ lo: 0, hi: 59 }, { lo: 0, hi: 23 }, { lo: 1, hi: 31 }, { lo: 1, hi: 12, names: MONTHS, first: 1 }, { lo: 0, hi: 7, names: WEEKDAYS, first: 0 }];
 
-function cronFieldsValid(fields: string[], ranges: [number, number][]): boolean {
-    return fields.every((f, i) => {
-        if (!CRON_FIELD.test(f)) return false;
-        const [lo, hi] = ranges[i];
-        const numbers = f.match(/\d+/g) ?? [];
-        const steps = f.match(/\/\d+/g)?.map((s) => s.slice(1)) ?? [];
-        return numbers.filter((n) => !steps.includes(n)).every((n) => Number(n) >= lo && Number(n) <= hi)
-            || /[A-Za-z]/.test(f);
-    });
+function cronValue(v: string, f: CronField): number | undefined {
+    if (/^\d+$/.test(v)) return Number(v);
+    const i = f.names?.indexOf(v.toUpperCase()) ?? -1;
+    return i >= 0 ? i + (f.first ?? 0) : undefined;
+}
+
+function cronFieldsValid(fields: string[], ranges: CronField[]): boolean {
+    return fields.every((field, i) =>
+        field.split(",").every((part) => {
+            const m = /^(?:\*|\?|([0-9A-Za-z]+)(?:-([0-9A-Za-z]+))?)(?:\/(\d+))?$/.exec(part);
+            if (!m) return false;
+            if (m[3] !== undefined && Number(m[3]) < 1) return false;
+            return [m[1], m[2]].filter((v): v is string => v !== undefined).every((v) => {
+                const n = cronValue(v, ranges[i]);
+                return n !== undefined && n >= ranges[i].lo && n <= ranges[i].hi;
+            });
+        }),
+    );
 }
 
 export const cron = (description: string, def?: string) =>
@@ -212,7 +233,7 @@ export const cronWithSeconds = (description: string, def?: string) =>
         const expected = 'a six-field cron schedule with seconds first "sec min hour day month weekday", e.g. "0 30 1 * * ?"';
         if (typeof raw !== "string") return bad(`got ${describeRaw(raw)}`, expected);
         const fields = raw.trim().split(/\s+/);
-        if (fields.length !== 6 || !cronFieldsValid(fields, [[0, 59], ...CRON_RANGES])) return bad(`got ${describeRaw(raw)}`, expected);
+        if (fields.length !== 6 || !cronFieldsValid(fields, [{ lo: 0, hi: 59 }, ...CRON_RANGES])) return bad(`got ${describeRaw(raw)}`, expected);
         return ok(raw);
     });
 

@@ -9,12 +9,12 @@ import path from "node:path";
 import { test } from "node:test";
 import { allTemplates } from "../policies/gatekeeper/templates";
 import { formatFailure, main, readCases, runConformance, summaryLine } from "../tools/conformance";
+import { missingShared, sharedPath, testNeeding } from "./skip";
 
-const repoRoot = path.resolve(__dirname, "..");
-const casesFile = path.resolve(repoRoot, "..", "shared", "conformance", "gatekeeper", "cases.json");
-const templatesFile = path.resolve(repoRoot, "..", "shared", "conformance", "gatekeeper", "templates.json");
+const casesFile = sharedPath("conformance", "gatekeeper", "cases.json");
+const templatesFile = sharedPath("conformance", "gatekeeper", "templates.json");
 
-test("the template registry has every library template with its kind, category, description and schema", () => {
+testNeeding("the template registry has every library template with its kind, category, description and schema", () => {
     const library: Array<{ template: string; constraintKind: string; category: string; description: string; parameterSchema: unknown }> =
         JSON.parse(readFileSync(templatesFile, "utf8")).templates;
     assert.deepEqual(allTemplates.map((t) => t.template).sort(), library.map((t) => t.template).sort());
@@ -26,9 +26,9 @@ test("the template registry has every library template with its kind, category, 
         // httpsonly's schema is damaged in templates.json (see its meta.warnings) and repaired in the template.
         if (expected.template !== "httpsonly") assert.deepEqual(rule.parameterSchema, expected.parameterSchema, expected.template);
     }
-});
+}, missingShared(["conformance", "gatekeeper", "templates.json"]));
 
-test("every CREATE case of the shared Gatekeeper conformance file passes", () => {
+testNeeding("every CREATE case of the shared Gatekeeper conformance file passes", () => {
     const cases = readCases(casesFile);
     const report = runConformance(cases);
     const failures = report.outcomes.filter((o) => o.status === "failed").map(formatFailure);
@@ -36,7 +36,7 @@ test("every CREATE case of the shared Gatekeeper conformance file passes", () =>
     assert.ok(report.passed > 0, summaryLine(report));
     const creates = cases.filter((c) => c.operation === "CREATE").length;
     assert.equal(report.passed, creates, "every CREATE case is run, none skipped");
-});
+}, missingShared(["conformance", "gatekeeper", "cases.json"]));
 
 const nodePortCase = {
     id: "synthetic/nodeport",

@@ -209,16 +209,18 @@ new k8s.core.v1.ConfigMap("diff-fixture-config", { metadata: { name: "diff-fixtu
 new k8s.core.v1.Secret("diff-fixture-secret", { metadata: { name: "diff-fixture-secret", namespace: "default", labels: { rev: "base" } }, stringData: { token: "${BASE_SECRET}" } });
 `;
 const FIXTURE_HEAD = `import * as k8s from "@pulumi/kubernetes";
+// A program that prints: with --format json, only the report may reach stdout.
+console.log("diff fixture: printed by the program");
 new k8s.core.v1.ConfigMap("diff-fixture-added", { metadata: { name: "diff-fixture-added", namespace: "default" }, data: { b: "2" } });
 new k8s.core.v1.ConfigMap("diff-fixture-config", { metadata: { name: "diff-fixture-config", namespace: "default" }, data: { "app.conf": "one\\nTWO\\nthree\\n" } });
 new k8s.core.v1.Secret("diff-fixture-secret", { metadata: { name: "diff-fixture-secret", namespace: "default", labels: { rev: "head" } }, stringData: { token: "${HEAD_SECRET}" } });
 `;
 
-describe("npm run diff between two commits of a clone (real git worktree)", { timeout: 90_000 }, () => {
+describe("npm run diff between two commits of a clone (real git worktree)", { timeout: 300_000 }, () => {
     let tmp: string;
     let clone: string;
     const git = (...args: string[]) => execFileSync("git", ["-C", clone, "-c", "user.name=diff test", "-c", "user.email=diff@test.invalid", ...args], { encoding: "utf8" }).trim();
-    const runDiff = (...args: string[]) => spawnSync("npx", ["--no", "--", "tsx", "tools/diff.ts", ...args], { cwd: clone, encoding: "utf8", timeout: 60_000 });
+    const runDiff = (...args: string[]) => spawnSync("npx", ["--no", "--", "tsx", "tools/diff.ts", ...args], { cwd: clone, encoding: "utf8", timeout: 150_000 });
 
     before(() => {
         tmp = fs.mkdtempSync(path.join(os.tmpdir(), "diff-test-"));
@@ -247,7 +249,8 @@ describe("npm run diff between two commits of a clone (real git worktree)", { ti
     it("reports the added, removed and changed objects with secrets redacted, as JSON, and exits 0", () => {
         const run = runDiff("--stack", "dev", "--base", "HEAD~1", "--format", "json");
         assert.equal(run.status, 0, run.stderr);
-        const out = JSON.parse(run.stdout);
+        const out = JSON.parse(run.stdout); // parseable as printed: the program's own output went to stderr
+        assert.match(run.stderr, /diff fixture: printed by the program/);
         const s = out.stacks[0];
         assert.equal(s.base.commit, git("rev-parse", "HEAD~1"));
         const names = (refs: Array<{ kind: string; name: string }>) => refs.map((r) => `${r.kind} ${r.name}`);

@@ -70,13 +70,13 @@ async function headSide(stack: string): Promise<RenderedSide | StackFailure> {
     }
 }
 
-function baseSide(dir: string, ref: string, commit: string, stack: string, notes: string[]): RenderedSide | StackFailure {
+async function baseSide(dir: string, ref: string, commit: string, stack: string, notes: string[]): Promise<RenderedSide | StackFailure> {
     const info = { ref, commit, problems: [] as string[] };
     if (fs.existsSync(path.join(dir, "tools", "render.ts")) && !fs.existsSync(path.join(dir, `Pulumi.${stack}.yaml`))) {
         notes.push(`the base revision has no stack ${stack} (no Pulumi.${stack}.yaml): every object is new`);
         return { info, objects: [], resources: [] };
     }
-    const rendered = renderRevision(dir, stack);
+    const rendered = await renderRevision(dir, stack);
     if (!rendered.rendered) return { stack, error: `the base revision ${ref} (${commit.slice(0, 12)}) could not be rendered: ${rendered.reason}` };
     if (rendered.objects.length === 0 && rendered.problems.length > 0) return { stack, error: `the base revision ${ref} (${commit.slice(0, 12)}) could not be rendered: ${rendered.problems.join("; ")}` };
     return { info: { ...info, problems: rendered.problems }, objects: rendered.objects, resources: rendered.resources, files: rendered.files };
@@ -118,7 +118,7 @@ export async function runDiff(args: DiffArgs, repo = REPO_ROOT): Promise<DiffOut
                 outcome.failures.push(head);
                 continue;
             }
-            const base = baseSide(dir, args.base, commit, stack, notes);
+            const base = await baseSide(dir, args.base, commit, stack, notes);
             if (isFailure(base)) {
                 outcome.failures.push(base);
                 continue;
@@ -144,8 +144,17 @@ async function main() {
         process.exitCode = 2;
         return;
     }
-    const outcome = await runDiff(args);
-    process.stdout.write(formatOutcome(outcome, args.format));
+    // Only the report goes to stdout (JSON must parse as printed): anything else the renders or
+    // the policy pack print while the diff runs goes to stderr.
+    const write = process.stdout.write.bind(process.stdout);
+    process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
+    let outcome: DiffOutcome;
+    try {
+        outcome = await runDiff(args);
+    } finally {
+        process.stdout.write = write;
+    }
+    write(formatOutcome(outcome, args.format));
     for (const f of outcome.failures) console.error(`diff ${f.stack}: ${f.error}`);
     const packErrors = outcome.reports.filter((r) => !r.policy.available && r.policy.error);
     for (const r of packErrors) if (!r.policy.available) console.error(`diff ${r.stack}: ${r.policy.reason}`);

@@ -7,7 +7,8 @@
  */
 import * as path from "path";
 import { packVerdict } from "../policies/pack/render";
-import { render, summary, writeRender } from "./harness/render";
+import { prepareOutput, publishRender } from "./harness/output";
+import { render, summary } from "./harness/render";
 import { listStacks, REPO_ROOT } from "./harness/stackConfig";
 
 function parseArgs(argv: string[]): { stack: string; out?: string } {
@@ -24,15 +25,20 @@ function parseArgs(argv: string[]): { stack: string; out?: string } {
 
 async function main() {
     const { stack, out } = parseArgs(process.argv.slice(2));
-    const result = await render(stack);
     const outDir = path.resolve(out ?? path.join(REPO_ROOT, "out", stack));
-    writeRender(result, outDir);
-    const pack = packVerdict(result);
-    console.log(summary(result, [pack.text]));
-    const extra = Object.keys(result.files).sort();
-    console.log(`wrote ${path.relative(process.cwd(), path.join(outDir, "manifests.yaml"))} and resources.json${extra.length ? `, ${extra.join(", ")}` : ""}`);
-    // The pack is part of the verdict: a mandatory violation or a pack that cannot be evaluated fails the render.
-    process.exitCode = result.errors.length === 0 && pack.ok ? 0 : 1;
+    const release = prepareOutput(outDir); // fails at once on a bad --out or a render already writing there
+    try {
+        const result = await render(stack);
+        const pack = packVerdict(result);
+        console.log(summary(result, [pack.text]));
+        // Writes only a render without errors, atomically; otherwise the previous output stays.
+        // A render the policy pack refuses is still written (to read what it refuses) but fails.
+        const published = publishRender(result, outDir, undefined, { lockHeld: true });
+        (published.written ? console.log : console.error)(published.message);
+        process.exitCode = published.written && pack.ok ? 0 : 1;
+    } finally {
+        release();
+    }
 }
 
 main().catch((err) => {

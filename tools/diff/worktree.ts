@@ -3,7 +3,7 @@
  * repository's node_modules linked in), rendered by that revision's own render tool in a child
  * process, and removed again whatever happens.
  */
-import { execFileSync, spawnSync } from "child_process";
+import { ChildProcess, execFileSync, spawn } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
@@ -13,8 +13,14 @@ import type { PolicyResource } from "./policy";
 
 const git = (repo: string, args: string[]) => execFileSync("git", ["-C", repo, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
 
-/** The commit a ref names, or an error naming the ref. */
+/** The commit a ref names, or an error naming the ref (or saying that `repo` is no git repository). */
 export function resolveCommit(repo: string, ref: string): string {
+    try {
+        git(repo, ["rev-parse", "--git-dir"]);
+    } catch (err) {
+        const missing = (err as NodeJS.ErrnoException).code === "ENOENT";
+        throw new Error(missing ? "git is not installed: npm run diff renders the base revision from a git worktree" : `${repo} is not a git repository: npm run diff compares the working tree with a revision of its git history; run it in a clone of the repository`);
+    }
     try {
         return git(repo, ["rev-parse", "--verify", "--quiet", `${ref}^{commit}`]);
     } catch {
@@ -22,16 +28,21 @@ export function resolveCommit(repo: string, ref: string): string {
     }
 }
 
-/** Runs `use` in a detached worktree of `commit`; the worktree is removed afterwards, also on failure. */
+/** Renders running now (their process groups), stopped when the diff is interrupted. */
+const running = new Set<ChildProcess>();
+
+/**
+ * Runs `use` in a detached worktree of `commit`; the worktree is removed afterwards, also on
+ * failure and on Ctrl-C or SIGTERM (the running render is stopped, the worktree removed, then the
+ * process exits with 130 or 143).
+ */
 export async function withWorktree<T>(repo: string, commit: string, use: (dir: string) => Promise<T>): Promise<T> {
     const parent = fs.mkdtempSync(path.join(os.tmpdir(), "ops-diff-"));
     const dir = path.join(parent, "base");
-    try {
-        git(repo, ["worktree", "add", "--detach", dir, commit]);
-        const modules = path.join(repo, "node_modules");
-        if (fs.existsSync(modules) && !fs.existsSync(path.join(dir, "node_modules"))) fs.symlinkSync(modules, path.join(dir, "node_modules"), "dir");
-        return await use(dir);
-    } finally {
+    let cleaned = false;
+    const cleanup = () => {
+        if (cleaned) return;
+        cleaned = true;
         try {
             git(repo, ["worktree", "remove", "--force", dir]);
         } catch {
@@ -43,7 +54,56 @@ export async function withWorktree<T>(repo: string, commit: string, use: (dir: s
         } catch {
             // best effort
         }
+    };
+    const onSignal = (signal: NodeJS.Signals) => {
+        for (const child of running) stop(child);
+        cleanup();
+        process.stderr.write(`diff interrupted (${signal}): the temporary worktree ${dir} was removed\n`);
+        process.exit(signal === "SIGINT" ? 130 : 143);
+    };
+    process.on("SIGINT", onSignal);
+    process.on("SIGTERM", onSignal);
+    try {
+        git(repo, ["worktree", "add", "--detach", dir, commit]);
+        const modules = path.join(repo, "node_modules");
+        if (fs.existsSync(modules) && !fs.existsSync(path.join(dir, "node_modules"))) fs.symlinkSync(modules, path.join(dir, "node_modules"), "dir");
+        return await use(dir);
+    } finally {
+        process.off("SIGINT", onSignal);
+        process.off("SIGTERM", onSignal);
+        cleanup();
     }
+}
+
+function stop(child: ChildProcess): void {
+    try {
+        if (child.pid) process.kill(-child.pid, "SIGTERM"); // its own process group: npx, tsx and node
+    } catch {
+        // already gone
+    }
+}
+
+/** Runs a command in its own process group (so an interrupted diff can stop all of it). */
+function run(cmd: string, args: string[], opts: { cwd: string; timeoutMs: number }): Promise<{ status: number | null; stdout: string; stderr: string; error?: Error }> {
+    return new Promise((resolve) => {
+        const child = spawn(cmd, args, { cwd: opts.cwd, env: childEnv(), detached: true, stdio: ["ignore", "pipe", "pipe"] });
+        running.add(child);
+        let stdout = "";
+        let stderr = "";
+        let error: Error | undefined;
+        child.stdout!.on("data", (d) => (stdout += d));
+        child.stderr!.on("data", (d) => (stderr += d));
+        const timer = setTimeout(() => {
+            error = new Error(`timed out after ${opts.timeoutMs} ms`);
+            stop(child);
+        }, opts.timeoutMs);
+        child.on("error", (err) => (error = err));
+        child.on("close", (status) => {
+            clearTimeout(timer);
+            running.delete(child);
+            resolve({ status, stdout, stderr, error });
+        });
+    });
 }
 
 export type BaseRender =
@@ -53,19 +113,20 @@ export type BaseRender =
     | { rendered: false; reason: string };
 
 /** Renders `stack` with the revision's own tools/render.ts: `npx tsx tools/render.ts --stack <s> --out <dir>`. */
-export function renderRevision(dir: string, stack: string, timeoutMs = 180_000): BaseRender {
+export async function renderRevision(dir: string, stack: string, timeoutMs = 180_000): Promise<BaseRender> {
     if (!fs.existsSync(path.join(dir, "tools", "render.ts"))) return { rendered: false, reason: "the base revision has no render tool (tools/render.ts)" };
     const out = fs.mkdtempSync(path.join(os.tmpdir(), "ops-diff-render-"));
     try {
-        const run = spawnSync("npx", ["--no", "--", "tsx", "tools/render.ts", "--stack", stack, "--out", out], { cwd: dir, encoding: "utf8", timeout: timeoutMs, env: childEnv() });
-        const manifests = path.join(out, "manifests.yaml");
-        const output = `${run.stdout ?? ""}${run.stderr ?? ""}`;
-        if (run.error || !fs.existsSync(manifests)) {
-            const why = run.error ? run.error.message : `exit status ${run.status}`;
+        // A subfolder: the render takes its output folder's place by rename.
+        const result = await run("npx", ["--no", "--", "tsx", "tools/render.ts", "--stack", stack, "--out", path.join(out, "render")], { cwd: dir, timeoutMs });
+        const manifests = path.join(out, "render", "manifests.yaml");
+        const output = `${result.stdout}${result.stderr}`;
+        if (result.error || !fs.existsSync(manifests)) {
+            const why = result.error ? result.error.message : `exit status ${result.status}`;
             return { rendered: false, reason: `the base render failed (${why}): ${lastLines(output)}` };
         }
         const objects = YAML.parseAllDocuments(fs.readFileSync(manifests, "utf8")).map((d) => d.toJS() as K8sObject).filter((o) => o && typeof o === "object");
-        return { rendered: true, objects, resources: readResources(path.join(out, "resources.json")), problems: run.status === 0 ? [] : renderProblems(output), files: readRenderedFiles(out) };
+        return { rendered: true, objects, resources: readResources(path.join(out, "render", "resources.json")), problems: result.status === 0 ? [] : renderProblems(output), files: readRenderedFiles(path.join(out, "render")) };
     } finally {
         fs.rmSync(out, { recursive: true, force: true });
     }

@@ -2,11 +2,12 @@
  * The offline render: the real program under mocks with a stack's configuration, its objects
  * checked against the Kubernetes schemas, written as reviewable files.
  */
-import * as fs from "fs";
 import * as path from "path";
 import type { K8sObject } from "../../policies/gatekeeper/types";
+import { OutputIo, writeOutputAtomically } from "./output";
 import { kubernetesObjects, manifestsYaml, resourceRecords, ResourceRecord } from "./manifests";
 import { RegisteredResource, runProgram } from "./program";
+import { quotaProblems } from "./quotaFit";
 import { readStackValues } from "./stackConfig";
 import { validateObject } from "./validate";
 
@@ -32,6 +33,7 @@ export async function render(stack: string, overrides: Record<string, unknown> =
     const run = await runProgram({ project: values.project, stack, config: values.config, secretKeys: values.secretKeys, programPath });
     const { objects, redacted, duplicates } = kubernetesObjects(run.resources);
     const schemaErrors = objects.flatMap(validateObject).map((p) => `schema: ${p.object}: ${p.problem}`);
+    const quotaErrors = quotaProblems(objects);
     const records = resourceRecords(run.resources);
     const files = renderedFiles(run.outputs, run.secretOutputs);
     return {
@@ -45,7 +47,7 @@ export async function render(stack: string, overrides: Record<string, unknown> =
         outputs: run.outputs,
         files: files.files,
         placeholders: values.placeholders,
-        errors: [...run.errors, ...duplicates, ...schemaErrors, ...files.errors],
+        errors: [...run.errors, ...duplicates, ...schemaErrors, ...quotaErrors, ...files.errors],
     };
 }
 
@@ -71,14 +73,9 @@ export function renderedFiles(outputs: Record<string, unknown>, secretOutputs: s
     return { files, errors };
 }
 
-export function writeRender(result: RenderResult, outDir: string): void {
-    fs.mkdirSync(outDir, { recursive: true });
-    fs.writeFileSync(path.join(outDir, "manifests.yaml"), result.manifests);
-    fs.writeFileSync(path.join(outDir, "resources.json"), result.resourcesJson);
-    for (const [file, text] of Object.entries(result.files)) {
-        fs.mkdirSync(path.dirname(path.join(outDir, file)), { recursive: true });
-        fs.writeFileSync(path.join(outDir, file), text);
-    }
+/** Writes the render folder atomically (./output.ts): all files, or the previous output untouched. */
+export function writeRender(result: RenderResult, outDir: string, io?: OutputIo): void {
+    writeOutputAtomically(outDir, { "manifests.yaml": result.manifests, "resources.json": result.resourcesJson, ...result.files }, io);
 }
 
 /** The top-level component a resource belongs to (the resource itself when it has no parent). */

@@ -1,0 +1,55 @@
+/**
+ * npm run diff when interrupted (Ctrl-C, SIGTERM) removes its temporary worktree, and outside a
+ * git repository it says so.
+ */
+import assert from "node:assert/strict";
+import { execFileSync, spawn } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { test } from "node:test";
+import { resolveCommit } from "../tools/diff/worktree";
+
+const REPO = path.resolve(__dirname, "..");
+
+test("outside a git repository the diff says so (not 'fetch it first')", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "not-a-repo-"));
+    assert.throws(() => resolveCommit(dir, "main"), (err: Error) => {
+        assert.match(err.message, new RegExp(`${dir} is not a git repository: npm run diff compares the working tree with a revision of its git history`));
+        assert.doesNotMatch(err.message, /fetch it first/);
+        return true;
+    });
+    assert.throws(() => resolveCommit(REPO, "no-such-branch-anywhere"), /--base no-such-branch-anywhere is not a commit of .*fetch it first/);
+});
+
+// SIGINT (a terminal's Ctrl-C); SIGTERM takes the same handler (exit 143), not run again here to keep npm test fast.
+for (const signal of ["SIGINT"] as const) {
+    test(`${signal} during the diff removes the temporary worktree and exits ${signal === "SIGINT" ? 130 : 143}`, { timeout: 180_000 }, async () => {
+        const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "diff-signal-"));
+        const clone = path.join(tmp, "repo");
+        execFileSync("git", ["clone", "--quiet", "--local", REPO, clone]);
+        fs.symlinkSync(path.join(REPO, "node_modules"), path.join(clone, "node_modules"), "dir");
+        const worktrees = () => execFileSync("git", ["-C", clone, "worktree", "list", "--porcelain"], { encoding: "utf8" }).split("\n").filter((l) => l.startsWith("worktree "));
+        try {
+            // One process (no npx/tsx wrapper), as the terminal's Ctrl-C reaches it.
+            const child = spawn(process.execPath, ["--import", "tsx", "tools/diff.ts", "--stack", "dev", "--base", "HEAD"], { cwd: clone, stdio: ["ignore", "pipe", "pipe"] });
+            let stderr = "";
+            child.stderr.on("data", (d) => (stderr += d));
+            const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
+            const deadline = Date.now() + 150_000;
+            while (worktrees().length < 2) {
+                assert.ok(Date.now() < deadline && child.exitCode === null, `the diff never created its worktree: ${stderr}`);
+                await new Promise((r) => setTimeout(r, 100));
+            }
+            const base = worktrees()[1].slice("worktree ".length);
+            child.kill(signal);
+            assert.equal(await exited, signal === "SIGINT" ? 130 : 143, stderr);
+            assert.match(stderr, new RegExp(`diff interrupted \\(${signal}\\): the temporary worktree .* was removed`));
+            assert.equal(worktrees().length, 1, "the temporary worktree is still registered");
+            assert.ok(!fs.existsSync(base), `${base} is left on disk`);
+            assert.ok(!fs.existsSync(path.dirname(base)), `${path.dirname(base)} is left on disk`);
+        } finally {
+            fs.rmSync(tmp, { recursive: true, force: true });
+        }
+    });
+}
