@@ -1,8 +1,7 @@
 import { test } from "node:test";
 import * as assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as path from "node:path";
 import { all, containersOf, find, podSpecOf, renderStack } from "./render";
+import { mountedScript } from "./backups/mounted";
 
 const NS = "booking";
 const env = (c: any, name: string) => c.env?.find((e: any) => e.name === name);
@@ -93,9 +92,8 @@ test("backup: SQLite's consistent copy of the live file, on the booking pod's no
     assert.ok(claims.includes("booking-data"), "the backup mounts the application's volume");
     assert.equal(env(pod.containers[0], "SQLITE_DB").value, "/data/booking.db");
     const scripts = find(r, "ConfigMap", "booking-backup-scripts", NS).data;
-    const root = path.resolve(__dirname, "..");
-    assert.equal(scripts["backup.sh"], fs.readFileSync(path.join(root, "backups/scripts/sqlite-backup.sh"), "utf8"));
-    assert.equal(scripts["restore.sh"], fs.readFileSync(path.join(root, "backups/scripts/sqlite-restore.sh"), "utf8"));
+    assert.equal(scripts["backup.sh"], mountedScript("sqlite-backup.sh"));
+    assert.equal(scripts["restore.sh"], mountedScript("sqlite-restore.sh"));
     assert.equal(pod.containers[0].securityContext.runAsUser, find(r, "Deployment", "booking", NS).spec.template.spec.containers[0].securityContext.runAsUser);
 });
 

@@ -14,6 +14,7 @@ import { REPO_ROOT } from "../tools/harness/stackConfig";
 import { generatedGitopsFiles, offlineStackConfig } from "../tools/genGitops";
 import type { RenderResult } from "../tools/harness/render";
 import { all as allObjects, find, renderStack } from "./render";
+import { mountedScript } from "./backups/mounted";
 
 const STACKS = ["dev", "prod"];
 const all = (r: RenderResult, kind: string) => allObjects(r, kind) as any[];
@@ -158,7 +159,7 @@ test("the children's secrets are generated on the cluster and referenced by name
 test("SQLite backups of the uptime monitor and the chat UI: CronJobs in their namespaces mounting the charts' volumes", async () => {
     const r = await renderStack("prod");
     const cfg = offlineStackConfig("prod");
-    const script = fs.readFileSync(path.join(REPO_ROOT, "backups", "scripts", "sqlite-backup.sh"), "utf8");
+    const script = mountedScript("sqlite-backup.sh");
     for (const [name, app, ns] of [["uptime-monitor", cfg.gitops.uptimeMonitor, "uptime"], ["chat-ui", cfg.gitops.chatUi, "chat"]] as const) {
         const cron = find(r, "CronJob", `${name}-backup`, ns);
         assert.equal(cron.spec.schedule, app.backup.schedule);

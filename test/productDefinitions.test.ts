@@ -15,6 +15,7 @@ import { PRODUCTS } from "../tools/products/pins";
 import { all, find, podSpecOf, renderStack } from "./render";
 import { agentServer } from "../config/areas/agent";
 import { workflow } from "../config/areas/workflow";
+import { mountedScript } from "./backups/mounted";
 
 const n8n = loadDefinition("n8n");
 const opencode = loadDefinition("opencode");
@@ -23,9 +24,9 @@ const SCRIPTS = path.join(__dirname, "..", "backups", "scripts");
 /** Names in `names` that are not in `known` (with where they were emitted). */
 const unknown = (names: { name: string; where: string }[], known: Set<string>) => names.filter((n) => !known.has(n.name)).map((n) => `${n.name} (${n.where})`);
 
-/** Names a shell script reads from its environment (${NAME...} or $NAME). */
+/** Names a shell script, as mounted (the shared prelude joined in), reads from its environment (${NAME...} or $NAME). */
 function scriptEnv(file: string): Set<string> {
-    const text = fs.readFileSync(path.join(SCRIPTS, file), "utf8");
+    const text = mountedScript(file);
     return new Set([...text.matchAll(/\$\{?([A-Z_][A-Z0-9_]*)/g)].map((m) => m[1]));
 }
 

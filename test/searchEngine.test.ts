@@ -7,6 +7,7 @@ import type { AddressInfo } from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import { all, containersOf, find, podSpecOf, renderStack } from "./render";
+import { mountedScript } from "./backups/mounted";
 
 const NS = "search";
 const env = (c: any, name: string) => c.env?.find((e: any) => e.name === name);
@@ -147,9 +148,8 @@ test("the bootstrap Job is named by a hash of its inputs: a new policy is a new 
 test("on-demand snapshot and restore are suspended CronJobs running the backup scripts", async () => {
     const r = await renderStack("prod");
     const scripts = find(r, "ConfigMap", "search-snapshot-scripts", NS).data;
-    const root = path.resolve(__dirname, "..");
-    assert.equal(scripts["snapshot.sh"], fs.readFileSync(path.join(root, "backups/scripts/search-snapshot.sh"), "utf8"));
-    assert.equal(scripts["restore.sh"], fs.readFileSync(path.join(root, "backups/scripts/search-restore.sh"), "utf8"));
+    assert.equal(scripts["snapshot.sh"], mountedScript("search-snapshot.sh"));
+    assert.equal(scripts["restore.sh"], mountedScript("search-restore.sh"));
     for (const name of ["search-snapshot", "search-restore"]) {
         const cj = find(r, "CronJob", name, NS);
         assert.equal(cj.spec.suspend, true);
