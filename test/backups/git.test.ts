@@ -4,8 +4,8 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
-import { before, describe, test } from 'node:test';
-import { GIT_NEEDS, assertBinaries, backupEntries, describeRun, run, runScript, skipUnless, tempDir, touchDaysAgo, treeHashes } from './servers';
+import { before, test } from 'node:test';
+import { GIT_NEEDS, assertBinaries, backupEntries, describeRun, run, runScript, skipUnless, describeNeeding, tempDir, touchDaysAgo, treeHashes } from './servers';
 
 const GIT_ENV = {
   ...process.env,
@@ -37,7 +37,7 @@ async function makeRepo(root: string, name: string, commits: number): Promise<{ 
 
 const refs = (repo: string): Promise<string> => git(repo, 'for-each-ref', '--format=%(refname) %(objectname)');
 
-describe('git mirror scripts (real git, file:// repositories)', { skip: skipUnless(GIT_NEEDS) }, () => {
+describeNeeding('git mirror scripts (real git, file:// repositories)', { skip: skipUnless(GIT_NEEDS) }, () => {
   before(() => assertBinaries(GIT_NEEDS));
 
   test('first run clones --mirror, later runs remote update --prune; restore clones from the mirror', async () => {

@@ -4,9 +4,9 @@ import { execFileSync, spawn } from 'node:child_process';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import {
-  PG_NEEDS, assertBinaries, backupEntries, describeRun, pgBinDir, runScript, skipUnless, startPostgres, tempDir,
+  PG_NEEDS, assertBinaries, backupEntries, describeRun, pgBinDir, runScript, skipUnless, describeNeeding, startPostgres, tempDir,
   touchDaysAgo, treeHashes, sleep, type PgServer,
 } from './servers';
 
@@ -62,7 +62,7 @@ async function snapshot(pg: PgServer, dbs: string[]): Promise<Record<string, str
 }
 
 const needs = PG_NEEDS();
-describe('postgres backup scripts (real PostgreSQL)', { skip: skipUnless(needs) }, () => {
+describeNeeding('postgres backup scripts (real PostgreSQL)', { skip: skipUnless(needs) }, () => {
   let pg: PgServer;
   let backupDir: string;
   let env: () => Record<string, string>;

@@ -2,9 +2,9 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import {
-  REDIS_NEEDS, Resp, assertBinaries, backupEntries, describeRun, runScript, skipUnless, startRedis, tempDir,
+  REDIS_NEEDS, Resp, assertBinaries, backupEntries, describeRun, runScript, skipUnless, describeNeeding, startRedis, tempDir,
   touchDaysAgo, treeHashes, type RedisServer, type RespValue,
 } from './servers';
 
@@ -79,7 +79,7 @@ function assertSameData(before: Map<string, { type: string; value: string; ttl: 
   }
 }
 
-describe('redis backup scripts (real redis-server)', { skip: skipUnless(REDIS_NEEDS) }, () => {
+describeNeeding('redis backup scripts (real redis-server)', { skip: skipUnless(REDIS_NEEDS) }, () => {
   let redis: RedisServer;
   let backupDir: string;
   const env = (): Record<string, string> => ({ ...redis.env(), BACKUP_DIR: backupDir, RETENTION_DAYS: '7' });

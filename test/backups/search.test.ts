@@ -6,8 +6,8 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
-import { after, before, describe, test } from 'node:test';
-import { CURL_NEEDS, assertBinaries, describeRun, freePort, runScript, skipUnless, tempDir, which } from './servers';
+import { after, before, test } from 'node:test';
+import { CURL_NEEDS, assertBinaries, describeRun, freePort, runScript, skipUnless, describeNeeding, tempDir, which } from './servers';
 
 const PASSWORD = 'el4stic"pass\\word';
 
@@ -18,7 +18,7 @@ interface Seen {
   body: string;
 }
 
-describe('search engine snapshot scripts (fake snapshot API)', { skip: skipUnless(CURL_NEEDS) }, () => {
+describeNeeding('search engine snapshot scripts (fake snapshot API)', { skip: skipUnless(CURL_NEEDS) }, () => {
   let server: http.Server;
   let base: string;
   const seen: Seen[] = [];

@@ -4,6 +4,7 @@
 //
 // Every server and temporary directory is registered in a cleanup list that also runs on
 // process exit, so servers are stopped even when a test fails or throws.
+import { suiteNeeding } from '../skip';
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -531,4 +532,13 @@ export async function startRedis(password = 'redis-test-pw', extraArgs: string[]
   };
   await server.start();
   return server;
+}
+
+/**
+ * `describe` of a suite that needs binaries, as node:test's `describe(name, { skip }, fn)`, but a
+ * skipped suite is counted: node:test (Node 20) leaves a skipped `describe` out of the summary's
+ * "skipped", so the suite becomes one skipped test naming what is missing (test/skip.ts).
+ */
+export function describeNeeding(name: string, opts: { skip: string | false }, fn: () => void): void {
+  suiteNeeding(name, fn, opts.skip || undefined);
 }

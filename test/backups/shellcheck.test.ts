@@ -5,13 +5,13 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { describe, test } from 'node:test';
+import { test } from 'node:test';
 import { BACKUP_SCRIPTS } from '../../backups/scripts';
-import { assertBinaries, skipUnless, tempDir, type BinaryNeed } from './servers';
+import { assertBinaries, skipUnless, describeNeeding, tempDir, type BinaryNeed } from './servers';
 
 const NEEDS: BinaryNeed[] = [{ name: 'shellcheck', apt: 'shellcheck' }];
 
-describe('shellcheck: every backup/restore script as mounted (prelude joined in)', { skip: skipUnless(NEEDS) }, () => {
+describeNeeding('shellcheck: every backup/restore script as mounted (prelude joined in)', { skip: skipUnless(NEEDS) }, () => {
   // one shellcheck process over all joined scripts (each written to a temp file named after the script)
   let findings: Map<string, string[]> | undefined;
   const check = (): Map<string, string[]> => {

@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { before, describe, test } from 'node:test';
+import { before, test } from 'node:test';
 import {
-  SQLITE_NEEDS, assertBinaries, backupEntries, describeRun, run, runScript, skipUnless, sleep, tempDir, touchDaysAgo, treeHashes,
+  SQLITE_NEEDS, assertBinaries, backupEntries, describeRun, run, runScript, skipUnless, describeNeeding, sleep, tempDir, touchDaysAgo, treeHashes,
 } from './servers';
 
 const SCHEMA = `
@@ -31,7 +31,7 @@ async function dumpRows(db: string): Promise<Record<string, string>> {
   return out;
 }
 
-describe('sqlite backup scripts (real sqlite3)', { skip: skipUnless(SQLITE_NEEDS) }, () => {
+describeNeeding('sqlite backup scripts (real sqlite3)', { skip: skipUnless(SQLITE_NEEDS) }, () => {
   before(() => assertBinaries(SQLITE_NEEDS));
 
   for (const svc of [

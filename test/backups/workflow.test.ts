@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import {
-  PG_NEEDS, assertBinaries, backupEntries, describeRun, runScript, skipUnless, startPostgres, tempDir, touchDaysAgo, treeHashes,
+  PG_NEEDS, assertBinaries, backupEntries, describeRun, runScript, skipUnless, describeNeeding, startPostgres, tempDir, touchDaysAgo, treeHashes,
   type PgServer,
 } from './servers';
 
@@ -19,7 +19,7 @@ async function snapshot(pg: PgServer): Promise<Record<string, string>> {
 }
 
 const needs = PG_NEEDS();
-describe('workflow backup, database mode (real PostgreSQL)', { skip: skipUnless(needs) }, () => {
+describeNeeding('workflow backup, database mode (real PostgreSQL)', { skip: skipUnless(needs) }, () => {
   let pg: PgServer;
   let backupDir: string;
   const env = (): Record<string, string> => ({ ...pg.env(), PGDATABASE: 'workflows', BACKUP_DIR: backupDir, RETENTION_DAYS: '7', WF_BACKUP_MODE: 'database' });
