@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # npm run e2e: the ci stack against a real control plane on loopback (etcd, kube-apiserver,
 # kube-controller-manager, kube-scheduler, kwok's fake node), built by tools/e2e/build.sh into
-# $E2E_CACHE. Each step prints its time; the last line is `e2e: N passed, N failed`.
+# $E2E_CACHE. Each step prints its time; the last line is `e2e: N passed, N failed, N skipped`.
 # Everything it starts is stopped on exit, whatever failed. E2E_KEEP=1 keeps the work folder.
 . "$(dirname "$0")/lib.sh"
 
@@ -48,12 +48,13 @@ step() {
   return "$rc"
 }
 
-# not_run NAME WHY: a step this machine cannot run, said as such (counted neither way).
-not_run() { printf 'skip     %-62s (%s)\n' "$1" "$2"; }
+# not_run NAME WHY: a step this machine cannot run, said as such and counted as skipped.
+skipped=0
+not_run() { skipped=$((skipped + 1)); printf 'skip     %-62s (%s)\n' "$1" "$2"; }
 
 finish() {
   printf 'total %s\n' "$(elapsed "$T_ALL")"
-  echo "e2e: $passed passed, $failed failed"
+  echo "e2e: $passed passed, $failed failed, $skipped skipped"
   if ((failed)); then exit 1; fi
   exit 0
 }
