@@ -53,13 +53,17 @@ export function constraintFiles(stack: string, tier: string): Record<Enforcement
 export function loadCatalogue(files: Record<EnforcementAction, string>): Catalogue {
     const constraints: Constraint[] = [];
     const excluded = new Set<string>();
+    // The actions usually share one file: read and check each file once.
+    const loaded = new Map<string, { set: ReturnType<typeof loadConstraintSet>; exclusions: string[] }>();
     for (const action of ACTIONS) {
         const file = path.resolve(PACK_DIR, files[action]);
-        const text = fs.readFileSync(file, "utf8");
-        const where = path.relative(PACK_DIR, file);
-        const set = loadConstraintSet(text, templateRegistry, where);
+        if (!loaded.has(file)) {
+            const text = fs.readFileSync(file, "utf8");
+            loaded.set(file, { set: loadConstraintSet(text, templateRegistry, path.relative(PACK_DIR, file)), exclusions: webhookExclusions(text) });
+        }
+        const { set, exclusions } = loaded.get(file)!;
         constraints.push(...set.constraints.filter((c) => c.enforcementAction === action));
-        for (const ns of webhookExclusions(text)) excluded.add(ns);
+        for (const ns of exclusions) excluded.add(ns);
     }
     return { constraints, excludedNamespaces: [...excluded].sort(), files: [...new Set(Object.values(files))] };
 }
