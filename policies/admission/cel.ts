@@ -92,3 +92,16 @@ export function anyGlob(value: string, patterns: readonly string[]): string {
     if (patterns.length === 0) return "false";
     return `(${patterns.map((p) => globMatch(value, p)).join(" || ")})`;
 }
+
+/**
+ * `cond` or one of `fields` of `c` absent: the library's message uses those fields (sprintf of an
+ * undefined value), so without them the Rego has no violation to report.
+ */
+export function unlessAbsent(c: string, fields: readonly string[], cond: string): string {
+    return `(${fields.map((f) => `!has(${c}.${f})`).join(" || ")} || (${cond}))`;
+}
+
+/** `cond` or the reviewed object has no metadata.name (the library's message uses it; an expanded pod always has one). */
+export function unlessNameless(cond: string): string {
+    return `(!has(object.metadata) || !has(object.metadata.name) || (${cond}))`;
+}

@@ -65,8 +65,10 @@ export function asDecoded(value: unknown, key = ""): unknown {
     if (typeof value === "object") {
         const out: Record<string, unknown> = {};
         const quantities = key === "limits" || key === "requests";
+        // Labels and annotations are map[string]string: a null value decodes as "" (the key stays).
+        const stringMap = key === "labels" || key === "annotations";
         for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-            const d = quantities && typeof v === "number" ? String(v) : asDecoded(v, k);
+            const d = quantities && typeof v === "number" ? String(v) : stringMap && v === null ? "" : asDecoded(v, k);
             if (d !== undefined) out[k] = d;
         }
         return out;

@@ -143,7 +143,8 @@ apiserver_up() {
     --client-ca-file "$p/ca.crt" --authorization-mode Node,RBAC --anonymous-auth=false \
     --service-account-issuer https://kubernetes.default.svc.cluster.local \
     --service-account-key-file "$p/sa.pub" --service-account-signing-key-file "$p/sa.key" \
-    --service-cluster-ip-range 10.96.0.0/16 --endpoint-reconciler-type none --profiling=false
+    --service-cluster-ip-range 10.96.0.0/16 --endpoint-reconciler-type none --profiling=false \
+    --allow-privileged=true
   wait_for 120 "kube-apiserver /readyz" KUBECTL get --raw /readyz
   local v; v=$(KUBECTL get --raw /version | python3 -c 'import json,sys; print(json.load(sys.stdin)["gitVersion"])')
   [[ $v == "v$K8S_VERSION" ]] || { echo "/version reports $v, expected v$K8S_VERSION"; return 1; }
@@ -308,6 +309,15 @@ pulumi_preview_config() {
   echo "RESULT: configuration accepted (types, secrets encrypted, no missing key); stopped at: $(grep -o 'failed to load language plugin.*' "$WORK/preview.txt" | head -1)"
 }
 
+# Issue 12: both enforcement points agree on the real API server. Every CREATE case of the shared
+# conformance cases is created with server-side dry-run under its constraint's generated policy.
+admission_agree() {
+  local out="$WORK/admission-agree.txt"
+  (cd "$REPO_DIR" && PATH="$(dirname "$(bin_path kubectl "$K8S_VERSION")"):$PATH" \
+    "$TSX" tools/admission/agree.ts --kubeconfig "$WORK/pki/admin.kubeconfig") 2>&1 | tee "$out"
+  echo "RESULT: $(grep -o 'fixtures [0-9]*, agree [0-9]*, disagree [0-9]*, unusable [0-9]*' "$out")"
+}
+
 teardown() {
   KUBECTL delete -f "$WORK/all.json" --wait --timeout=180s > /dev/null
   local left; left=$(KUBECTL get "$(kinds)" -A -l app.kubernetes.io/part-of=ops-environment -o name)
@@ -356,4 +366,6 @@ if [[ ! -x $(bin_path pulumi-language-nodejs "$PULUMI_VERSION") ]]; then
   not_run "pulumi destroy" "$why"
 fi
 step "delete every object of the render, nothing left" teardown
+# After the teardown: the stack's own admission policies are gone, only the harness's judge the cases.
+step "admission policies agree with CrossGuard on the real API server" admission_agree
 finish

@@ -1,5 +1,5 @@
 import type { Params } from "../../gatekeeper/templates/capabilities";
-import { allContainers, everyContainer, get, lit } from "../cel";
+import { allContainers, everyContainer, get, lit, unlessAbsent } from "../cel";
 import type { AdmissionRule } from "../types";
 
 const lower = (list: readonly string[] | undefined) => [...new Set((list ?? []).filter((x) => typeof x === "string").map((x) => x.toLowerCase()))];
@@ -14,7 +14,7 @@ export const admission: AdmissionRule<Params> = {
         if (!allowed.includes("*")) {
             out.push({
                 expression: everyContainer(allContainers(s.o), p.exemptImages, (c) =>
-                    `${get(c, "securityContext.capabilities.add", "[]")}.all(x, x.lowerAscii() in ${lit(allowed)})`),
+                    unlessAbsent(c, ["name"], `${get(c, "securityContext.capabilities.add", "[]")}.all(x, x.lowerAscii() in ${lit(allowed)})`)),
                 message: `containers may only add the capabilities ${JSON.stringify(p.allowedCapabilities ?? [])}`,
             });
         }
@@ -23,7 +23,7 @@ export const admission: AdmissionRule<Params> = {
             const dropped = `${get("c", "securityContext.capabilities.drop", "[]")}.map(d, d.lowerAscii())`;
             out.push({
                 expression: everyContainer(allContainers(s.o), p.exemptImages, () =>
-                    `"all" in ${dropped} || ${lit(mustDrop)}.all(r, r in ${dropped})`),
+                    unlessAbsent("c", ["name"], `"all" in ${dropped} || ${lit(mustDrop)}.all(r, r in ${dropped})`)),
                 message: `containers must drop ${JSON.stringify(p.requiredDropCapabilities)} or "ALL"`,
             });
         }

@@ -1,5 +1,5 @@
 import type { Params } from "../../gatekeeper/templates/forbidden-sysctls";
-import { get, lit } from "../cel";
+import { get, lit, unlessNameless } from "../cel";
 import type { AdmissionRule } from "../types";
 
 /** The template's sysctl patterns: "*" any, "prefix*" a prefix, anything else an exact name. */
@@ -14,6 +14,14 @@ function matchesAny(name: string, patterns: readonly string[]): string {
     return parts.length === 0 ? "false" : `(${parts.join(" || ")})`;
 }
 
+const has_ = (x: string) => `has(${x}.name)`;
+/** A name that is not a string matches only "*" (the library's patterns on name: null). */
+const nullMatches = (patterns: readonly string[]) => patterns.includes("*");
+
+/**
+ * An entry without a name is judged as the library judges name: null (the API server decodes
+ * null as absent; either way its validation refuses an empty sysctl name).
+ */
 export const admission: AdmissionRule<Params> = {
     kind: "K8sPSPForbiddenSysctls",
     template: "forbidden-sysctls",
@@ -22,13 +30,13 @@ export const admission: AdmissionRule<Params> = {
         const out = [];
         if (Array.isArray(p.forbiddenSysctls)) {
             out.push({
-                expression: `${sysctls}.all(x, !has(x.name) || !${matchesAny("x.name", p.forbiddenSysctls)})`,
+                expression: unlessNameless(`${sysctls}.all(x, ${has_("x")} ? !${matchesAny("x.name", p.forbiddenSysctls)} : ${nullMatches(p.forbiddenSysctls) ? "false" : "true"})`),
                 message: `sysctls ${JSON.stringify(p.forbiddenSysctls)} are forbidden`,
             });
         }
         if (Array.isArray(p.allowedSysctls)) {
             out.push({
-                expression: `${sysctls}.all(x, !has(x.name) || ${matchesAny("x.name", p.allowedSysctls)})`,
+                expression: unlessNameless(`${sysctls}.all(x, ${has_("x")} ? ${matchesAny("x.name", p.allowedSysctls)} : ${nullMatches(p.allowedSysctls) ? "true" : "false"})`),
                 message: `only the sysctls ${JSON.stringify(p.allowedSysctls)} are allowed`,
             });
         }

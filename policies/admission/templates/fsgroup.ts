@@ -9,12 +9,13 @@ function inRanges(v: string, ranges: readonly IdRange[] | undefined): string {
     return alts.length === 0 ? "false" : `(${alts.join(" || ")})`;
 }
 
-/** The pod's fsGroup under the rule; without a rule every pod is refused, as in the library. */
+/** The pod's fsGroup under the rule; without a rule nothing is reported, as in the library. */
 export const admission: AdmissionRule<Params> = {
     kind: "K8sPSPFSGroup",
     template: "fsgroup",
     checks: (p, s) => {
-        if (p.rule === "RunAsAny") return [];
+        // Without a rule the library reports nothing (its violation needs parameters.rule).
+        if (p.rule !== "MustRunAs" && p.rule !== "MayRunAs") return [];
         const has = present(s.o, "spec.securityContext.fsGroup");
         const v = `${s.o}.spec.securityContext.fsGroup`;
         const ok = p.rule === "MustRunAs" ? `(${has} && ${inRanges(v, p.ranges)})` : p.rule === "MayRunAs" ? `(!${has} || ${inRanges(v, p.ranges)})` : "false";

@@ -1,5 +1,5 @@
 import type { Params } from "../../gatekeeper/templates/imagedigests";
-import { allContainers, everyContainer, get, lit } from "../cel";
+import { allContainers, everyContainer, lit, unlessAbsent } from "../cel";
 import type { AdmissionRule } from "../types";
 
 /** The template's digest pattern (imagedigests.ts DIGEST), searched anywhere in the image (RE2, unanchored). */
@@ -9,7 +9,7 @@ export const admission: AdmissionRule<Params> = {
     kind: "K8sImageDigests",
     template: "imagedigests",
     checks: (p, s) => [{
-        expression: everyContainer(allContainers(s.o), p.exemptImages, (c) => `${get(c, "image", '""')}.matches(${lit(DIGEST_PATTERN)})`),
+        expression: everyContainer(allContainers(s.o), p.exemptImages, (c) => unlessAbsent(c, ["name", "image"], `${c}.image.matches(${lit(DIGEST_PATTERN)})`)),
         message: "every container image must be pinned by digest",
     }],
 };

@@ -1,5 +1,5 @@
 import type { Params } from "../../gatekeeper/templates/replicalimits";
-import { present } from "../cel";
+import { present, unlessNameless } from "../cel";
 import type { AdmissionRule } from "../types";
 
 /** An object that sets spec.replicas keeps it within one of the ranges (an entry without both bounds allows nothing). */
@@ -11,7 +11,7 @@ export const admission: AdmissionRule<Params> = {
             .filter((r) => typeof r?.min_replicas === "number" && typeof r?.max_replicas === "number")
             .map((r) => `(${s.o}.spec.replicas >= ${r.min_replicas} && ${s.o}.spec.replicas <= ${r.max_replicas})`);
         return [{
-            expression: `!${present(s.o, "spec.replicas")} || ${ranges.length > 0 ? ranges.join(" || ") : "false"}`,
+            expression: `!has(${s.o}.spec) || ` + unlessNameless(`${present(s.o, "spec.replicas")} && (${ranges.length > 0 ? ranges.join(" || ") : "false"})`),
             message: `spec.replicas must be within ${JSON.stringify(p.ranges ?? [])}`,
         }];
     },

@@ -1,5 +1,5 @@
 import type { Params } from "../../gatekeeper/templates/requiredprobes";
-import { regularContainers } from "../cel";
+import { regularContainers, unlessNameless } from "../cel";
 import type { AdmissionRule } from "../types";
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -17,7 +17,7 @@ export const admission: AdmissionRule<Params> = {
         const pr = field(probe, "probe");
         const types = (p.probeTypes ?? []).map((t) => `has(c.${pr}.${field(t, "probe type")})`);
         return {
-            expression: `${regularContainers(s.o)}.all(c, has(c.${pr}) && (${types.length > 0 ? types.join(" || ") : "false"}))`,
+            expression: unlessNameless(`${regularContainers(s.o)}.all(c, has(c.${pr}) && (${types.length > 0 ? types.join(" || ") : "false"}))`),
             message: `every container must define a ${probe} (${(p.probeTypes ?? []).join(", ")})`,
         };
     }),

@@ -1,5 +1,5 @@
 import type { Params, SELinuxOptions } from "../../gatekeeper/templates/selinux";
-import { allContainers, everyContainer, lit, present } from "../cel";
+import { allContainers, everyContainer, lit, present, unlessAbsent } from "../cel";
 import type { AdmissionRule } from "../types";
 
 const FIELDS = ["level", "role", "type", "user"] as const;
@@ -20,7 +20,7 @@ export const admission: AdmissionRule<Params> = {
             },
             {
                 expression: everyContainer(allContainers(s.o), p.exemptImages, (c) =>
-                    `!${present(c, "securityContext.seLinuxOptions")} || ${allowed(`${c}.securityContext.seLinuxOptions`)}`),
+                    unlessAbsent(c, ["name"], `!${present(c, "securityContext.seLinuxOptions")} || ${allowed(`${c}.securityContext.seLinuxOptions`)}`)),
                 message: `containers' seLinuxOptions must match one of ${JSON.stringify(entries)}`,
             },
         ];
