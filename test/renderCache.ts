@@ -14,6 +14,7 @@ import * as crypto from "crypto";
 import * as fs from "fs";
 import * as path from "path";
 import type { RenderResult } from "../tools/harness/render";
+import { alive } from "../tools/harness/output";
 
 const REPO_ROOT = path.resolve(__dirname, "..");
 export const CACHE_DIR = path.join(REPO_ROOT, "node_modules", ".cache", "ops-render");
@@ -43,15 +44,6 @@ export function inputsHash(root = REPO_ROOT): string {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function alive(pid: number): boolean {
-    try {
-        process.kill(pid, 0);
-        return true;
-    } catch (err) {
-        return (err as NodeJS.ErrnoException).code === "EPERM";
-    }
-}
 
 /** Takes the lock directory `lock`; waits while a live process holds it, takes over a dead one's. */
 async function acquire(lock: string): Promise<void> {

@@ -16,7 +16,7 @@ export interface PackResource {
 export const UNKNOWN_DURING_PREVIEW = "<unknown during preview>";
 
 // @pulumi/policy's sentinels for unknown values (policy/proxy.js); a preview hands them to policies.
-const UNKNOWN_SENTINELS = new Set([
+export const UNKNOWN_SENTINELS: ReadonlySet<string> = new Set([
     "1c4a061d-8072-4f0a-a4cb-0ff528b18fe7",
     "3eeb2bf0-c639-47a8-9e75-3b44932eb421",
     "04da6b54-80e4-46f7-96ec-b56ff0331ba9",

@@ -9,6 +9,7 @@
  * Value oneof { null_value = 1 (enum), number_value = 2 (double), string_value = 3,
  * bool_value = 4, struct_value = 5, list_value = 6 }; ListValue { repeated Value values = 1 }.
  */
+import { UNKNOWN_SENTINELS } from "./resources";
 
 /** What a decoded Struct holds besides plain JSON. */
 export interface StructFlags {
@@ -18,17 +19,8 @@ export interface StructFlags {
     unknown: boolean;
 }
 
-// @pulumi/pulumi runtime/rpc.js specialSigKey; @pulumi/policy proxy.js unknown sentinels.
+// @pulumi/pulumi runtime/rpc.js specialSigKey; the unknown sentinels are resources.ts's.
 const SIG_KEY = "4dabf18193072939515e22adb298388d";
-const UNKNOWN_SENTINELS = new Set([
-    "1c4a061d-8072-4f0a-a4cb-0ff528b18fe7",
-    "3eeb2bf0-c639-47a8-9e75-3b44932eb421",
-    "04da6b54-80e4-46f7-96ec-b56ff0331ba9",
-    "6a19a0b0-7e62-4c92-b797-7f8e31da9cc2",
-    "030794c1-ac77-496b-92df-f27374a8bd58",
-    "e48ece36-62e2-4504-bad9-02848725956a",
-    "dd056dcd-154b-4c76-9bd3-c8f88648b5ff",
-]);
 
 const VARINT = 0;
 const FIXED64 = 1;

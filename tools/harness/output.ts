@@ -52,7 +52,8 @@ export function ensureDir(dir: string): void {
     }
 }
 
-function alive(pid: number): boolean {
+/** Whether a process with this pid exists (a lock held by a dead process may be taken over). */
+export function alive(pid: number): boolean {
     try {
         process.kill(pid, 0);
         return true;
