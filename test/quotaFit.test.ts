@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { quotaProblems } from "../tools/harness/quotaFit";
+import { quotaProblems } from "../policies/spec/quotaFit";
 import { renderStack } from "./render";
 
 const container = (cpu: string, memory: string) => ({ name: "c", resources: { requests: { cpu, memory }, limits: { cpu, memory } } });

@@ -14,6 +14,7 @@ import { rule as hpaUtilizationNeedsRequests } from "../spec/hpa-utilization-nee
 import { rule as imagesPinnedByDigest } from "../spec/images-pinned-by-digest";
 import { rule as ingressTlsIssuer } from "../spec/ingress-tls-issuer";
 import { rule as namespaceGuardrails } from "../spec/namespace-guardrails";
+import { rule as namespaceQuotaFit } from "../spec/namespace-quota-fit";
 import { rule as nodePortAllowlist } from "../spec/node-port-allowlist";
 import { rule as noPlaintextSecrets } from "../spec/no-plaintext-secrets";
 import { rule as serviceSelectsPods } from "../spec/service-selects-pods";
@@ -30,6 +31,7 @@ export const specRules: readonly SpecRule[] = [
     nodePortAllowlist,
     ingressTlsIssuer,
     namespaceGuardrails,
+    namespaceQuotaFit,
     noPlaintextSecrets,
     gitopsPinnedRevision,
     gitopsProjectDefault,

@@ -7,7 +7,7 @@ import type { K8sObject } from "../../policies/gatekeeper/types";
 import { OutputIo, writeOutputAtomically } from "./output";
 import { kubernetesObjects, manifestsYaml, resourceRecords, ResourceRecord } from "./manifests";
 import { RegisteredResource, runProgram } from "./program";
-import { quotaProblems } from "./quotaFit";
+import { quotaProblems } from "../../policies/spec/quotaFit";
 import { readStackValues } from "./stackConfig";
 import { validateObject } from "./validate";
 

@@ -23,6 +23,7 @@ const CANNOT: Record<string, string> = {
     "statefulset-headless-service": "referential: the StatefulSet's serviceName must name a headless Service of the stack",
     "service-selects-pods": "referential: the Service's selector must select pods of a workload of the stack",
     "namespace-guardrails": "multi-object: each Namespace needs its ResourceQuota, LimitRange and NetworkPolicies",
+    "namespace-quota-fit": "multi-object: sums every workload of a namespace (at its autoscaler's maximum) against the namespace's ResourceQuota; at admission the quota itself refuses what does not fit",
     "gitops-single-owner": "multi-object: no object may be owned by two Argo CD Applications",
     "no-plaintext-secrets": "a high-entropy heuristic over every string of the object (policies/pack/secretPatterns.ts), with no CEL counterpart that gives the same verdicts",
     "gitops-pinned-revision": GITOPS,

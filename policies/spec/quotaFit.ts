@@ -2,10 +2,15 @@
  * Each namespace's ResourceQuota must hold the workloads the program puts there at their largest
  * (autoscaler maximum) plus one rolling-update surge pod per Deployment, every unsuspended
  * CronJob's pod and the volumes: a quota they do not fit blocks a rollout in the cluster.
- * Checked on the rendered objects, so the render (and CI) fails before anything is deployed.
+ * Checked on the rendered objects by the render, and by the pack's namespace-quota-fit rule at
+ * `pulumi preview` / `pulumi up` (a stack policy: before the update creates anything).
  */
-import { cpuMillis, quantityBytes } from "../../config/schema";
-import type { K8sObject } from "../../policies/gatekeeper/types";
+import { parseBytesMillis, parseCpuMillis } from "../gatekeeper/engine/quantity";
+import type { K8sObject } from "../gatekeeper/types";
+
+// The pack's own quantity parsing (the pack is compiled on its own, without the config module).
+const cpuMillis = (q: string): number => parseCpuMillis(q) ?? 0;
+const quantityBytes = (q: string): number => (parseBytesMillis(q) ?? 0) / 1000;
 
 interface Demand {
     requestsCpu: number;
