@@ -52,15 +52,9 @@ export GIT_TERMINAL_PROMPT=0
 prune=--prune
 [ "${GIT_MIRROR_PRUNE:-true}" = false ] && prune=""
 
-stamp=$(date -u +%Y-%m-%dT%H%M%SZ)
-final="$BACKUP_DIR/$stamp"
-n=1
-while [ -e "$final" ]; do n=$((n + 1)); final="$BACKUP_DIR/$stamp-$n"; done
-snap="$BACKUP_DIR/.partial-$stamp-$$"
-trap 'rm -rf -- "$snap"' EXIT
-trap 'exit 143' TERM
-trap 'exit 130' INT
-mkdir -p "$snap" || die "cannot create $snap: $(write_cause "" "$BACKUP_DIR")"
+new_backup_folder
+trap 'rm -rf -- "$work"' EXIT
+mkdir -p "$work" || die "cannot create $work: $(write_cause "" "$BACKUP_DIR")"
 
 failed=""
 ok=0
@@ -101,7 +95,7 @@ for url in "$@"; do
   if [ "$nrefs" -eq 0 ]; then
     log "$shown: mirror is empty (no refs), no snapshot"
   else
-    bundle="$snap/${rel%.git}.bundle"
+    bundle="$work/${rel%.git}.bundle"
     mkdir -p "$(dirname "$bundle")"
     if ! out=$(git -C "$dest" bundle create "$bundle" --all 2>&1) || ! out=$(git -C "$dest" bundle verify "$bundle" 2>&1); then
       warn "$shown: snapshot (git bundle) failed: $(write_cause "$out" "$BACKUP_DIR")"
@@ -115,9 +109,9 @@ for url in "$@"; do
 done
 
 if [ "$ok" -gt 0 ]; then
-  write_sums "$snap"
-  fsync_tree "$snap"
-  mv "$snap" "$final" || die "could not move the snapshots into place ($final)"
+  write_sums "$work"
+  fsync_tree "$work"
+  mv "$work" "$final" || die "could not move the snapshots into place ($final)"
   log "snapshots of $ok repositories in $final"
 fi
 if [ -n "$failed" ]; then

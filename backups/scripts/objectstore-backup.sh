@@ -29,15 +29,9 @@ check_retention
 [ -w "$BACKUP_DIR" ] || die "backup directory $BACKUP_DIR is not writable"
 command -v mc > /dev/null 2>&1 || die "the MinIO client 'mc' is not installed in this image"
 
-stamp=$(date -u +%Y-%m-%dT%H%M%SZ)
-final="$BACKUP_DIR/$stamp"
-n=1
-while [ -e "$final" ]; do n=$((n + 1)); final="$BACKUP_DIR/$stamp-$n"; done
-work="$BACKUP_DIR/.partial-$stamp-$$"
+new_backup_folder
 cfg=$(mktemp -d "${TMPDIR:-/tmp}/mc-config.XXXXXX")
 trap 'rm -rf -- "$work" "$cfg"' EXIT
-trap 'exit 143' TERM
-trap 'exit 130' INT
 mkdir -p "$work"
 
 printf '{"version":"10","aliases":{"%s":{"url":"%s","accessKey":"%s","secretKey":"%s","api":"S3v4","path":"auto"}}}\n' \

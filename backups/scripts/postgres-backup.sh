@@ -29,16 +29,10 @@ check_retention
 export PGDATABASE="${PGDATABASE:-postgres}"
 TARGET="${PGHOST}:${PGPORT:-5432}"
 
-stamp=$(date -u +%Y-%m-%dT%H%M%SZ)
-final="$BACKUP_DIR/$stamp"
-n=1
-while [ -e "$final" ]; do n=$((n + 1)); final="$BACKUP_DIR/$stamp-$n"; done
-work="$BACKUP_DIR/.partial-$stamp-$$"
+new_backup_folder
 doing="preparing"
 # On any exit: remove the partial folder; a failure that did not say why (die) gets its cause printed.
 trap 'rc=$?; rm -rf -- "$work"; [ "$rc" -eq 0 ] || [ -n "${DIED:-}" ] || warn "stopped with exit code $rc while $doing: $(write_cause "" "$BACKUP_DIR")"' EXIT
-trap 'exit 143' TERM
-trap 'exit 130' INT
 out=$(mkdir -p "$work/databases" 2>&1) || die "creating $work failed: $(write_cause "$out" "$BACKUP_DIR")"
 
 log "connecting to PostgreSQL at $TARGET as '${PGUSER:-}'"

@@ -55,14 +55,8 @@ redis_fail() { # $1 = step, $2 = output
 info() { cli INFO persistence 2>&1 | tr -d '\r'; }
 field() { printf '%s\n' "$1" | sed -n "s/^$2://p"; }
 
-stamp=$(date -u +%Y-%m-%dT%H%M%SZ)
-final="$BACKUP_DIR/$stamp"
-n=1
-while [ -e "$final" ]; do n=$((n + 1)); final="$BACKUP_DIR/$stamp-$n"; done
-work="$BACKUP_DIR/.partial-$stamp-$$"
+new_backup_folder
 trap 'rm -rf -- "$work"' EXIT
-trap 'exit 143' TERM
-trap 'exit 130' INT
 mkdir -p "$work"
 
 log "connecting to Redis at $TARGET"

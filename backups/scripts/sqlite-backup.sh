@@ -41,14 +41,8 @@ fi
 case $SQLITE_DB in -*) SQLITE_DB="./$SQLITE_DB" ;; esac
 name=$(basename "$SQLITE_DB")
 
-stamp=$(date -u +%Y-%m-%dT%H%M%SZ)
-final="$BACKUP_DIR/$stamp"
-n=1
-while [ -e "$final" ]; do n=$((n + 1)); final="$BACKUP_DIR/$stamp-$n"; done
-work="$BACKUP_DIR/.partial-$stamp-$$"
+new_backup_folder
 trap 'rm -rf -- "$work"' EXIT
-trap 'exit 143' TERM
-trap 'exit 130' INT
 mkdir -p "$work"
 
 copy="$work/$name"

@@ -38,14 +38,8 @@ else
   command -v "$WF_CLI" > /dev/null 2>&1 || die "workflow CLI '$WF_CLI' not found (WF_CLI); cli mode must run in the workflow tool's image"
 fi
 
-stamp=$(date -u +%Y-%m-%dT%H%M%SZ)
-final="$BACKUP_DIR/$stamp"
-n=1
-while [ -e "$final" ]; do n=$((n + 1)); final="$BACKUP_DIR/$stamp-$n"; done
-work="$BACKUP_DIR/.partial-$stamp-$$"
+new_backup_folder
 trap 'rm -rf -- "$work"' EXIT
-trap 'exit 143' TERM
-trap 'exit 130' INT
 mkdir -p "$work"
 
 if [ "$MODE" = database ]; then

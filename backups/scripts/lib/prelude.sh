@@ -26,6 +26,21 @@ require() {
   done
 }
 
+# A new backup: sets stamp, final (the dated folder, -<n> when that name is taken; a successful run
+# renames work into it) and work (its partial folder beside it, for the script's EXIT trap to
+# remove); TERM and INT end the script with 143 and 130 so that trap runs. (stamp, final and work
+# are read by the backup scripts, not by the restore scripts that share this prelude.)
+# shellcheck disable=SC2034
+new_backup_folder() {
+  stamp=$(date -u +%Y-%m-%dT%H%M%SZ)
+  final="$BACKUP_DIR/$stamp"
+  _n=1
+  while [ -e "$final" ]; do _n=$((_n + 1)); final="$BACKUP_DIR/$stamp-$_n"; done
+  work="$BACKUP_DIR/.partial-$stamp-$$"
+  trap 'exit 143' TERM
+  trap 'exit 130' INT
+}
+
 # A dated backup folder name as the backup scripts write it: YYYY-MM-DDTHHMMSSZ, optionally -<n>.
 is_stamp() {
   case $1 in
