@@ -56,11 +56,9 @@ const addons = new Addons("addons", { config, namespace: (name) => namespaces.na
 // Ingresses are admitted by the ingress controller's webhook: applications come after it.
 const inNamespaces = { dependsOn: [namespaces, addons.charts.ingressNginx] };
 
+// The model bridge is in front of the agent server: it forwards to the instance on bridgeAgentServerPort.
 const bridge = new Bridge("bridge", { config }, inNamespaces);
-const agentServer = new AgentServer("agent-server", {
-    config,
-    bridge: { baseUrl: bridge.baseUrl, selector: bridge.selector, namespace: bridge.namespace, port: bridge.port },
-}, inNamespaces);
+const agentServer = new AgentServer("agent-server", { config, bridge: { selector: bridge.selector, namespace: bridge.namespace } }, inNamespaces);
 
 // Data stores and the workflow tool that uses them.
 const postgres = new Postgres("postgres", {

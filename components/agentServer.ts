@@ -17,11 +17,24 @@ import { AGENT_PATHS, agentConfigFile, ENV } from "./agentServerConfig";
 
 export interface AgentServerArgs {
     config: StackConfig;
-    /** The bridge the provider talks to, unless agentServerProviderBaseUrl is set. */
-    bridge: { baseUrl: pulumi.Input<string>; selector: Record<string, string>; namespace: string; port: number };
+    /** The model bridge's pods: a client of the instance on bridgeAgentServerPort (the bridge is in front of the agent server). */
+    bridge: { selector: Record<string, string>; namespace: string };
 }
 
 const APP = "agent-server";
+
+/** The instance on one port: its Deployment and Service name, namespace, pod selector and in-cluster URL of the server port. */
+export function agentServerInstance(cfg: StackConfig, port: number) {
+    const name = `${APP}-${port}`;
+    const namespace = cfg.agentServer.namespace;
+    return {
+        name,
+        namespace,
+        port,
+        selector: appLabels(cfg, { name: APP, component: "server", instance: name }).selector,
+        url: `http://${name}.${namespace}.svc.cluster.local:${port}`,
+    };
+}
 
 export class AgentServer extends pulumi.ComponentResource {
     public readonly urls: pulumi.Output<string>[];
@@ -57,7 +70,7 @@ export class AgentServer extends pulumi.ComponentResource {
 
         const configMap = new k8s.core.v1.ConfigMap(`${name}-config`, {
             metadata: { name: `${APP}-config`, namespace: ns, labels: common.labels },
-            data: { "config.json": pulumi.output(args.bridge.baseUrl).apply((bridgeUrl) => agentConfigFile(cfg, bridgeUrl)) },
+            data: { "config.json": agentConfigFile(cfg) },
         }, child);
 
         let oauthSecret: k8s.core.v1.Secret | undefined;
@@ -162,9 +175,14 @@ export class AgentServer extends pulumi.ComponentResource {
                 },
             }, { ...child, dependsOn: [authSecret, modelSecret, gatewaySecret] });
 
+            // The bridge calls opencode itself: behind the OAuth proxy its instance's Service also
+            // publishes the server port, which only the bridge's pods may reach (network policy below).
+            const bridgeTarget = port === cfg.bridge.agentServerPort;
+            const servicePorts = [{ name: "http", port: servicePort, targetPort: servicePort, protocol: "TCP" }];
+            if (bridgeTarget && servicePort !== port) servicePorts.push({ name: "server", port, targetPort: port, protocol: "TCP" });
             const service = new k8s.core.v1.Service(`${name}-${port}`, {
                 metadata: { name: instance, namespace: ns, labels: l.labels },
-                spec: { type: "ClusterIP", selector: l.selector, ports: [{ name: "http", port: servicePort, targetPort: servicePort, protocol: "TCP" }] },
+                spec: { type: "ClusterIP", selector: l.selector, ports: servicePorts },
             }, child);
 
             const hostLabel = index === 0 ? a.hostLabel : `${a.hostLabel}-${port}`;
@@ -175,8 +193,11 @@ export class AgentServer extends pulumi.ComponentResource {
                 namespace: ns,
                 podSelector: l.selector,
                 labels: l.labels,
-                ingress: [{ peer: ingressController(cfg.ingress.controllerNamespace), ports: [{ port: servicePort }] }],
-                egress: egressFlows(cfg, args.bridge),
+                ingress: [
+                    { peer: ingressController(cfg.ingress.controllerNamespace), ports: [{ port: servicePort }] },
+                    ...(bridgeTarget ? [{ peer: podsIn(args.bridge.namespace, args.bridge.selector, "the model bridge"), ports: [{ port }] }] : []),
+                ],
+                egress: egressFlows(cfg),
             }, child);
 
             this.serviceNames.push(instance);
@@ -189,11 +210,14 @@ export class AgentServer extends pulumi.ComponentResource {
     }
 }
 
-function egressFlows(cfg: StackConfig, bridge: AgentServerArgs["bridge"]): Flow[] {
+function egressFlows(cfg: StackConfig): Flow[] {
     const a = cfg.agentServer;
     const g = cfg.gatewayTool;
-    const flows: Flow[] = [{ peer: podsIn(bridge.namespace, bridge.selector, "the model bridge"), ports: [{ port: bridge.port }] }];
+    const flows: Flow[] = [];
     if (g.enabled) flows.push({ peer: inNamespace(g.namespace), ports: [{ port: portOf(g.baseUrl) }] });
+    // An in-cluster model API (<service>.<namespace>.svc...): its namespace, on its port.
+    const providerNs = isInCluster(a.provider.baseUrl) ? new URL(a.provider.baseUrl).hostname.split(".")[1] : undefined;
+    if (providerNs) flows.push({ peer: inNamespace(providerNs), ports: [{ port: portOf(a.provider.baseUrl) }] });
     const external = [a.provider.baseUrl, a.oauthProxy.enabled ? a.oauthProxy.issuerUrl : undefined, a.httpProxy].filter((u): u is string => !!u && !isInCluster(u));
     if (external.length > 0) flows.push({ peer: internet(), ports: [...new Set(external.map(portOf))].map((port) => ({ port })) });
     return flows;

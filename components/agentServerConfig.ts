@@ -5,14 +5,35 @@
  */
 import type { StackConfig } from "../config";
 
-/** Environment names: opencode's own (read in its src/flag/flag.ts) and two of ours that the file references. */
+/**
+ * Environment names: opencode's own (read in its src/flag/flag.ts), MODEL_API_KEY (ours, referenced
+ * by the file) and the tool server's admin key, which the file passes on under the tool server's
+ * own name (SUB2API_ADMIN_API_KEY, read by sub2api-admin's server.mjs).
+ */
 export const ENV = {
     serverUsername: "OPENCODE_SERVER_USERNAME",
     serverPassword: "OPENCODE_SERVER_PASSWORD",
     configFile: "OPENCODE_CONFIG",
     modelApiKey: "MODEL_API_KEY",
-    gatewayAdminKey: "GATEWAY_ADMIN_API_KEY",
+    gatewayAdminKey: "SUB2API_ADMIN_API_KEY",
 } as const;
+
+const envRef = (name: string) => `{env:${name}}`;
+
+/**
+ * The environment the gateway admin tool server (sub2api-admin server.mjs) reads: SUB2API_BASE_URL
+ * (required), SUB2API_ALLOWED_HOST, SUB2API_TIMEOUT_MS, SUB2API_MAX_RECHARGE, SUB2API_ADMIN_API_KEY.
+ */
+export function gatewayToolEnvironment(cfg: StackConfig): Record<string, string> {
+    const g = cfg.gatewayTool;
+    return {
+        SUB2API_BASE_URL: g.baseUrl,
+        SUB2API_ALLOWED_HOST: g.allowedHost,
+        SUB2API_TIMEOUT_MS: String(g.timeoutMs),
+        SUB2API_MAX_RECHARGE: String(g.maxRecharge),
+        SUB2API_ADMIN_API_KEY: envRef(ENV.gatewayAdminKey),
+    };
+}
 
 /** Paths inside the agent server container. */
 export const AGENT_PATHS = {
@@ -29,9 +50,7 @@ export const GATEWAY_TOOLS = [
 ] as const;
 export const GATEWAY_MCP = "gateway-admin";
 
-const envRef = (name: string) => `{env:${name}}`;
-
-export function agentConfig(cfg: StackConfig, bridgeBaseUrl: string): Record<string, unknown> {
+export function agentConfig(cfg: StackConfig): Record<string, unknown> {
     const a = cfg.agentServer;
     const g = cfg.gatewayTool;
     const p = a.provider;
@@ -52,7 +71,7 @@ export function agentConfig(cfg: StackConfig, bridgeBaseUrl: string): Record<str
             [p.name]: {
                 npm: p.npm,
                 name: p.displayName,
-                options: { baseURL: p.baseUrl ?? bridgeBaseUrl, apiKey: envRef(ENV.modelApiKey) },
+                options: { baseURL: p.baseUrl, apiKey: envRef(ENV.modelApiKey) },
                 models,
             },
         },
@@ -72,17 +91,11 @@ export function agentConfig(cfg: StackConfig, bridgeBaseUrl: string): Record<str
                 command: [...g.command],
                 enabled: true,
                 timeout: g.toolTimeoutMs,
-                environment: {
-                    GATEWAY_BASE_URL: g.baseUrl,
-                    GATEWAY_ALLOWED_HOST: g.allowedHost,
-                    GATEWAY_TIMEOUT_MS: String(g.timeoutMs),
-                    GATEWAY_MAX_RECHARGE: String(g.maxRecharge),
-                    GATEWAY_ADMIN_API_KEY: envRef(ENV.gatewayAdminKey),
-                },
+                environment: gatewayToolEnvironment(cfg),
             },
         };
     }
     return config;
 }
 
-export const agentConfigFile = (cfg: StackConfig, bridgeBaseUrl: string) => JSON.stringify(agentConfig(cfg, bridgeBaseUrl), null, 2) + "\n";
+export const agentConfigFile = (cfg: StackConfig) => JSON.stringify(agentConfig(cfg), null, 2) + "\n";

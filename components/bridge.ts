@@ -1,14 +1,21 @@
 /**
- * The model bridge (sections 2.8, 4.2, 8.2): a stateless Deployment behind an autoscaler that
- * lists models on /v1/models and streams completions; its ingress has buffering off.
+ * The model bridge (sections 2.8, 4.2, 8.2): opencode-bridge, an OpenAI-compatible API under /v1
+ * in front of the agent server. It lists DEFAULT_MODEL on /v1/models and turns chat completions
+ * into agent server sessions and messages, forwarding them to OPENCODE_BASE. A stateless
+ * Deployment behind an autoscaler; its ingress has buffering off (it streams).
+ *
+ * The bridge sends no credentials to the agent server (its requests carry only Content-Type;
+ * docs/product-settings.md): with the agent server's basic authentication on, what it forwards is
+ * refused with 401, while /v1/models and /health, which the bridge answers itself, work.
  */
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import type { StackConfig } from "../config";
+import { agentServerInstance } from "./agentServer";
 import { cpuAutoscaler, disruptionBudget } from "./lib/availability";
 import { webIngress } from "./lib/ingress";
-import { appLabels, reloaderAnnotations } from "./lib/labels";
-import { allowOnly, ingressController, internet, podsIn } from "./lib/network";
+import { appLabels } from "./lib/labels";
+import { allowOnly, ingressController, podsIn } from "./lib/network";
 import { hardenedContainer, hardenedPodSpec, httpProbe, scratch } from "./lib/pod";
 
 export interface BridgeArgs {
@@ -17,14 +24,20 @@ export interface BridgeArgs {
 
 const APP = "model-bridge";
 
-/** The bridge's settings file (section 2.8): every value a string, as the bridge expects. */
-export function bridgeSettings(cfg: StackConfig): Record<string, string> {
+/**
+ * The environment opencode-bridge reads (its bridge/lib/config.js): the specification's
+ * defaultModel, openaiStreamChunkSize, openaiStreamChunkDelayMs and enableLeadingEchoFilter, its
+ * port and the agent server it forwards to. Every value a string.
+ */
+export function bridgeEnv(cfg: StackConfig): Record<string, string> {
     const b = cfg.bridge;
     return {
-        defaultModel: b.defaultModel,
-        openaiStreamChunkSize: String(b.streamChunkSize),
-        openaiStreamChunkDelayMs: String(b.streamChunkDelayMs),
-        enableLeadingEchoFilter: String(b.enableLeadingEchoFilter),
+        BRIDGE_PORT: String(b.port),
+        OPENCODE_BASE: agentServerInstance(cfg, b.agentServerPort).url,
+        DEFAULT_MODEL: b.defaultModel,
+        OPENAI_STREAM_CHUNK_SIZE: String(b.streamChunkSize),
+        OPENAI_STREAM_CHUNK_DELAY_MS: String(b.streamChunkDelayMs),
+        ENABLE_LEADING_ECHO_FILTER: String(b.enableLeadingEchoFilter),
     };
 }
 
@@ -42,19 +55,11 @@ export class Bridge extends pulumi.ComponentResource {
         const child = { parent: this };
         const l = appLabels(cfg, { name: APP, component: "bridge", instance: APP });
 
-        const settings = new k8s.core.v1.ConfigMap(`${name}-settings`, {
-            metadata: { name: `${APP}-settings`, namespace: ns, labels: l.labels },
-            data: { "settings.json": JSON.stringify(bridgeSettings(cfg), null, 2) + "\n" },
-        }, child);
-        const upstream = new k8s.core.v1.Secret(`${name}-upstream`, {
-            metadata: { name: `${APP}-upstream`, namespace: ns, labels: l.labels },
-            type: "Opaque",
-            stringData: { "api-key": b.upstreamApiKey },
-        }, child);
+        const agent = agentServerInstance(cfg, b.agentServerPort);
         const tmp = scratch("tmp", "/tmp");
 
         const deployment = new k8s.apps.v1.Deployment(name, {
-            metadata: { name: APP, namespace: ns, labels: l.labels, annotations: reloaderAnnotations(cfg, { configMaps: [`${APP}-settings`], secrets: [`${APP}-upstream`] }) },
+            metadata: { name: APP, namespace: ns, labels: l.labels },
             spec: {
                 replicas: b.replicas,
                 strategy: { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
@@ -69,18 +74,15 @@ export class Bridge extends pulumi.ComponentResource {
                             image: b.image,
                             args: b.args ? [...b.args] : undefined,
                             ports: [{ name: "http", containerPort: b.port }],
-                            env: [
-                                { name: "PORT", value: String(b.port) },
-                                { name: "BRIDGE_SETTINGS", value: "/etc/model-bridge/settings.json" },
-                                { name: "UPSTREAM_API_KEY", valueFrom: { secretKeyRef: { name: upstream.metadata.name, key: "api-key" } } },
-                            ],
+                            env: Object.entries(bridgeEnv(cfg)).map(([envName, value]) => ({ name: envName, value })),
                             resources: b,
-                            readinessProbe: httpProbe("/v1/models", "http", { period: 10 }),
-                            livenessProbe: httpProbe("/v1/models", "http", { initialDelay: 10, period: 30 }),
+                            // /health is answered by the bridge itself (as in the product's chart), without the agent server.
+                            readinessProbe: httpProbe("/health", "http", { period: 10 }),
+                            livenessProbe: httpProbe("/health", "http", { initialDelay: 10, period: 30 }),
                             preStopDelay: b.preStopDelay,
-                            volumeMounts: [{ name: "settings", mountPath: "/etc/model-bridge", readOnly: true }, tmp.mount],
+                            volumeMounts: [tmp.mount],
                         })],
-                        volumes: [{ name: "settings", configMap: { name: settings.metadata.name } }, tmp.volume],
+                        volumes: [tmp.volume],
                     }),
                 },
             },
@@ -100,11 +102,8 @@ export class Bridge extends pulumi.ComponentResource {
             namespace: ns,
             podSelector: l.selector,
             labels: l.labels,
-            ingress: [
-                { peer: ingressController(cfg.ingress.controllerNamespace), ports: [{ port: b.port }] },
-                { peer: podsIn(ns, { "app.kubernetes.io/name": "agent-server" }, "the agent servers"), ports: [{ port: b.port }] },
-            ],
-            egress: [{ peer: internet(), ports: [{ port: b.upstreamPort }] }],
+            ingress: [{ peer: ingressController(cfg.ingress.controllerNamespace), ports: [{ port: b.port }] }],
+            egress: [{ peer: podsIn(agent.namespace, agent.selector, `the agent server ${agent.name}`), ports: [{ port: agent.port }] }],
         }, child);
 
         this.baseUrl = `http://${APP}.${ns}.svc.cluster.local:${b.port}/v1`;

@@ -41,6 +41,22 @@ const gatewayPermissions: Rule = (c) => {
     ];
 };
 
+/** The bridge forwards to one of the agent server instances. */
+const bridgeTarget: Rule = (c) =>
+    c.agentServer.ports.includes(c.bridge.agentServerPort)
+        ? []
+        : [{ key: "bridgeAgentServerPort", problem: `${c.bridge.agentServerPort} is not an agent server port`, expected: `one of agentServerPorts (${c.agentServer.ports.join(", ")})` }];
+
+/** Every model the agent server and the bridge name is one the agent configuration's provider offers. */
+const offeredModels: Rule = (c) => {
+    const p = c.agentServer.provider;
+    const offered = p.models.map((m) => `${p.name}/${m}`);
+    const named = { agentServerModel: c.agentServer.model, agentServerSmallModel: c.agentServer.smallModel, bridgeDefaultModel: c.bridge.defaultModel };
+    return Object.entries(named)
+        .filter(([, model]) => !offered.includes(model))
+        .map(([key, model]) => ({ key, problem: `${model} is not a model of the agent server's provider`, expected: `one of ${offered.join(", ")} (agentServerProviderName/agentServerProviderModels)` }));
+};
+
 /** min <= max for every pair of keys named <x>MinReplicas / <x>MaxReplicas (or minReplicas / maxReplicas in one area). */
 const replicaRanges: Rule = (c) => {
     const fields = flatten(schema);
@@ -99,7 +115,7 @@ const distinctNodePorts: Rule = (c) => {
     return problems;
 };
 
-const RULES: Rule[] = [imagesPinned, gatewayHost, gatewayPermissions, replicaRanges, requestsWithinLimits, distinctPorts, distinctNodePorts, oauthSecrets, ...PLATFORM_RULES, ...DATA_STORE_RULES, ...APPLICATION_RULES];
+const RULES: Rule[] = [imagesPinned, gatewayHost, gatewayPermissions, bridgeTarget, offeredModels, replicaRanges, requestsWithinLimits, distinctPorts, distinctNodePorts, oauthSecrets, ...PLATFORM_RULES, ...DATA_STORE_RULES, ...APPLICATION_RULES];
 
 /**
  * Every cross-key rule. `tolerant`: some keys failed their own check (and carry their default);

@@ -85,10 +85,11 @@ test("basic authentication from a Secret; the password is 16 random alphanumeric
     assert.match(secret.stringData.password, /^[A-Za-z0-9]{16}$/);
 });
 
-test("the gateway admin key reaches the pod only from the Secret key admin-api-key", async () => {
+test("the gateway admin key reaches the pod only from the Secret key admin-api-key, under the tool server's name", async () => {
     const r = await renderStack("prod");
     const c = find(r, "Deployment", "agent-server-4000").spec.template.spec.containers[0];
-    assert.deepEqual(env(c, "GATEWAY_ADMIN_API_KEY").valueFrom.secretKeyRef, { name: "gateway-admin", key: "admin-api-key" });
+    assert.deepEqual(env(c, "SUB2API_ADMIN_API_KEY").valueFrom.secretKeyRef, { name: "gateway-admin", key: "admin-api-key" });
+    assert.ok(!c.env.some((e: any) => e.name.startsWith("GATEWAY_")), "the specification's GATEWAY_* names are read by nothing");
     assert.match(find(r, "Secret", "gateway-admin", "agent").stringData["admin-api-key"], /^admin-[0-9a-f]{64}$/);
 });
 
@@ -102,7 +103,9 @@ test("the configuration file of section 2.8 holds no secret and denies gateway-a
     assert.match(cfg.small_model, /^[\w.-]+\/[\w.:-]+$/);
     const provider: any = Object.values(cfg.provider)[0];
     assert.equal(provider.options.apiKey, "{env:MODEL_API_KEY}");
-    assert.equal(provider.options.baseURL, "http://model-bridge.agent.svc.cluster.local:8080/v1");
+    // The bridge is in front of the agent server, not its model provider.
+    assert.equal(provider.options.baseURL, "https://api.openai.com/v1");
+    assert.ok(!text.includes("model-bridge"));
     for (const model of Object.values<any>(provider.models)) assert.deepEqual(model.limit, { context: 128000, output: 32000 });
     assert.equal(cfg.agent.build.options.store, false);
     assert.equal(cfg.agent.plan.options.store, false);
@@ -116,12 +119,13 @@ test("the configuration file of section 2.8 holds no secret and denies gateway-a
     const mcp = cfg.mcp["gateway-admin"];
     assert.equal(mcp.type, "local");
     assert.equal(mcp.timeout, 40000);
+    // sub2api-admin's server.mjs reads these names (docs/product-settings.md); 30000 ms and 10000 are section 8.2's.
     assert.deepEqual(mcp.environment, {
-        GATEWAY_BASE_URL: "http://gateway.gateway.svc.cluster.local:3000",
-        GATEWAY_ALLOWED_HOST: "gateway.gateway.svc.cluster.local",
-        GATEWAY_TIMEOUT_MS: "30000",
-        GATEWAY_MAX_RECHARGE: "10000",
-        GATEWAY_ADMIN_API_KEY: "{env:GATEWAY_ADMIN_API_KEY}",
+        SUB2API_BASE_URL: "http://gateway.gateway.svc.cluster.local:3000",
+        SUB2API_ALLOWED_HOST: "gateway.gateway.svc.cluster.local",
+        SUB2API_TIMEOUT_MS: "30000",
+        SUB2API_MAX_RECHARGE: "10000",
+        SUB2API_ADMIN_API_KEY: "{env:SUB2API_ADMIN_API_KEY}",
     });
     for (const s of all(r, "Secret")) for (const v of Object.values<string>(s.stringData ?? {})) if (v.length >= 8) assert.ok(!text.includes(v));
 });
@@ -148,19 +152,35 @@ test("ingress: class nginx, TLS per host, the stack's issuer, proxy timeouts of 
     assert.equal(find(dev, "Ingress", "agent-server-4001").metadata.annotations["cert-manager.io/cluster-issuer"], "self-signed-ca-issuer");
 });
 
-test("network policy: in only from the ingress controller, out only to DNS, the bridge and the gateway", async () => {
+test("network policy: in from the ingress controller and (its instance only) the bridge; out to DNS, the gateway and the model API, never to the bridge", async () => {
     const r = await renderStack("prod");
     const np = find(r, "NetworkPolicy", "agent-server-4000", "agent");
     assert.deepEqual(np.spec.policyTypes, ["Ingress", "Egress"]);
-    assert.equal(np.spec.ingress.length, 1);
+    assert.equal(np.spec.ingress.length, 2);
     assert.deepEqual(np.spec.ingress[0].from, [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "ingress-nginx" } } }]);
     assert.deepEqual(np.spec.ingress[0].ports, [{ port: 4000, protocol: "TCP" }]);
+    assert.deepEqual(np.spec.ingress[1].from[0].podSelector.matchLabels["app.kubernetes.io/name"], "model-bridge");
+    assert.deepEqual(np.spec.ingress[1].ports, [{ port: 4000, protocol: "TCP" }]);
+    const other = find(r, "NetworkPolicy", "agent-server-4001", "agent");
+    assert.equal(other.spec.ingress.length, 1, "the bridge forwards to the 4000 instance only");
     const peers = np.spec.egress.map((e: any) => JSON.stringify(e.to));
     assert.equal(np.spec.egress.length, 3, peers.join("\n"));
     assert.match(peers[0], /kube-dns/);
-    assert.match(peers[1], /model-bridge/);
-    assert.match(peers[2], /"kubernetes.io\/metadata.name":"gateway"/);
-    assert.deepEqual(np.spec.egress[2].ports, [{ port: 3000, protocol: "TCP" }]);
+    assert.match(peers[1], /"kubernetes.io\/metadata.name":"gateway"/);
+    assert.deepEqual(np.spec.egress[1].ports, [{ port: 3000, protocol: "TCP" }]);
+    assert.match(peers[2], /0\.0\.0\.0\/0/, "the model API (https://api.openai.com/v1) is outside the cluster");
+    assert.deepEqual(np.spec.egress[2].ports, [{ port: 443, protocol: "TCP" }]);
+    assert.ok(!peers.some((p: string) => p.includes("model-bridge")), "the agent server never calls the bridge");
+});
+
+test("behind the OAuth proxy, the bridge's instance also publishes the server port for the bridge", async () => {
+    const r = await renderStack("dev", { agentServerOauthProxyEnabled: true, agentServerOauthProxyClientId: "client", agentServerOauthProxyClientSecret: "client-secret-value" });
+    assert.deepEqual(r.errors, []);
+    const svc = find(r, "Service", "agent-server-4000", "agent");
+    assert.deepEqual(svc.spec.ports.map((p: any) => [p.name, p.port, p.targetPort]), [["http", 4180, 4180], ["server", 4000, 4000]]);
+    assert.deepEqual(find(r, "Service", "agent-server-4001", "agent").spec.ports.map((p: any) => p.name), ["http"]);
+    const np = find(r, "NetworkPolicy", "agent-server-4000", "agent");
+    assert.deepEqual(np.spec.ingress.map((i: any) => i.ports), [[{ port: 4180, protocol: "TCP" }], [{ port: 4000, protocol: "TCP" }]]);
 });
 
 test("an outbound proxy gets a NO_PROXY that covers every in-cluster host", async () => {

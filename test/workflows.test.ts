@@ -318,7 +318,8 @@ describe("the ci stack of the e2e job", () => {
     });
 
     // The stand-ins of the two applications this repository does not build run their rendered
-    // arguments under busybox, as the pod does, as a non-root user with the pod's PORT.
+    // arguments under busybox, as the pod does, as a non-root user with the pod's port variable
+    // (the rendered env entry holding the container port: PORT for booking, BRIDGE_PORT for the bridge).
     for (const app of ["booking", "model-bridge"]) {
         it(`the ${app} stand-in answers the paths the e2e job checks`, async (t) => {
             const busybox = ["/usr/bin/busybox", "/bin/busybox"].find((p) => fs.existsSync(p));
@@ -331,8 +332,10 @@ describe("the ci stack of the e2e job", () => {
             const [c] = containersOf(find(r, "Deployment", app));
             assert.equal(c.image, "docker.io/library/busybox:1.37.0");
             assert.deepEqual(c.args.slice(0, 2), ["sh", "-c"]);
+            const portVar = c.env.find((e: any) => e.value === String(c.ports[0].containerPort))?.name;
+            assert.ok(portVar && c.args[2].includes(`$${portVar}`), `${app}: the stand-in must listen on the port its env names`);
             const port = 20000 + Math.floor(Math.random() * 20000);
-            const child = spawn(busybox, ["sh", "-c", c.args[2]], { env: { PATH: "/usr/bin:/bin", PORT: String(port) }, stdio: "ignore" });
+            const child = spawn(busybox, ["sh", "-c", c.args[2]], { env: { PATH: "/usr/bin:/bin", [portVar]: String(port) }, stdio: "ignore" });
             try {
                 const get = async (p: string) => {
                     for (let i = 0; ; i++) {

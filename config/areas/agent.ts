@@ -7,7 +7,7 @@ const ADMIN_KEY = /^admin-[0-9a-f]{64}$/;
 /** The agent server (section 2.8, 4.1, 5.1, 8.2) and the gateway admin tool server it runs (2.9, 5.2, 5.3). */
 export const agentServer = {
     namespace: str("the namespace of the agent server, its bridge and its tool server", "agent"),
-    image: image("the agent server image: opencode (`opencode serve`) plus the gateway-admin-mcp tool server; registry.example.com is a placeholder for the image you build", "registry.example.com/ops/agent-server:1.2.26"),
+    image: image("the agent server image: opencode (`opencode serve`) plus node and the sub2api-admin tool server (gatewayToolCommand); registry.example.com is a placeholder for the image you build", "registry.example.com/ops/agent-server:1.2.26"),
     ports: intList("the agent server instances, one per port (section 8.2: 4000 and 4001)", [4000, 4001], port("a TCP port")),
     bindAddress: str("the address the agent server binds", "0.0.0.0"),
     hostLabel: str("first label of the public host of the first instance (<label>.<domain>); the others get <label>-<port>", "agent"),
@@ -34,13 +34,15 @@ export const agentServer = {
     workspaceVolumeSize: storage("agent server workspace volume", "5Gi"),
     storageClass: optional(str("storage class of the agent server volumes (the cluster default when unset)")),
     configSchemaUrl: url("$schema of the agent configuration file", "https://opencode.ai/config.json"),
-    model: str("the default model, <provider>/<model_key>", "bridge/gpt-5", { pattern: /^[\w.-]+\/[\w.:-]+$/, expected: "<provider>/<model_key>" }),
-    smallModel: str("the small model, <provider>/<model_key>", "bridge/gpt-5-mini", { pattern: /^[\w.-]+\/[\w.:-]+$/, expected: "<provider>/<model_key>" }),
+    model: str("the default model, <provider>/<model_key> (one of the provider's models)", "upstream/gpt-5", { pattern: /^[\w.-]+\/[\w.:-]+$/, expected: "<provider>/<model_key>" }),
+    smallModel: str("the small model, <provider>/<model_key> (one of the provider's models)", "upstream/gpt-5-mini", { pattern: /^[\w.-]+\/[\w.:-]+$/, expected: "<provider>/<model_key>" }),
     provider: {
-        name: str("the provider key in the agent configuration", "bridge"),
-        displayName: str("the provider's display name", "Model bridge"),
+        name: str("the provider key in the agent configuration", "upstream"),
+        displayName: str("the provider's display name", "Upstream model API"),
         npm: str("the provider's npm package", "@ai-sdk/openai-compatible"),
-        baseUrl: optional(url("the provider baseURL (defaults to the in-cluster bridge)")),
+        // The model bridge sits in front of the agent server (it forwards to it), so the agent
+        // server's own provider is the upstream model API, never the bridge.
+        baseUrl: url("the provider baseURL: the OpenAI-compatible model API the agent server calls", "https://api.openai.com/v1"),
         apiKey: secret("the model API key, substituted into the configuration from an environment variable", { expected: "a non-empty API key", placeholder: "sk-render-placeholder-0000000000000000" }),
         models: list("model keys offered by the provider", ["gpt-5", "gpt-5-mini"]),
         contextLimit: int("model context limit in tokens", 128000, { min: 1024, max: 10_000_000 }),
@@ -63,16 +65,21 @@ export const agentServer = {
     },
 };
 
+/**
+ * The gateway admin tool server: the sub2api-admin MCP server (.opencode/mcp/sub2api-admin/server.mjs
+ * of github.com/AaronYang0628/docs), a stdio JSON-RPC server started by the agent server. The
+ * specification's GATEWAY_* names are its SUB2API_* settings (docs/product-settings.md).
+ */
 export const gatewayTool = {
     enabled: bool("run the gateway admin tool server as a local tool server of the agent server", true),
-    command: list("the command that starts the tool server inside the agent server container", ["gateway-admin-mcp"]),
-    baseUrl: url("GATEWAY_BASE_URL: the gateway's internal URL", "http://gateway.gateway.svc.cluster.local:3000"),
-    allowedHost: str("GATEWAY_ALLOWED_HOST: the only host the tool server may contact; must equal the host of GATEWAY_BASE_URL", "gateway.gateway.svc.cluster.local"),
+    command: list("the command that starts the tool server inside the agent server image (node and the sub2api-admin server.mjs)", ["node", "/opt/sub2api-admin/server.mjs"]),
+    baseUrl: url("SUB2API_BASE_URL (the specification's GATEWAY_BASE_URL): the gateway's internal URL", "http://gateway.gateway.svc.cluster.local:3000"),
+    allowedHost: str("SUB2API_ALLOWED_HOST (GATEWAY_ALLOWED_HOST): the only host the tool server may contact; must equal the host of gatewayToolBaseUrl", "gateway.gateway.svc.cluster.local"),
     namespace: str("the namespace of the gateway the tool server calls (opened in the agent server's egress)", "gateway"),
-    timeoutMs: millis("GATEWAY_TIMEOUT_MS", 30000, 600000),
+    timeoutMs: millis("SUB2API_TIMEOUT_MS (GATEWAY_TIMEOUT_MS)", 30000, 600000),
     toolTimeoutMs: millis("the tool timeout in the agent configuration (mcp timeout)", 40000, 600000),
-    maxRecharge: int("GATEWAY_MAX_RECHARGE", 10000, { min: 1, max: 10000 }),
-    adminApiKey: secret("GATEWAY_ADMIN_API_KEY (secret key admin-api-key)", {
+    maxRecharge: int("SUB2API_MAX_RECHARGE (GATEWAY_MAX_RECHARGE)", 10000, { min: 1, max: 10000 }),
+    adminApiKey: secret("SUB2API_ADMIN_API_KEY (GATEWAY_ADMIN_API_KEY; secret key admin-api-key)", {
         pattern: ADMIN_KEY,
         expected: "admin- followed by 64 lower-case hexadecimal characters",
         placeholder: `admin-${"0".repeat(64)}`,
@@ -83,10 +90,15 @@ export const gatewayTool = {
     maintainerAsk: list("tools the maintainer agent must confirm first", ["recharge", "update_user_limits", "set_account_schedulable"]),
 };
 
+/**
+ * The model bridge: opencode-bridge (bridge/ of github.com/AaronYang0628/opencode-docker), an
+ * OpenAI-compatible API under /v1 in front of the agent server: it forwards to OPENCODE_BASE.
+ */
 export const bridge = {
-    image: image("the model bridge image", "registry.example.com/ops/model-bridge:0.4.2"),
+    image: image("the model bridge image (opencode-bridge, `node index.js`)", "registry.example.com/ops/model-bridge:0.4.2"),
     args: optional(list("container arguments replacing the image's command (unset: the image's own; the ci stack runs a stand-in with them)", undefined)),
-    port: port("the bridge's HTTP port", 8080),
+    port: port("BRIDGE_PORT: the port the bridge listens on (opencode-bridge's default)", 3100),
+    agentServerPort: port("the agent server instance (one of agentServerPorts) the bridge forwards to: OPENCODE_BASE is its Service", 4000),
     host: str("the bridge's public host name (under the stack domain)", "bridge"),
     minReplicas: replicas("bridge autoscaler minimum", 2),
     maxReplicas: replicas("bridge autoscaler maximum", 6),
@@ -94,13 +106,11 @@ export const bridge = {
     scaleDownWindow: seconds("bridge autoscaler scale-down stabilization window", 300, 3600),
     requests: { cpu: cpu("bridge cpu request", "100m"), memory: memory("bridge memory request", "128Mi") },
     limits: { cpu: cpu("bridge cpu limit", "500m"), memory: memory("bridge memory limit", "256Mi") },
-    defaultModel: str("bridge defaultModel, <provider>/<model_key>", "openai/gpt-5", { pattern: /^[\w.-]+\/[\w.:-]+$/, expected: "<provider>/<model_key>" }),
-    streamChunkSize: int("openaiStreamChunkSize", 4, { min: 1, max: 1024 }),
-    streamChunkDelayMs: int("openaiStreamChunkDelayMs", 10, { min: 0, max: 10000 }),
-    enableLeadingEchoFilter: bool("enableLeadingEchoFilter", true),
+    defaultModel: str("DEFAULT_MODEL (defaultModel): the model the bridge lists on /v1/models and asks the agent server for, <provider>/<model_key> (one of the agent server's provider models)", "upstream/gpt-5", { pattern: /^[\w.-]+\/[\w.:-]+$/, expected: "<provider>/<model_key>" }),
+    streamChunkSize: int("OPENAI_STREAM_CHUNK_SIZE (openaiStreamChunkSize): characters per streamed chunk", 4, { min: 1, max: 1024 }),
+    streamChunkDelayMs: int("OPENAI_STREAM_CHUNK_DELAY_MS (openaiStreamChunkDelayMs): pause between streamed chunks", 10, { min: 0, max: 10000 }),
+    enableLeadingEchoFilter: bool("ENABLE_LEADING_ECHO_FILTER (enableLeadingEchoFilter): strip a leading echo of the prompt from answers (the bridge's default, and its deployments', is false)", false),
     replicas: replicas("bridge replicas before the autoscaler takes over", 2),
     terminationGracePeriod: seconds("terminationGracePeriodSeconds of the bridge pods", 30),
     preStopDelay: seconds("seconds the bridge's preStop hook waits", 5, 60),
-    upstreamPort: port("the port of the upstream model provider (egress allowed to it)", 443),
-    upstreamApiKey: secret("the upstream model provider API key the bridge uses", { expected: "a non-empty API key", placeholder: "sk-render-placeholder-upstream-00000000" }),
 };

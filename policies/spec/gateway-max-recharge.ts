@@ -1,12 +1,13 @@
 /**
  * Section 2.9 and 8.2: GATEWAY_MAX_RECHARGE bounds every recharge the gateway admin tool server
- * accepts, at most 10000. It may be set as a container env var or in the agent server's
+ * accepts, at most 10000. The tool server (sub2api-admin's server.mjs) reads it as
+ * SUB2API_MAX_RECHARGE. It may be set as a container env var or in the agent server's
  * configuration file (mcp.<server>.environment), so both are checked wherever they appear.
  */
 import { specRule, type Finding } from "../pack/rule";
 import { containersOf, describe, podTemplateOf, type StackView } from "../pack/stack";
 
-export const MAX_RECHARGE_VAR = "GATEWAY_MAX_RECHARGE";
+export const MAX_RECHARGE_VAR = "SUB2API_MAX_RECHARGE";
 
 function problem(value: unknown, max: number): string | undefined {
     const n = typeof value === "number" ? value : typeof value === "string" && /^\d+$/.test(value.trim()) ? Number(value) : NaN;
@@ -28,8 +29,8 @@ function valuesIn(value: unknown, path: string, out: { path: string; value: unkn
 
 export const rule = specRule<{ max: number }>({
     name: "gateway-max-recharge",
-    description: "GATEWAY_MAX_RECHARGE (container env or the agent configuration's tool-server environment) is a positive integer of at most 10000 (sections 2.9, 8.2)",
-    configSchema: { properties: { max: { type: "integer", minimum: 1, default: 10000, description: "the largest allowed GATEWAY_MAX_RECHARGE" } } },
+    description: "SUB2API_MAX_RECHARGE, the specification's GATEWAY_MAX_RECHARGE (container env or the agent configuration's tool-server environment) is a positive integer of at most 10000 (sections 2.9, 8.2)",
+    configSchema: { properties: { max: { type: "integer", minimum: 1, default: 10000, description: "the largest allowed SUB2API_MAX_RECHARGE" } } },
     check(stack: StackView, config): Finding[] {
         const findings: Finding[] = [];
         for (const { urn, object } of stack.objects) {
