@@ -162,6 +162,59 @@ describe("the settings the pipeline's safety rests on (docs/usage.md)", () => {
     });
 });
 
+/**
+ * The pins against the projects' own repositories, when bare clones are at hand:
+ * OPS_PIN_MIRRORS=<folder> with one <owner>+<name>/repo git directory per project (the layout
+ * the team's source fetcher leaves). Without it these checks are skipped, and say so.
+ */
+describe("pins checked against the projects' repositories (OPS_PIN_MIRRORS)", () => {
+    const mirrors = process.env.OPS_PIN_MIRRORS;
+    const git = (repo: string, ...args: string[]) => spawnSync("git", [`--git-dir=${path.join(mirrors!, repo.replace("/", "+"), "repo")}`, ...args], { encoding: "utf8", maxBuffer: 64 << 20 });
+    const has = (repo: string) => !!mirrors && fs.existsSync(path.join(mirrors, repo.replace("/", "+"), "repo"));
+    const skip = (t: { skip: (m: string) => void }, repo: string) => t.skip(mirrors ? `no clone of ${repo} in ${mirrors}` : "set OPS_PIN_MIRRORS to a folder of bare clones (<owner>+<name>/repo) to check the pins");
+
+    for (const [action, pin] of Object.entries(VERIFIED_ACTIONS)) {
+        it(`${action} ${pin.tag} is ${pin.sha}, on ${pin.runtime}`, (t) => {
+            if (!has(action)) return skip(t, action);
+            assert.equal(git(action, "rev-parse", `${pin.tag}^{commit}`).stdout.trim(), pin.sha);
+            const manifest = git(action, "show", `${pin.sha}:action.yml`).stdout || git(action, "show", `${pin.sha}:action.yaml`).stdout;
+            assert.equal(YAML.parse(manifest).runs.using, pin.runtime);
+        });
+    }
+
+    // e2e-manifests.sh: VAR=<commit> # <owner/name> <tag>, and each verified download's file and sha256.
+    const script = fs.readFileSync(path.join(ROOT, ".github", "scripts", "e2e-manifests.sh"), "utf8");
+    const commits = new Map([...script.matchAll(/^(\w+)=([0-9a-f]{40})\s+# ([\w.-]+\/[\w.-]+) (\S+)$/gm)].map((m) => [m[1], { commit: m[2], repo: m[3], tag: m[4] }]));
+    const downloads: Array<{ repo: string; v: string; file: string; sum: string }> = [];
+    let template: { repo: string; v: string; file: string } | undefined;
+    let inPins = false;
+    for (const line of script.split("\n")) {
+        if (line.trim() === "PINS") { inPins = false; continue; }
+        if (inPins && template) { const [file, sum] = line.trim().split(/\s+/); downloads.push({ ...template, file: template.file.replace("$file", file), sum }); continue; }
+        if (/<<'PINS'/.test(line)) { inPins = true; continue; }
+        const m = /\bverified ([\w/.-]+) "\$(\w+)" "?([^" ]+)"? "?(\$sum|[0-9a-f]{64})"?/.exec(line);
+        if (!m) continue;
+        if (m[4] === "$sum") template = { repo: m[1], v: m[2], file: m[3] };
+        else downloads.push({ repo: m[1], v: m[2], file: m[3], sum: m[4] });
+    }
+
+    it("reads every pin of e2e-manifests.sh", () => {
+        assert.ok(commits.size >= 4 && downloads.length >= 8, `${commits.size} commits, ${downloads.length} downloads`);
+        for (const d of downloads) assert.ok(commits.get(d.v)?.repo === d.repo, `${d.repo} ${d.file}: $${d.v} is not that repository's commit`);
+    });
+
+    for (const [v, c] of commits) {
+        it(`${c.repo} ${c.tag} is ${c.commit}, and the files taken from it have their recorded sha256`, (t) => {
+            if (!has(c.repo)) return skip(t, c.repo);
+            assert.equal(git(c.repo, "rev-parse", `${c.tag}^{commit}`).stdout.trim(), c.commit, `$${v}`);
+            for (const d of downloads.filter((x) => x.v === v)) {
+                const blob = spawnSync("bash", ["-c", 'git --git-dir="$1" show "$2" | sha256sum', "_", path.join(mirrors!, c.repo.replace("/", "+"), "repo"), `${c.commit}:${d.file}`], { encoding: "utf8" });
+                assert.equal(blob.stdout.slice(0, 64), d.sum, `${d.file}`);
+            }
+        });
+    }
+});
+
 describe("pull-request workflow", () => {
     const all = Object.fromEntries(jobs("pull-request.yml"));
 
