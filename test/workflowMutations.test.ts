@@ -70,6 +70,7 @@ const MUTATIONS: Mutation[] = [
     { what: "the guard job no longer needed by the deploy jobs", file: DEPLOY, from: "    needs: main-only\n", to: "", and: { from: "needs: [main-only, render]", to: "needs: render" }, expect: /main-only/ },
     { what: "set -x in a step holding a secret", file: DRIFT, from: "          umask 077\n", nth: 2, to: "          set -x\n          umask 077\n", expect: /set -x/ },
     { what: "the preview's job token given write access to pull requests for a comment", file: PR, from: "      id-token: write # exchanged for a short-lived Pulumi token of the environment's team (Stack Read on prod)", to: "      id-token: write # exchanged for a short-lived Pulumi token of the environment's team (Stack Read on prod)\n      pull-requests: write", expect: /write-scoped GITHUB_TOKEN/ },
+    { what: "the kubeconfig in job-level env of the render job", file: DEPLOY, from: "    name: offline render (no credential)\n", to: "    name: offline render (no credential)\n    env:\n      KUBECONFIG_CONTENT: ${{ secrets.KUBECONFIG }}\n", expect: /job env|job-level env/ },
 ];
 
 function apply(text: string, m: Mutation): string {

@@ -117,6 +117,8 @@ function credentialsOf(job: Any): Credential[] {
     // The job's token handed to a step matters when it can write; a read-only one reads what
     // the job's code can read anyway.
     const writes = Object.entries(job.permissions ?? {}).some(([scope, level]) => level === "write" && scope !== "id-token");
+    // Job-level env reaches every step.
+    for (const name of secretRefs(job.env)) out.push({ what: `the secret ${name ?? "(dynamic lookup)"} (job env: every step)`, at: all.length, persists: true });
     all.forEach((s, i) => {
         for (const name of secretRefs({ env: s.env, with: s.with, run: s.run })) out.push({ what: `the secret ${name ?? "(dynamic lookup)"}`, at: i, persists: typeof s.run === "string" });
         if (writes && githubTokenRef({ env: s.env, with: s.with, run: s.run })) out.push({ what: "the job's write-scoped GITHUB_TOKEN", at: i, persists: false });
@@ -151,8 +153,14 @@ const mainContext = (ref: string): Context => ({
     needs: new Proxy({}, { get: () => ({ result: "success", outputs: {} }) }) as Any,
 });
 
-/** Runs a `run:` script with bash, the given environment and a PATH with stub commands. */
+/** Runs a `run:` script with bash, the given environment and a PATH with stub commands (memoized: the mutation test asks for the same script many times). */
+const ran = new Map<string, number>();
 function runScript(script: string, env: Record<string, string>, stubs: Record<string, string> = {}): number {
+    const key = JSON.stringify([script, env, stubs]);
+    if (!ran.has(key)) ran.set(key, runScriptOnce(script, env, stubs));
+    return ran.get(key)!;
+}
+function runScriptOnce(script: string, env: Record<string, string>, stubs: Record<string, string>): number {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "wf-step-"));
     try {
         for (const [name, body] of Object.entries(stubs)) fs.writeFileSync(path.join(dir, name), `#!/usr/bin/env bash\n${body}\n`, { mode: 0o755 });
@@ -217,12 +225,15 @@ async function commentFinderEdits(script: string): Promise<{ updated: number[]; 
 }
 
 export interface Workflows { [file: string]: string }
+/** Parsed workflow texts (read only below): a mutation changes one file, the others parse once. */
+const parsed = new Map<string, unknown>();
 
 /** Every breach of the policy in a set of workflow files (and the scripts they run). */
 export async function securityViolations(files: Workflows, scripts: Workflows = {}): Promise<string[]> {
     const out: string[] = [];
     for (const [file, text] of Object.entries(files)) {
-        const doc = YAML.parse(text) as Any;
+        if (!parsed.has(text)) parsed.set(text, YAML.parse(text));
+        const doc = parsed.get(text) as Any;
         const triggers = triggersOf(doc);
         const jobs: Record<string, Any> = doc.jobs ?? {};
         const isPr = triggers.includes("pull_request");
@@ -230,6 +241,7 @@ export async function securityViolations(files: Workflows, scripts: Workflows = 
 
         for (const t of ["pull_request_target", "workflow_run", "issue_comment"]) if (triggers.includes(t)) v("", `${t} runs with the base repository's secrets for code it did not review`);
         if (JSON.stringify(doc.permissions) !== "{}") v("", "the workflow default permissions must be {}");
+        if (secretRefs(doc.env).length > 0) v("", "workflow-level env references secrets: every step of every job sees them");
         const groups = [doc.concurrency, ...Object.values(jobs).map((j) => j.concurrency)].filter(Boolean).map((c) => (typeof c === "string" ? c : String(c.group)));
         for (const g of groups) if (/github\.(run_id|run_number|run_attempt|sha)\b/.test(g)) v("", `the concurrency group ${g} is new for every run: it serializes nothing`);
         if (triggers.includes("schedule") && !doc.concurrency && !Object.values(jobs).every((j) => j.concurrency)) v("", "a scheduled workflow without a concurrency group overlaps itself (and a manual run)");
@@ -238,6 +250,7 @@ export async function securityViolations(files: Workflows, scripts: Workflows = 
             const where = `job ${name}`;
             const all = steps(job);
             if (!job.permissions || typeof job.permissions !== "object") v(where, "no permissions block: the job gets the repository's default token");
+            if (job.uses) v(where, "calls a reusable workflow, which this model does not follow: model it before using one");
             const envName: string | undefined = typeof job.environment === "string" ? job.environment : job.environment?.name;
             const env = envName ? ENVIRONMENTS[envName] : undefined;
             if (envName && !env) v(where, `environment ${envName} is not one of the documented environments`);
@@ -263,6 +276,9 @@ export async function securityViolations(files: Workflows, scripts: Workflows = 
             });
 
             // Secrets come from the job's environment, by name.
+            for (const ref of secretRefs(job.env)) {
+                if (ref === null || !env || !env.secrets.includes(ref)) v(where, `job-level env uses the secret ${ref ?? "(dynamic lookup)"}, not a documented secret of its environment`);
+            }
             for (const [i, s] of all.entries()) {
                 for (const ref of secretRefs({ env: s.env, with: s.with, run: s.run, if: s.if })) {
                     if (ref === null) v(where, `step ${i + 1} looks a secret up by an expression: every repository secret is sent to the runner`);
