@@ -1,19 +1,23 @@
 /**
- * The GitHub workflows (.github/workflows): they parse, pin every action by commit, grant least
- * permissions, only call npm scripts that exist, keep secrets away from fork pull requests, and
- * do what the delivery pipeline promises (preview with the policy pack, gated prod deployment,
- * drift detection, and an e2e run that checks the HTTP interfaces of section 4).
+ * The GitHub workflows (.github/workflows): they parse, pin every action by a verified commit,
+ * only call npm scripts that exist, and do what the delivery pipeline promises (preview with the
+ * policy pack, gated prod deployment, drift detection, and an e2e run that checks the HTTP
+ * interfaces of section 4). Who can reach which credential is checked by the security model
+ * (test/workflowSecurity.ts) and proven by mutation in test/workflowMutations.test.ts; this file
+ * checks that model's settings against docs/usage.md and the behaviour of the scripts it relies on.
  */
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 import { describe, it } from "node:test";
 import * as YAML from "yaml";
 import { flatten, schema } from "../config/schemaIndex";
 import { generatedValue } from "../.github/scripts/ci-secrets";
 import { listStacks } from "../tools/harness/stackConfig";
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { containersOf, find, renderStack } from "./render";
+import { ENVIRONMENTS, secretRefs } from "./workflowSecurity";
 
 const ROOT = path.resolve(__dirname, "..");
 const DIR = path.join(ROOT, ".github", "workflows");
@@ -21,32 +25,28 @@ const FILES = fs.readdirSync(DIR).filter((f) => /\.ya?ml$/.test(f)).sort();
 const text = (f: string) => fs.readFileSync(path.join(DIR, f), "utf8");
 const workflow = (f: string) => YAML.parse(text(f));
 const SCRIPTS: Record<string, string> = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")).scripts;
+const USAGE = fs.readFileSync(path.join(ROOT, "docs", "usage.md"), "utf8");
 
 type Job = Record<string, any>;
 const jobs = (f: string): Array<[string, Job]> => Object.entries(workflow(f).jobs ?? {});
 const steps = (job: Job): Job[] => job.steps ?? [];
 const runText = (job: Job) => steps(job).map((s) => s.run ?? "").join("\n");
-/** on: may be a string, a list or a map. */
-const triggers = (f: string): string[] => {
-    const on = workflow(f).on ?? workflow(f)[true as unknown as string];
-    return typeof on === "string" ? [on] : Array.isArray(on) ? on : Object.keys(on ?? {});
-};
-/** A reference to the secrets context inside an expression: ${{ secrets.X }}, ${{ secrets[matrix.y] }}. */
-const SECRET_REF = /\$\{\{[^}]*\bsecrets\s*[.[]/;
-const FORK_GUARD = "github.event.pull_request.head.repo.full_name == github.repository";
 const usesOf = (f: string) => jobs(f).flatMap(([, j]) => [...(j.uses ? [j.uses] : []), ...steps(j).map((s) => s.uses).filter(Boolean)]) as string[];
 const stepUsing = (job: Job, action: string) => steps(job).filter((s) => typeof s.uses === "string" && s.uses.startsWith(`${action}@`));
 
 /**
  * Every action the workflows use, at the commit its tag points to and the runtime its action.yml
- * declares at that commit. Checked on 2026-11-23 in a clone of each action's repository:
- * `git rev-parse <tag>^{commit}` and `git show <tag>:action.yml` (runs.using). Each is the newest
- * release of the action's current major on that day. Re-check both when a pin changes.
+ * declares at that commit. Checked in a clone of each action's repository:
+ * `git rev-parse <tag>^{commit}` and `git show <tag>:action.yml` (runs.using); the first six on
+ * 2026-11-23, upload-artifact and download-artifact on 2026-11-25. Each is the newest release of
+ * the action's current major on that day. Re-check both when a pin changes.
  */
 const VERIFIED_ACTIONS: Record<string, { tag: string; sha: string; runtime: string }> = {
     "actions/checkout": { tag: "v7.0.1", sha: "3d3c42e5aac5ba805825da76410c181273ba90b1", runtime: "node24" },
     "actions/setup-node": { tag: "v7.0.0", sha: "820762786026740c76f36085b0efc47a31fe5020", runtime: "node24" },
     "actions/github-script": { tag: "v8.0.0", sha: "ed597411d8f924073f98dfc5c65a23a2325f34cd", runtime: "node24" },
+    "actions/upload-artifact": { tag: "v7.0.0", sha: "bbbca2ddaa5d8feaa63e36b76fdaad77386f024f", runtime: "node24" },
+    "actions/download-artifact": { tag: "v8.0.1", sha: "3e5f45b2cfb9172054b4087a40e8e0b5a5461e7c", runtime: "node24" },
     "helm/kind-action": { tag: "v1.14.0", sha: "ef37e7f390d99f746eb8b610417061a60e82a6cc", runtime: "node24" },
     "pulumi/actions": { tag: "v7.0.0", sha: "8e5e406f4007fca908480587cb9893c07090f58d", runtime: "node24" },
     "pulumi/auth-actions": { tag: "v2.1.0", sha: "141415910c3beb54e03b48e9057c204c97b956f2", runtime: "node24" },
@@ -75,62 +75,26 @@ describe("workflow files", () => {
                 }
             });
 
-            it("grants least permissions: a restrictive default and permissions on every job", () => {
-                const top = workflow(f).permissions;
-                assert.deepEqual(top, {}, "the workflow default must be no permissions");
-                for (const [name, job] of jobs(f)) {
-                    assert.ok(job.permissions && typeof job.permissions === "object", `job ${name} has no permissions block`);
-                    assert.equal(job.permissions.contents, "read", `job ${name}: contents must be read`);
-                    for (const [scope, level] of Object.entries(job.permissions)) {
-                        if (level !== "write" || scope === "id-token") continue; // id-token: checked below
-                        assert.equal(scope, "pull-requests", `job ${name} writes ${scope}`);
-                        const comments = steps(job).some((s) => /^actions\/github-script@/.test(s.uses ?? "") || s.with?.["comment-on-pr"] === true);
-                        assert.ok(comments, `job ${name} may write pull requests but posts no comment`);
-                    }
-                    const oidc = stepUsing(job, "pulumi/auth-actions").length > 0;
-                    if ("id-token" in job.permissions) assert.ok(oidc && job.permissions["id-token"] === "write", `job ${name} asks for id-token without exchanging it`);
-                    else assert.ok(!oidc, `job ${name} exchanges an OpenID Connect token without id-token: write`);
-                }
-            });
-
             it("only runs npm scripts that exist in package.json", () => {
                 const used = [...text(f).matchAll(/npm run(?:\s+-{1,2}[\w-]+)*\s+([\w:.-]+)/g)].map((m) => m[1]);
                 for (const s of used) assert.ok(s in SCRIPTS, `npm run ${s} is not a script of package.json`);
+                assert.doesNotMatch(text(f), /\btsx tools\//, "workflows call npm scripts, not the tools' file paths");
             });
 
-            it("never uses pull_request_target, and keeps secrets out of steps a fork's pull request runs", () => {
-                assert.ok(!triggers(f).includes("pull_request_target"), "pull_request_target runs fork code with secrets");
-                if (!triggers(f).includes("pull_request")) return;
-                for (const [name, job] of jobs(f)) {
-                    for (const step of steps(job)) {
-                        if (!SECRET_REF.test(JSON.stringify(step))) continue;
-                        const guarded = String(job.if ?? "").includes(FORK_GUARD) || String(step.if ?? "").includes(FORK_GUARD);
-                        assert.ok(guarded, `job ${name}, step ${step.name ?? step.uses}: references secrets but also runs for forks`);
-                    }
-                }
-            });
-
-            it("passes secrets only to the steps that need them: never in workflow or job env", () => {
-                assert.ok(!SECRET_REF.test(JSON.stringify(workflow(f).env ?? {})), "workflow-level env references secrets");
-                for (const [name, job] of jobs(f)) {
-                    assert.ok(!SECRET_REF.test(JSON.stringify(job.env ?? {})), `job ${name}: job-level env references secrets, so every step (npm ci's install scripts too) sees them`);
-                }
-            });
-
-            it("holds no long-lived Pulumi token: credentials come from OpenID Connect right before the one step that uses them", () => {
-                assert.doesNotMatch(text(f), /secrets\.PULUMI_ACCESS_TOKEN/, "a repository-wide PULUMI_ACCESS_TOKEN deploys prod and reads its state");
+            it("exchanges the OpenID Connect token right before the one pulumi step, for a team, for at most an hour", () => {
+                assert.doesNotMatch(text(f), /PULUMI_ACCESS_TOKEN/, "a long-lived Pulumi token deploys prod and reads its state");
                 for (const [name, job] of jobs(f)) {
                     const all = steps(job);
                     const auth = all.findIndex((s) => /^pulumi\/auth-actions@/.test(s.uses ?? ""));
                     const cli = all.findIndex((s) => /^pulumi\/actions@/.test(s.uses ?? "") && s.with?.command);
+                    assert.equal(auth >= 0, job.permissions?.["id-token"] === "write", `job ${name}: id-token: write exactly when the job exchanges it`);
                     if (cli < 0) continue;
                     assert.ok(auth >= 0, `job ${name} runs pulumi without an OpenID Connect token`);
                     assert.equal(cli, auth + 1, `job ${name}: the token is exchanged right before the pulumi step, not earlier`);
                     assert.equal(cli, all.length - 1, `job ${name}: no step runs after the pulumi step with the token in its environment`);
-                    const install = all.findIndex((s) => /npm ci/.test(s.run ?? ""));
-                    assert.ok(install >= 0 && install < auth, `job ${name}: npm ci runs before any credential exists`);
                     const token = all[auth].with;
                     assert.equal(token["requested-token-type"], "urn:pulumi:token-type:access_token:team");
+                    assert.equal(token.scope, "team:${{ vars.PULUMI_TEAM }}", `job ${name}: the team is its environment's variable`);
                     assert.ok(Number(token["token-expiration"]) > 0 && Number(token["token-expiration"]) <= 3600, `job ${name}: the token lives at most an hour`);
                 }
             });
@@ -160,6 +124,97 @@ describe("workflow files", () => {
     }
 });
 
+describe("the settings the pipeline's safety rests on (docs/usage.md)", () => {
+    it("every credential that can decrypt prod sits behind required reviewers or main only", () => {
+        for (const [name, env] of Object.entries(ENVIRONMENTS)) {
+            if (env.stacks.includes("prod")) assert.ok(env.reviewers || env.branches === "main", `${name} can decrypt prod for any branch without a reviewer`);
+            if (env.write) assert.equal(env.branches, "main", `${name} writes a stack from any branch`);
+            if (env.write && env.stacks.includes("prod")) assert.ok(env.after && ENVIRONMENTS[env.after].reviewers, `${name} deploys prod without an approval`);
+        }
+    });
+
+    it("documents each environment with its secrets, reviewers and deployment branches", () => {
+        const section = USAGE.slice(USAGE.indexOf("## What the pipeline's safety rests on"));
+        assert.ok(section.length > 100, "docs/usage.md has no section \"What the pipeline's safety rests on\"");
+        for (const [name, env] of Object.entries(ENVIRONMENTS)) {
+            const row = section.split("\n").find((l) => l.startsWith(`| \`${name}\` |`));
+            assert.ok(row, `no row for the environment ${name}`);
+            for (const s of env.secrets) assert.ok(row.includes(`\`${s}\``), `${name}: secret ${s} is not documented`);
+            assert.match(row, env.reviewers ? /required reviewers/ : /no reviewers/, `${name}: reviewers`);
+            assert.match(row, env.branches === "main" ? /`main` only/ : /any branch/, `${name}: deployment branches`);
+            if (env.stacks.length) assert.match(row, env.write ? /Stack Write/ : /Stack Read/, `${name}: the team's permission`);
+            assert.ok(section.includes(`repo:<owner>/<repo>:environment:${name}`) || env.stacks.length === 0, `${name}: its OIDC subject binding is not documented`);
+        }
+        for (const setting of [/branch protection/i, /CODEOWNERS/, /prevent self-review/i, /administrators? (to )?bypass/i, /create and approve pull requests/i, /fork pull request/i, /audience/i]) {
+            assert.match(section, setting, `docs/usage.md does not state ${setting}`);
+        }
+        assert.doesNotMatch(section, /repo:<owner>\/<repo>:(pull_request|ref:)[^\n]*\bgets?\b/, "no Pulumi team is bound to the pull_request or branch subjects");
+    });
+
+    it("has a CODEOWNERS file that covers the workflows, their scripts and the policy", () => {
+        const owners = fs.readFileSync(path.join(ROOT, ".github", "CODEOWNERS"), "utf8");
+        for (const p of ["/.github/", "/policies/", "/Pulumi.prod.yaml", "/tools/lint/"]) assert.match(owners, new RegExp(`^${p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\s+@\\S+`, "m"), `CODEOWNERS does not cover ${p}`);
+    });
+
+    it("has a runbook for a deployment cancelled or failed midway", () => {
+        const runbook = fs.readFileSync(path.join(ROOT, "docs", "deploy-runbook.md"), "utf8");
+        for (const term of [/pending operations/i, /pulumi cancel/, /pulumi refresh/, /pulumi stack export/, /who holds the write identity/i]) assert.match(runbook, term);
+    });
+});
+
+/**
+ * The pins against the projects' own repositories, when bare clones are at hand:
+ * OPS_PIN_MIRRORS=<folder> with one <owner>+<name>/repo git directory per project (the layout
+ * the team's source fetcher leaves). Without it these checks are skipped, and say so.
+ */
+describe("pins checked against the projects' repositories (OPS_PIN_MIRRORS)", () => {
+    const mirrors = process.env.OPS_PIN_MIRRORS;
+    const git = (repo: string, ...args: string[]) => spawnSync("git", [`--git-dir=${path.join(mirrors!, repo.replace("/", "+"), "repo")}`, ...args], { encoding: "utf8", maxBuffer: 64 << 20 });
+    const has = (repo: string) => !!mirrors && fs.existsSync(path.join(mirrors, repo.replace("/", "+"), "repo"));
+    const skip = (t: { skip: (m: string) => void }, repo: string) => t.skip(mirrors ? `no clone of ${repo} in ${mirrors}` : "set OPS_PIN_MIRRORS to a folder of bare clones (<owner>+<name>/repo) to check the pins");
+
+    for (const [action, pin] of Object.entries(VERIFIED_ACTIONS)) {
+        it(`${action} ${pin.tag} is ${pin.sha}, on ${pin.runtime}`, (t) => {
+            if (!has(action)) return skip(t, action);
+            assert.equal(git(action, "rev-parse", `${pin.tag}^{commit}`).stdout.trim(), pin.sha);
+            const manifest = git(action, "show", `${pin.sha}:action.yml`).stdout || git(action, "show", `${pin.sha}:action.yaml`).stdout;
+            assert.equal(YAML.parse(manifest).runs.using, pin.runtime);
+        });
+    }
+
+    // e2e-manifests.sh: VAR=<commit> # <owner/name> <tag>, and each verified download's file and sha256.
+    const script = fs.readFileSync(path.join(ROOT, ".github", "scripts", "e2e-manifests.sh"), "utf8");
+    const commits = new Map([...script.matchAll(/^(\w+)=([0-9a-f]{40})\s+# ([\w.-]+\/[\w.-]+) (\S+)$/gm)].map((m) => [m[1], { commit: m[2], repo: m[3], tag: m[4] }]));
+    const downloads: Array<{ repo: string; v: string; file: string; sum: string }> = [];
+    let template: { repo: string; v: string; file: string } | undefined;
+    let inPins = false;
+    for (const line of script.split("\n")) {
+        if (line.trim() === "PINS") { inPins = false; continue; }
+        if (inPins && template) { const [file, sum] = line.trim().split(/\s+/); downloads.push({ ...template, file: template.file.replace("$file", file), sum }); continue; }
+        if (/<<'PINS'/.test(line)) { inPins = true; continue; }
+        const m = /\bverified ([\w/.-]+) "\$(\w+)" "?([^" ]+)"? "?(\$sum|[0-9a-f]{64})"?/.exec(line);
+        if (!m) continue;
+        if (m[4] === "$sum") template = { repo: m[1], v: m[2], file: m[3] };
+        else downloads.push({ repo: m[1], v: m[2], file: m[3], sum: m[4] });
+    }
+
+    it("reads every pin of e2e-manifests.sh", () => {
+        assert.ok(commits.size >= 4 && downloads.length >= 8, `${commits.size} commits, ${downloads.length} downloads`);
+        for (const d of downloads) assert.ok(commits.get(d.v)?.repo === d.repo, `${d.repo} ${d.file}: $${d.v} is not that repository's commit`);
+    });
+
+    for (const [v, c] of commits) {
+        it(`${c.repo} ${c.tag} is ${c.commit}, and the files taken from it have their recorded sha256`, (t) => {
+            if (!has(c.repo)) return skip(t, c.repo);
+            assert.equal(git(c.repo, "rev-parse", `${c.tag}^{commit}`).stdout.trim(), c.commit, `$${v}`);
+            for (const d of downloads.filter((x) => x.v === v)) {
+                const blob = spawnSync("bash", ["-c", 'git --git-dir="$1" show "$2" | sha256sum', "_", path.join(mirrors!, c.repo.replace("/", "+"), "repo"), `${c.commit}:${d.file}`], { encoding: "utf8" });
+                assert.equal(blob.stdout.slice(0, 64), d.sum, `${d.file}`);
+            }
+        });
+    }
+});
+
 describe("pull-request workflow", () => {
     const all = Object.fromEntries(jobs("pull-request.yml"));
 
@@ -170,77 +225,55 @@ describe("pull-request workflow", () => {
         assert.match(run, /npm run typecheck/);
     });
 
-    it("renders every stack and posts the diff of dev and prod as one comment found by a hidden marker", () => {
+    it("renders every stack, diffs dev and prod, and hands the report to the comment job as an artifact", () => {
         const job = all.diff;
         assert.equal(steps(job)[0].with["fetch-depth"], 0, "the base commit must be in the clone");
         assert.match(runText(job), /npm run render -- --stack "\$stack"/);
         assert.match(runText(job), /npm run -s diff -- --stack dev --stack prod --base "\$BASE_SHA"/);
-        const script: string = stepUsing(job, "actions/github-script")[0].with.script;
+        const upload = stepUsing(job, "actions/upload-artifact")[0];
+        assert.equal(upload.with.path, "report/comment.md");
+        assert.equal(stepUsing(all.comment, "actions/download-artifact")[0].with.name, upload.with.name);
+        const script: string = stepUsing(all.comment, "actions/github-script")[0].with.script;
         const marker = /const marker = "(<!--[^"]+-->)"/.exec(script)?.[1];
-        assert.ok(marker && runText(job).includes(`echo "${marker}"`), "the comment body carries the marker the script looks for");
-        assert.match(script, /updateComment/);
-        assert.match(script, /createComment/);
+        assert.ok(marker && runText(job).includes(`echo "${marker}"`), "the report starts with the marker the comment job looks for");
+        assert.ok(USAGE.includes(marker), "docs/usage.md names the marker");
     });
 
-    it("previews each stack with the policy pack and that stack's policy configuration, with a read-only credential", () => {
-        const job = all.preview;
-        assert.ok(String(job.if).includes(FORK_GUARD));
-        assert.deepEqual(job.strategy.matrix.include.map((m: { stack: string }) => m.stack), ["dev", "prod"]);
-        assert.equal(job.environment, undefined, "the preview runs the pull request's code: no deployment environment, no deploy secret");
-        const token = stepUsing(job, "pulumi/auth-actions")[0];
-        assert.equal(token.with.scope, "team:${{ vars.PULUMI_PREVIEW_TEAM }}", "the preview team (Stack Read) cannot update a stack");
-        assert.deepEqual(job.strategy.matrix.include.map((m: { kubeconfig: string }) => m.kubeconfig), ["KUBECONFIG_PREVIEW_DEV", "KUBECONFIG_PREVIEW_PROD"]);
-        const preview = stepUsing(job, "pulumi/actions")[0];
-        assert.equal(preview.with.command, "preview");
-        assert.equal(preview.with.policyPacks, "policies");
-        assert.equal(preview.with.policyPackConfigs, "policies/config/${{ matrix.stack }}.json");
-        assert.equal(preview.with["comment-on-pr"], true);
-        assert.match(String(all["preview-skipped"].if), /vars\.PULUMI_PREVIEW_TEAM == ''/, "an unconfigured repository gets a notice, not a failure");
+    it("previews dev and prod with the policy pack and each stack's policy configuration", () => {
+        for (const stack of ["dev", "prod"]) {
+            const job = all[`preview-${stack}`];
+            assert.equal(job.environment, `preview-${stack}`);
+            const preview = stepUsing(job, "pulumi/actions")[0];
+            assert.equal(preview.with.command, "preview");
+            assert.equal(preview.with.policyPacks, "policies");
+            assert.equal(preview.with.policyPackConfigs, `policies/config/${stack}.json`);
+            assert.equal(preview.with["comment-on-summary"], true);
+        }
+        assert.equal(all["preview-skipped"].if, "vars.PULUMI_ORG == ''", "an unconfigured repository gets a notice, not a failure");
     });
 
-    it("checks out the private conformance data with an explicit read-only token, never for forks", () => {
-        const job = all.conformance;
-        const shared = steps(job).find((s) => s.with?.path === "shared");
-        assert.ok(shared, "no checkout of the shared data");
-        assert.equal(shared.with.token, "${{ secrets.CONFORMANCE_READ_TOKEN }}");
-        assert.ok(String(shared.if).includes(FORK_GUARD));
-        assert.match(runText(job), /npm run conformance -- "\$CASES"/);
-        assert.match(runText(job), /::notice title=conformance skipped::/);
+    it("checks out the private conformance data in a job without the pull request's code", () => {
+        const data = all["conformance-data"];
+        assert.deepEqual(steps(data).map((s) => s.uses?.replace(/@.*/, "")), ["actions/checkout", "actions/upload-artifact"]);
+        assert.equal(steps(data)[0].with.token, "${{ secrets.CONFORMANCE_READ_TOKEN }}");
+        assert.match(runText(all.conformance), /npm run conformance -- "\$CASES"/);
+        assert.match(runText(all.conformance), /::notice title=conformance skipped::/);
     });
 });
 
 describe("deploy workflow", () => {
     const all = Object.fromEntries(jobs("deploy.yml"));
 
-    it("runs on pushes to main: pulumi up for dev, then prod behind the production environment", () => {
+    it("runs on pushes to main: render, pulumi up for dev, approval, then pulumi up for prod", () => {
         assert.deepEqual(workflow("deploy.yml").on.push.branches, ["main"]);
-        assert.equal(all["up-prod"].needs, "up-dev");
+        assert.deepEqual(all["up-dev"].needs, ["main-only", "render"]);
+        assert.equal(all["approve-prod"].needs, "up-dev");
+        assert.equal(all["up-prod"].needs, "approve-prod");
         assert.equal(all["up-dev"].environment, "dev");
+        assert.equal(all["approve-prod"].environment, "production-approval");
         assert.equal(all["up-prod"].environment, "production");
-        assert.equal(workflow("deploy.yml").concurrency["cancel-in-progress"], false, "a deployment in progress is never cancelled");
-    });
-
-    it("deploys from main only: a dispatch of another branch fails before any credential exists", () => {
-        const guard = all["main-only"];
-        assert.equal(guard.needs, undefined);
-        assert.match(runText(guard), /\[ "\$REF" != "refs\/heads\/main" \]/);
-        assert.equal(steps(guard)[0].env.REF, "${{ github.ref }}");
-        assert.equal(all["up-dev"].needs, "main-only");
-        for (const job of ["up-dev", "up-prod"]) assert.equal(all[job].if, "github.ref == 'refs/heads/main'", `${job} runs for another ref`);
-        const usage = fs.readFileSync(path.join(ROOT, "docs", "usage.md"), "utf8");
-        assert.match(usage, /Deployment\s+branches/, "docs/usage.md tells how to restrict the environments to main");
-    });
-
-    it("takes each stack's credentials from its own environment: no repository-level deploy secret", () => {
-        for (const [job, env] of [["up-dev", "dev"], ["up-prod", "production"]]) {
-            const refs = [...JSON.stringify(all[job]).matchAll(/secrets\.(\w+)/g)].map((m) => m[1]);
-            assert.deepEqual([...new Set(refs)], ["KUBECONFIG"], `${job}: only the ${env} environment's KUBECONFIG`);
-            assert.equal(stepUsing(all[job], "pulumi/auth-actions")[0].with.scope, "team:${{ vars.PULUMI_TEAM }}", `${job}: the deploy team is the ${env} environment's variable`);
-        }
-        for (const f of FILES.filter((x) => x !== "deploy.yml")) {
-            assert.doesNotMatch(text(f), /secrets\.KUBECONFIG\b(?!_)/, `${f} uses the deploy kubeconfig`);
-            assert.doesNotMatch(text(f), /vars\.PULUMI_TEAM\b/, `${f} uses a deploy team`);
-        }
+        assert.deepEqual(steps(all["approve-prod"]).map((s) => s.uses ?? "run"), ["run"], "the approval job runs nothing but an echo");
+        assert.match(runText(all.render), /npm run render -- --stack dev\n\s*npm run render -- --stack prod/);
     });
 
     for (const [job, stack] of [["up-dev", "dev"], ["up-prod", "prod"]]) {
@@ -250,21 +283,46 @@ describe("deploy workflow", () => {
             assert.equal(up.with["stack-name"], `\${{ format('{0}/${stack}', vars.PULUMI_ORG) }}`);
             assert.equal(up.with.policyPacks, "policies");
             assert.equal(up.with.policyPackConfigs, `policies/config/${stack}.json`);
+            assert.deepEqual(all[job].concurrency, { group: `deploy-${stack}`, "cancel-in-progress": false });
         });
     }
 });
 
 describe("drift workflow", () => {
-    it("runs on a schedule: pulumi preview --refresh --expect-no-changes for every stack", () => {
+    it("runs on a schedule: pulumi preview --refresh --expect-no-changes for every stack, one run at a time", () => {
         const wf = workflow("drift.yml");
         assert.ok(wf.on.schedule[0].cron);
-        const [[, job]] = jobs("drift.yml");
-        assert.deepEqual(job.strategy.matrix.include.map((m: { stack: string }) => m.stack), ["dev", "prod"]);
-        const preview = stepUsing(job, "pulumi/actions")[0];
-        assert.equal(preview.with.command, "preview");
-        assert.equal(preview.with.refresh, true);
-        assert.equal(preview.with["expect-no-changes"], true);
-        assert.equal(stepUsing(job, "pulumi/auth-actions")[0].with.scope, "team:${{ vars.PULUMI_PREVIEW_TEAM }}", "drift only reads: the preview team");
+        assert.deepEqual(wf.concurrency, { group: "drift", "cancel-in-progress": false });
+        for (const stack of ["dev", "prod"]) {
+            const job = wf.jobs[`drift-${stack}`];
+            assert.equal(job.environment, "drift");
+            const preview = stepUsing(job, "pulumi/actions")[0];
+            assert.equal(preview.with.command, "preview");
+            assert.equal(preview.with["stack-name"], `\${{ format('{0}/${stack}', vars.PULUMI_ORG) }}`);
+            assert.equal(preview.with.refresh, true);
+            assert.equal(preview.with["expect-no-changes"], true);
+        }
+    });
+});
+
+describe("e2e manifests (.github/scripts/e2e-manifests.sh)", () => {
+    const script = path.join(ROOT, ".github", "scripts", "e2e-manifests.sh");
+    it("applies a downloaded file only when its sha256 matches", () => {
+        const base = fs.mkdtempSync(path.join(os.tmpdir(), "e2e-raw-"));
+        try {
+            const commit = "a".repeat(40);
+            fs.mkdirSync(path.join(base, "o", "r", commit), { recursive: true });
+            fs.writeFileSync(path.join(base, "o", "r", commit, "x.yaml"), "kind: X\n");
+            const sum = "3e0f0e0a8b1b6b4e1c7ca7b0b6fbb1e0b0c3f2bbd1d0a1b4e5f8c9d6e7f8a9b0"; // not the file's
+            const good = spawnSync("sha256sum", [path.join(base, "o", "r", commit, "x.yaml")], { encoding: "utf8" }).stdout.slice(0, 64);
+            const run = (s: string) => spawnSync("bash", [script, "verified", "o/r", commit, "x.yaml", s], { env: { ...process.env, E2E_RAW_BASE: `file://${base}` }, encoding: "utf8" });
+            assert.equal(run(good).status, 0, run(good).stderr);
+            const bad = run(sum);
+            assert.notEqual(bad.status, 0);
+            assert.match(bad.stdout, /does not have the sha256/);
+        } finally {
+            fs.rmSync(base, { recursive: true, force: true });
+        }
     });
 });
 
@@ -282,7 +340,7 @@ describe("e2e workflow", () => {
         assert.equal(destroy?.if, "always()");
         const order = (re: RegExp) => steps(job).findIndex((s) => re.test(s.run ?? ""));
         assert.ok(order(/pulumi up --stack ci/) < order(/\/global\/health/) && order(/\/global\/health/) < order(/pulumi destroy/), names.join(" | "));
-        assert.ok(!SECRET_REF.test(text("e2e.yml")), "the e2e job needs no repository secret");
+        assert.deepEqual(secretRefs(workflow("e2e.yml")), [], "the e2e job needs no repository secret");
     });
 
     // Section 4 and 5.1/7: each interface with the status it must answer.
