@@ -7,16 +7,13 @@
  */
 import { test } from "node:test";
 import * as assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
-import * as YAML from "yaml";
 import { UPTIME_MONITOR_CAPABILITIES } from "../components/platform/gitopsChildren";
 import { loadConstraintSet } from "../policies/gatekeeper/engine/constraints";
 import { templateRegistry } from "../policies/gatekeeper/templates";
-import type { K8sObject } from "../policies/gatekeeper/types";
 import { childWorkloads } from "../tools/admission/childPods";
+import { renderChart } from "../tools/admission/charts";
 import { judge, POD_KINDS } from "../tools/admission/judge";
 import { offlineStackConfig } from "../tools/genGitops";
 import { listStacks, REPO_ROOT } from "../tools/harness/stackConfig";
@@ -79,26 +76,13 @@ const HELM = process.env.OPS_HELM;
 const SOURCES = process.env.OPS_CHART_SOURCES;
 const skipHelm = !HELM || !SOURCES ? "set OPS_HELM (a helm binary) and OPS_CHART_SOURCES (a folder with <chart>-<version>/ chart sources) to render the pinned charts" : false;
 
-/** The pod-carrying objects `helm template` renders for a child, without helm test hooks (Argo CD never runs them). */
-export function renderChild(helm: string, chartDir: string, app: { releaseName: string; namespace: string; values: unknown }): K8sObject[] {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "child-values-"));
-    try {
-        fs.writeFileSync(path.join(dir, "values.yaml"), YAML.stringify(app.values));
-        const out = execFileSync(helm, ["template", app.releaseName, chartDir, "--namespace", app.namespace, "--skip-tests", "-f", path.join(dir, "values.yaml")], { encoding: "utf8", maxBuffer: 64 << 20 });
-        return YAML.parseAllDocuments(out).map((d) => d.toJSON()).filter((o) => o && POD_KINDS.has(o.kind))
-            .map((o) => ({ ...o, metadata: { ...o.metadata, namespace: o.metadata.namespace ?? app.namespace } }));
-    } finally {
-        fs.rmSync(dir, { recursive: true, force: true });
-    }
-}
-
 test("helm template of each pinned child chart with the emitted values: every pod admitted, and the model matches the chart", { skip: skipHelm }, () => {
     for (const stack of listStacks()) {
         const cfg = offlineStackConfig(stack, "placeholder");
         for (const { app, objects } of childWorkloads(cfg)) {
             const chartDir = path.join(SOURCES!, `${app.chart}-${app.version}`);
             assert.ok(fs.existsSync(path.join(chartDir, "Chart.yaml")), `${chartDir}/Chart.yaml`);
-            const rendered = renderChild(HELM!, chartDir, app);
+            const rendered = renderChart(HELM!, chartDir, app).filter((o) => POD_KINDS.has(String(o.kind)));
             assert.equal(rendered.length, 1, `${stack} ${app.key}: ${rendered.map((o) => o.kind).join(", ")}`);
             assert.deepEqual(judge(stack, cfg.environment.tier, rendered).denials, [], `${stack} ${app.key}`);
             const [real, model] = [rendered[0] as any, objects[0] as any].map((o) => o.spec.template);
