@@ -28,8 +28,10 @@ export interface Judgement {
 
 const id = (o: K8sObject) => `${o.kind} ${o.metadata?.namespace ?? "-"}/${o.metadata?.name}`;
 
-export function judge(stack: string, tier: string, objects: readonly K8sObject[]): Judgement {
-    const catalogue = loadCatalogue(constraintFiles(stack, tier));
+/** withoutConfigExclusions: judge as if the Gatekeeper Config excluded no namespace (what the add-ons' namespaces would meet). */
+export function judge(stack: string, tier: string, objects: readonly K8sObject[], opts: { withoutConfigExclusions?: boolean } = {}): Judgement {
+    const loaded = loadCatalogue(constraintFiles(stack, tier));
+    const catalogue = opts.withoutConfigExclusions ? { ...loaded, excludedNamespaces: [] } : loaded;
     const excluded = compileWildcardList(catalogue.excludedNamespaces);
     // The API server labels every namespace with its name.
     const namespaceLabels = (ns: string) => ({ "kubernetes.io/metadata.name": ns });
