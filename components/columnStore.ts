@@ -85,10 +85,17 @@ export function serverConfigXml(cfg: StackConfig): string {
         "        <user>interserver</user>",
         `        <password from_env="${INTERSERVER_PASSWORD_ENV}"/>`,
         "    </interserver_http_credentials>",
+        // The stock config.xml also logs to files under /var/log/clickhouse-server (size 1000M, count
+        // 10, and as much again for the error log), far above the pod's emptyDir: stdout only.
         "    <logger>",
         "        <level>information</level>",
         "        <console>1</console>",
+        '        <log remove="remove"/>',
+        '        <errorlog remove="remove"/>',
         "    </logger>",
+        // The stock MySQL (9004) and PostgreSQL (9005) protocol listeners: nothing here uses them.
+        '    <mysql_port remove="remove"/>',
+        '    <postgresql_port remove="remove"/>',
         "    <macros>",
         `        <cluster>${c.clusterName}</cluster>`,
         '        <shard from_env="CH_SHARD"/>',

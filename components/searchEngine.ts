@@ -88,7 +88,8 @@ export function nodeSettings(cfg: StackConfig, headless: string): string {
     if (s.replicas <= 1) lines.push("discovery.type: single-node");
     else {
         lines.push(`discovery.seed_hosts: [${JSON.stringify(headless)}]`);
-        // Read only when the cluster forms for the first time; ignored afterwards.
+        // Only for the first bootstrap: the init container leaves it out once the node holds cluster
+        // state (settingsCopyStep), since 8.x warns on every start of a formed node that keeps it.
         lines.push(`cluster.initial_master_nodes: [${Array.from({ length: s.replicas }, (_, i) => JSON.stringify(`${s.name}-${i}`)).join(", ")}]`);
     }
     if (s.security.enabled) {
@@ -111,6 +112,36 @@ export function nodeSettings(cfg: StackConfig, headless: string): string {
     return lines.join("\n") + "\n";
 }
 
+/** Written into the data path by the readiness probe once this node has seen an elected master. */
+export const FORMED_MARKER = ".cluster-formed";
+
+/**
+ * Copies elasticsearch.yml into the writable config folder. cluster.initial_master_nodes is for the
+ * first bootstrap only (Elasticsearch: remove it once the cluster has formed; 8.x warns on every start
+ * of a node that joined a cluster and still has it): once the node has seen an elected master (the
+ * marker its readiness probe writes into the data path), the line is left out, so a restart or a
+ * replaced pod of a formed cluster never carries it, while a node restarted before the cluster first
+ * formed keeps it and can still bootstrap.
+ */
+export function settingsCopyStep(from: string, to: string, dataPath: string): string {
+    return `if [ -e ${dataPath}/${FORMED_MARKER} ]; then grep -v '^cluster\\.initial_master_nodes:' ${from} > ${to}; else cp ${from} ${to}; fi`;
+}
+
+/**
+ * The readiness command: the node's own health; on a multi-node cluster it also leaves the marker
+ * once the node sees an elected master (never changing the verdict).
+ */
+export function readinessScript(cfg: StackConfig): string {
+    const s = cfg.searchEngine;
+    const get = (p: string) => s.security.enabled
+        ? `printf 'user = "elastic:%s"\\n' "$ELASTIC_PASSWORD" | curl -sf -K - '${`http://127.0.0.1:${s.httpPort}${p}`}'`
+        : `curl -sf '${`http://127.0.0.1:${s.httpPort}${p}`}'`;
+    const health = `${get("/_cluster/health?local=true")} -o /dev/null`;
+    if (s.replicas <= 1) return health;
+    const marker = `${HOME}/data/${FORMED_MARKER}`;
+    return `${health} && { [ -e ${marker} ] || { ${get("/_cluster/state/master_node?local=true")} | grep -q '"master_node":"' && touch ${marker}; } || true; }`;
+}
+
 /**
  * The init container's script: copy the image's config directory into the writable one, add our
  * elasticsearch.yml and fill the keystore (bootstrap password, s3 keys) from env (Secrets).
@@ -121,7 +152,7 @@ export function prepareConfigScript(cfg: StackConfig): string {
     return [
         "set -eu",
         `cp -R ${HOME}/config/. /work/config/`,
-        "cp /etc/search/elasticsearch.yml /work/config/elasticsearch.yml",
+        settingsCopyStep("/etc/search/elasticsearch.yml", "/work/config/elasticsearch.yml", `${HOME}/data`),
         "export ES_PATH_CONF=/work/config",
         "[ -f /work/config/elasticsearch.keystore ] || elasticsearch-keystore create",
         ...(s.security.enabled ? [add("ELASTIC_PASSWORD", "bootstrap.password")] : []),
@@ -212,12 +243,11 @@ export class SearchEngine extends pulumi.ComponentResource {
             volumeMounts: [
                 { name: "settings", mountPath: "/etc/search", readOnly: true },
                 { name: config.mount.name, mountPath: "/work/config" },
+                // Read only: whether the cluster has formed (settingsCopyStep).
+                { name: "data", mountPath: `${HOME}/data`, readOnly: true },
                 tmp.mount,
             ],
         });
-        const readiness = s.security.enabled
-            ? `printf 'user = "elastic:%s"\\n' "$ELASTIC_PASSWORD" | curl -sf -K - -o /dev/null 'http://127.0.0.1:${s.httpPort}/_cluster/health?local=true'`
-            : `curl -sf -o /dev/null 'http://127.0.0.1:${s.httpPort}/_cluster/health?local=true'`;
         const node = hardenedContainer({
             name: "search",
             image: s.image,
@@ -227,7 +257,7 @@ export class SearchEngine extends pulumi.ComponentResource {
             runAsUser: IMAGE_UID,
             startupProbe: tcpProbe("http", { period: 5, failureThreshold: 60 }),
             livenessProbe: tcpProbe("http", { period: 20, failureThreshold: 3 }),
-            readinessProbe: execProbe(["sh", "-c", readiness], { period: 10, timeout: 5 }),
+            readinessProbe: execProbe(["sh", "-c", readinessScript(cfg)], { period: 10, timeout: 5 }),
             preStopDelay: s.preStopDelay,
             volumeMounts: [
                 config.mount,

@@ -6,7 +6,8 @@
 import * as pulumi from "@pulumi/pulumi";
 import { flatten, Infer, isField, Schema } from "./schema";
 import { schema } from "./stack";
-import { crossChecks } from "./rules";
+import { crossChecks, isImageKey } from "./rules";
+import { DigestMode, IMAGES_LOCK_FILE, ImageRecord, readImageLock, RENDER_DIGEST_MODE_KEY, resolveImage } from "./imageLock";
 
 export { schema } from "./stack";
 export type StackConfig = Infer<typeof schema> & { readonly stack: string; readonly project: string };
@@ -35,7 +36,12 @@ export interface ConfigSource {
     get(key: string): unknown;
     /** Every key the stack sets in the project's namespace, to catch misspelt keys. */
     keys(): string[];
+    /** The image records (images.lock.json unless given). */
+    imageRecords?(): ImageRecord[];
+    /** What a prod tag without a record becomes (default require: a problem). */
+    digestMode?: DigestMode;
 }
+
 
 export function pulumiSource(): ConfigSource {
     const project = pulumi.getProject();
@@ -46,11 +52,19 @@ export function pulumiSource(): ConfigSource {
         stack: pulumi.getStack(),
         get: (key) => all[`${project}:${key}`],
         keys: () => Object.keys(all).filter((k) => k.startsWith(`${project}:`)).map((k) => k.slice(project.length + 1)),
+        digestMode: all[RENDER_DIGEST_MODE_KEY] === "placeholder" ? "placeholder" : "require",
     };
 }
 
-export function mapSource(project: string, stack: string, values: Record<string, unknown>): ConfigSource {
-    return { project, stack, get: (key) => values[key], keys: () => Object.keys(values) };
+export function mapSource(project: string, stack: string, values: Record<string, unknown>, images: { records?: ImageRecord[]; digestMode?: DigestMode } = {}): ConfigSource {
+    return {
+        project,
+        stack,
+        get: (key) => values[key],
+        keys: () => Object.keys(values),
+        ...(images.records ? { imageRecords: () => images.records! } : {}),
+        ...(images.digestMode ? { digestMode: images.digestMode } : {}),
+    };
 }
 
 export function loadConfig(source: ConfigSource = pulumiSource()): StackConfig {
@@ -77,11 +91,32 @@ export function loadConfig(source: ConfigSource = pulumiSource()): StackConfig {
     // rules run with its default, and what they say about a failed key (or by its name) is dropped.
     const failed = new Set(problems.map((p) => p.key));
     for (const { key, field } of fields) if (failed.has(key) && field.default !== undefined) values.set(key, field.default);
+    problems.push(...resolveImages(source, fields, values, failed));
     const config = build(schema, [], values) as Infer<typeof schema>;
     const mentionsFailed = (p: ConfigProblem) => [...failed].some((k) => p.key === k || new RegExp(`\\b${k}\\b`).test(`${p.problem} ${p.expected}`));
     problems.push(...crossChecks(config, failed.size > 0).filter((p) => !mentionsFailed(p)));
     if (problems.length > 0) throw new ConfigError(source.project, problems);
     return deepFreeze({ ...config, stack: source.stack, project: source.project });
+}
+
+/** Each image key as it runs: a written digest checked against its record, prod tags by their recorded digest. */
+function resolveImages(source: ConfigSource, fields: ReturnType<typeof flatten>, values: Map<string, unknown>, failed: Set<string>): ConfigProblem[] {
+    const images = fields.filter(({ key, path }) => isImageKey(path) && !failed.has(key) && typeof values.get(key) === "string");
+    if (images.length === 0) return [];
+    let records: ImageRecord[];
+    try {
+        records = source.imageRecords ? source.imageRecords() : readImageLock(IMAGES_LOCK_FILE);
+    } catch (e) {
+        return [{ key: images[0].key, problem: `the image lock cannot be read: ${(e as Error).message}`, expected: "a valid images.lock.json" }];
+    }
+    const prod = values.get("environmentTier") === "prod";
+    const problems: ConfigProblem[] = [];
+    for (const { key } of images) {
+        const r = resolveImage(values.get(key) as string, prod, records, source.digestMode ?? "require");
+        if ("problem" in r) problems.push({ key, problem: r.problem, expected: r.expected });
+        else values.set(key, r.ref);
+    }
+    return problems;
 }
 
 function build(node: Schema, path: string[], values: Map<string, unknown>): Record<string, unknown> {

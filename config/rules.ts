@@ -2,7 +2,7 @@
  * Rules that relate several keys. Each returns the problems it finds, naming the key to change.
  */
 import type { ConfigProblem } from "./index";
-import { cpuMillis, flatten, imageProblem, Infer, isDigestPinned, keyOf, quantityBytes } from "./schema";
+import { cpuMillis, flatten, imageProblem, Infer, keyOf, quantityBytes } from "./schema";
 import { schema } from "./stack";
 import { APPLICATION_RULES } from "./applicationRules";
 import { DATA_STORE_RULES } from "./dataStoreRules";
@@ -11,17 +11,17 @@ import { PLATFORM_RULES } from "./platformRules";
 type Config = Infer<typeof schema>;
 type Rule = (c: Config) => ConfigProblem[];
 
+export const isImageKey = (path: string[]) => path[path.length - 1] === "image" || path[path.length - 1].endsWith("Image");
+
 const imagesPinned: Rule = (c) =>
     flatten(schema)
-        .filter(({ path }) => path[path.length - 1] === "image" || path[path.length - 1].endsWith("Image"))
+        .filter(({ path }) => isImageKey(path))
         .flatMap(({ key, path }) => {
             const ref = path.reduce<any>((node, p) => node?.[p], c) as string | undefined;
             if (typeof ref !== "string") return [];
             const problem = imageProblem(ref);
-            if (problem) return [{ key, problem, expected: "an image pinned by tag or digest" }];
-            if (c.environment.tier === "prod" && !isDigestPinned(ref))
-                return [{ key, problem: "prod images must be pinned by digest", expected: "an image reference ending in @sha256:<64 hex>" }];
-            return [];
+            // Digests (recorded ones only; in prod every tag resolved) come from images.lock.json: config/index.ts.
+            return problem ? [{ key, problem, expected: "an image pinned by tag or digest" }] : [];
         });
 
 const gatewayHost: Rule = (c) => {

@@ -31,6 +31,8 @@ const READ_BY_TEMPLATES: Record<string, Record<string, string>> = {
     grafana: {
         podLabels: "8.6.4 templates/deployment.yaml: {{- with .Values.podLabels }} on the pod template (commented out in values.yaml)",
         "ingress.ingressClassName": "8.6.4 templates/ingress.yaml: ingressClassName: {{ .Values.ingress.ingressClassName }} (commented out in values.yaml)",
+        "securityContext.seccompProfile": "8.6.4 templates/_pod.tpl: securityContext: {{ toYaml .Values.securityContext }} (the whole map is the pod's securityContext)",
+        "containerSecurityContext.readOnlyRootFilesystem": "8.6.4 templates/_pod.tpl: the grafana container's securityContext: {{ toYaml .Values.containerSecurityContext }}",
     },
 };
 

@@ -148,3 +148,22 @@ test("config: node ports out of range, a bad CIDR, an even or missing keeper ens
     const same = await renderStack("dev", { columnStoreNativeNodePort: 31567 });
     assert.match(same.errors.join("\n"), /ops:columnStoreNativeNodePort: 31567 is also columnStoreHttpNodePort/);
 });
+
+test("logs to stdout only and no MySQL/PostgreSQL listeners: the stock config.xml's file logs and ports 9004/9005 are removed", async () => {
+    const r = await renderStack("prod");
+    const xml: string = find(r, "ConfigMap", "column-store-config", NS).data["cluster.xml"];
+    // The stock /etc/clickhouse-server/config.xml sets logger.log and logger.errorlog under
+    // /var/log/clickhouse-server (size 1000M, count 10) and mysql_port 9004, postgresql_port 9005;
+    // a config.d element with remove="remove" deletes the stock element when the files are merged.
+    const logger = /\n    <logger>\n([\s\S]*?)\n    <\/logger>/.exec(xml)?.[1] ?? "";
+    assert.match(logger, /^\s*<console>1<\/console>$/m);
+    assert.match(logger, /^\s*<log remove="remove"\/>$/m);
+    assert.match(logger, /^\s*<errorlog remove="remove"\/>$/m);
+    assert.doesNotMatch(xml, /<log>|<errorlog>|<size>|<count>/, "no file log of our own");
+    const topLevel = xml.split("\n").filter((l) => /^ {4}<[a-z]/.test(l)).map((l) => l.trim());
+    assert.ok(topLevel.includes('<mysql_port remove="remove"/>'), xml);
+    assert.ok(topLevel.includes('<postgresql_port remove="remove"/>'), xml);
+    for (const sts of inNs(r, "StatefulSet").filter((s) => s.metadata.name.startsWith("column-store-shard-")))
+        for (const c of containersOf(sts)) for (const p of c.ports ?? []) assert.ok(![9004, 9005].includes(p.containerPort), `${sts.metadata.name} ${c.name} declares ${p.containerPort}`);
+    for (const s of inNs(r, "Service")) for (const p of s.spec.ports ?? []) assert.ok(![9004, 9005].includes(p.port) && ![9004, 9005].includes(p.targetPort), `${s.metadata.name} exposes ${p.port}`);
+});

@@ -3,6 +3,7 @@ import * as assert from "node:assert/strict";
 import * as pulumi from "@pulumi/pulumi";
 import { ConfigError, loadConfig, mapSource, schema, StackConfig } from "../config";
 import * as s from "../config/schema";
+import { readStackValues } from "../tools/harness/stackConfig";
 
 // Every required secret of the schema, with a value of the right shape.
 const VALID: Record<string, unknown> = Object.fromEntries(
@@ -82,10 +83,35 @@ test("GATEWAY_ALLOWED_HOST must equal the host of GATEWAY_BASE_URL", () => {
     assert.doesNotThrow(() => load({ gatewayToolBaseUrl: "http://gw.internal:8080", gatewayToolAllowedHost: "gw.internal" }));
 });
 
-test("prod requires every image pinned by digest", () => {
+test("prod runs every image by a recorded digest: a tag images.lock.json does not record is refused before anything is created", () => {
     const message = problems({ environmentTier: "prod" });
-    assert.match(message, /ops:agentServerImage: prod images must be pinned by digest/);
-    assert.match(message, /ops:bridgeImage: prod images must be pinned by digest/);
+    assert.match(message, /ops:agentServerImage: prod runs images by digest and images.lock.json has no digest for registry.example.com\/ops\/agent-server:1.2.26; expected .*npm run images:lock -- --stack <stack>/);
+    assert.match(message, /ops:postgresImage: prod runs images by digest and images.lock.json has no digest for docker.io\/library\/postgres:15.10/);
+});
+
+const RECORD = (reference: string, digest: string) => ({ reference, digest, source: "registry answer in a test of the lock", date: "2026-11-25" });
+const loadWith = (records: ReturnType<typeof RECORD>[], values: Record<string, unknown>, digestMode?: "require" | "placeholder" | "tag") =>
+    loadConfig(mapSource("ops", "test", { ...VALID, ...values }, { records, digestMode }));
+
+test("prod: a recorded tag runs as tag@digest; dev keeps the tag; the render's placeholder mode marks the rest", () => {
+    const d = `sha256:${"1f".repeat(32)}`;
+    const records = [RECORD("docker.io/library/postgres:15.10", d)];
+    const v = readStackValues("prod");
+    const prod = Object.fromEntries(Object.entries(v.config).filter(([k]) => k.startsWith("ops:")).map(([k, x]) => [k.slice(4), x]));
+    const all = (mode: "placeholder" | "tag") => loadWith(records, prod, mode);
+    assert.equal(all("placeholder").postgres.image, `docker.io/library/postgres:15.10@${d}`);
+    assert.equal(all("placeholder").redis.image, `docker.io/library/redis:7.2.6@sha256:${"0".repeat(64)}`);
+    assert.equal(all("tag").redis.image, "docker.io/library/redis:7.2.6");
+    assert.equal(loadWith(records, {}).postgres.image, "docker.io/library/postgres:15.10", "dev runs the tag");
+});
+
+test("a digest written in the configuration must be its reference's record", () => {
+    const d = `sha256:${"2e".repeat(32)}`;
+    const records = [RECORD("docker.io/library/redis:7.2.6", d)];
+    assert.equal(loadWith(records, { redisImage: `docker.io/library/redis:7.2.6@${d}` }).redis.image, `docker.io/library/redis:7.2.6@${d}`);
+    const other = `sha256:${"3d".repeat(32)}`;
+    assert.throws(() => loadWith(records, { redisImage: `docker.io/library/redis:7.2.6@${other}` }), /ops:redisImage: the digest sha256:3d3d.* is not the recorded sha256:2e2e.* of docker.io\/library\/redis:7.2.6/);
+    assert.throws(() => loadWith(records, { postgresImage: `docker.io/library/postgres:15.10@${other}` }), /ops:postgresImage: the digest sha256:3d3d.* has no record in images.lock.json/);
 });
 
 test("requests may not exceed limits", () => {

@@ -174,7 +174,9 @@ test("SQLite backups of the uptime monitor and the chat UI: CronJobs in their na
         // ReadWriteOnce: the backup runs beside the app's pod; the restore (app stopped) has no such rule.
         const affinity = pod.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0];
         assert.equal(affinity.topologyKey, "kubernetes.io/hostname");
-        assert.deepEqual(affinity.labelSelector.matchLabels, child("prod", name).values.podLabels);
+        // The child's own label (its pods also carry app.kubernetes.io/component from podLabels).
+        assert.deepEqual(affinity.labelSelector.matchLabels, { "ops.environment/child-app": name });
+        assert.equal(child("prod", name).values.podLabels["ops.environment/child-app"], name);
         const restore = find(r, "CronJob", `${name}-backup-restore`, ns);
         assert.equal(restore.spec.suspend, true);
         assert.equal(restore.spec.jobTemplate.spec.template.spec.affinity, undefined);
@@ -187,7 +189,8 @@ test("children are reachable only through the ingress controller, with the stack
     const r = await renderStack("prod");
     for (const [name, ns] of [["uptime-monitor", "uptime"], ["chat-ui", "chat"], ["dashboard", "dashboard"]]) {
         const p = find(r, "NetworkPolicy", name, ns);
-        assert.deepEqual(p.spec.podSelector.matchLabels, child("prod", name).values.podLabels);
+        assert.deepEqual(p.spec.podSelector.matchLabels, { "ops.environment/child-app": name });
+        assert.equal(child("prod", name).values.podLabels["ops.environment/child-app"], name);
         assert.equal(p.spec.ingress.length, 1);
         assert.equal(p.spec.ingress[0].from[0].namespaceSelector.matchLabels["kubernetes.io/metadata.name"], "ingress-nginx");
         const ingress = child("prod", name).values.ingress;

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import * as assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -8,6 +8,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { all, containersOf, find, podSpecOf, renderStack } from "./render";
 import { mountedScript } from "./backups/mounted";
+import { FORMED_MARKER, nodeSettings, readinessScript, settingsCopyStep } from "../components/searchEngine";
+import { offlineStackConfig } from "../tools/genGitops";
 
 const NS = "search";
 const env = (c: any, name: string) => c.env?.find((e: any) => e.name === name);
@@ -291,4 +293,69 @@ test("bootstrap script: a wrong password stops with a clear 401 message", async 
     assert.notEqual(code, 0);
     assert.match(output, /HTTP 401, authentication failed for user 'elastic'/);
     assert.ok(!seen.some((s) => s.method !== "GET"), "nothing is created");
+});
+
+test("cluster.initial_master_nodes only until the cluster has formed: the copy step drops it once the node's marker exists", () => {
+    const cfg = offlineStackConfig("prod");
+    const settings = nodeSettings(cfg, "search-engine-headless");
+    const n = cfg.searchEngine.name;
+    assert.ok(settings.split("\n").includes(`cluster.initial_master_nodes: ["${n}-0", "${n}-1", "${n}-2"]`), settings);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "es-settings-"));
+    try {
+        fs.mkdirSync(path.join(dir, "data"));
+        fs.writeFileSync(path.join(dir, "in.yml"), settings);
+        const copy = () => {
+            fs.rmSync(path.join(dir, "out.yml"), { force: true });
+            execFileSync("sh", ["-c", settingsCopyStep(`${dir}/in.yml`, `${dir}/out.yml`, `${dir}/data`)]);
+            return fs.readFileSync(path.join(dir, "out.yml"), "utf8");
+        };
+        assert.equal(copy(), settings, "first bootstrap: the file as rendered");
+        fs.writeFileSync(path.join(dir, "data", FORMED_MARKER), "");
+        const formed = copy();
+        assert.doesNotMatch(formed, /initial_master_nodes/);
+        assert.equal(formed, settings.split("\n").filter((l) => !l.startsWith("cluster.initial_master_nodes:")).join("\n"), "every other line kept");
+        assert.match(formed, /^discovery\.seed_hosts: /m);
+    } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+    }
+});
+
+test("readiness: the node's health decides; the marker is written only once an elected master is seen, with basic auth", async () => {
+    const cfg = offlineStackConfig("prod");
+    let master: string | null = null;
+    const auths: (string | undefined)[] = [];
+    const server = http.createServer((req, res) => {
+        auths.push(req.headers.authorization);
+        if (req.url?.startsWith("/_cluster/health")) res.end('{"status":"green"}');
+        else if (req.url?.startsWith("/_cluster/state/master_node")) res.end(master ? `{"cluster_name":"c","master_node":"${master}"}` : '{"cluster_name":"c"}');
+        else res.writeHead(404).end();
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "es-ready-"));
+    try {
+        const port = (server.address() as AddressInfo).port;
+        const script = readinessScript(cfg).replaceAll(`127.0.0.1:${cfg.searchEngine.httpPort}`, `127.0.0.1:${port}`).replaceAll("/usr/share/elasticsearch/data", dir);
+        assert.ok(readinessScript(cfg).includes(`/usr/share/elasticsearch/data/${FORMED_MARKER}`));
+        const run = () => new Promise<number>((resolve) => spawn("sh", ["-c", script], { env: { PATH: process.env.PATH, ELASTIC_PASSWORD: "pw-1" }, stdio: "ignore" }).on("exit", (c) => resolve(c ?? 1)));
+        assert.equal(await run(), 0);
+        assert.ok(!fs.existsSync(path.join(dir, FORMED_MARKER)), "no master yet: no marker");
+        master = "abc123";
+        assert.equal(await run(), 0);
+        assert.ok(fs.existsSync(path.join(dir, FORMED_MARKER)), "master seen: marker written");
+        assert.ok(auths.every((a) => a === "Basic " + Buffer.from("elastic:pw-1").toString("base64")));
+        server.close();
+        assert.notEqual(await run(), 0, "health failing: not ready, marker or not");
+    } finally {
+        server.close();
+        fs.rmSync(dir, { recursive: true, force: true });
+    }
+    assert.doesNotMatch(readinessScript(offlineStackConfig("dev")), /master_node|cluster-formed/, "one node: no marker");
+});
+
+test("the init container mounts the data volume read-only to look for the marker", async () => {
+    const r = await renderStack("prod");
+    const sts: any = all(r, "StatefulSet").find((s) => s.metadata?.namespace === NS)!;
+    const init = podSpecOf(sts).initContainers.find((c: any) => c.name === "prepare-config");
+    assert.deepEqual(init.volumeMounts.find((m: any) => m.name === "data"), { name: "data", mountPath: "/usr/share/elasticsearch/data", readOnly: true });
+    assert.match(init.command[2], /if \[ -e \/usr\/share\/elasticsearch\/data\/\.cluster-formed \]; then grep -v '\^cluster\\\.initial_master_nodes:'/);
 });

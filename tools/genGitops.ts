@@ -7,15 +7,21 @@
 import * as fs from "fs";
 import * as path from "path";
 import { loadConfig, mapSource, StackConfig } from "../config";
+import type { DigestMode } from "../config/imageLock";
 import { childManifestFiles } from "../components/platform/gitopsChildren";
 import { listStacks, readStackValues, REPO_ROOT } from "./harness/stackConfig";
 
-/** A stack's typed configuration from Pulumi.<stack>.yaml (secret keys get their render placeholders). */
-export function offlineStackConfig(stack: string): StackConfig {
+/**
+ * A stack's typed configuration from Pulumi.<stack>.yaml read offline (secret keys get their render
+ * placeholders). digestMode: what a prod tag without a record in
+ * images.lock.json becomes: "tag" (the default; what gen:gitops writes, never an unverified digest)
+ * or "placeholder" (the offline render's stand-in digest, for checks of what prod runs).
+ */
+export function offlineStackConfig(stack: string, digestMode: DigestMode = "tag"): StackConfig {
     const values = readStackValues(stack);
     const prefix = `${values.project}:`;
     const flat = Object.fromEntries(Object.entries(values.config).filter(([k]) => k.startsWith(prefix)).map(([k, v]) => [k.slice(prefix.length), v]));
-    return loadConfig(mapSource(values.project, stack, flat));
+    return loadConfig(mapSource(values.project, stack, flat, { digestMode }));
 }
 
 export function gitopsFolder(cfg: StackConfig, root = REPO_ROOT): string {

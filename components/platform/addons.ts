@@ -33,10 +33,24 @@ export interface AddonsArgs {
 
 export type AddonKey = "ingressNginx" | "certManager" | "reloader" | "metricsServer" | "vpa" | "argoCd" | "monitoring";
 
-interface AddonSpec {
+export interface AddonSpec {
     namespace: string;
     release: string;
     values: Record<string, unknown>;
+}
+
+/** Each add-on's namespace, release name and values (the pinned chart is config.addons[key]). */
+export function addonSpecs(cfg: StackConfig): Record<AddonKey, AddonSpec> {
+    const a = cfg.addons;
+    return {
+        ingressNginx: { namespace: cfg.ingress.controllerNamespace, release: a.ingressNginx.chart, values: ingressNginxValues(cfg) },
+        certManager: { namespace: a.certManager.namespace, release: a.certManager.chart, values: certManagerValues(cfg) },
+        reloader: { namespace: a.reloader.namespace, release: a.reloader.chart, values: reloaderValues(cfg) },
+        metricsServer: { namespace: a.metricsServer.namespace, release: a.metricsServer.chart, values: metricsServerValues(cfg) },
+        vpa: { namespace: a.vpa.namespace, release: a.vpa.chart, values: vpaValues(cfg) },
+        argoCd: { namespace: a.argoCd.namespace, release: a.argoCd.chart, values: argoCdValues(cfg) },
+        monitoring: { namespace: a.monitoring.namespace, release: MONITORING_RELEASE, values: monitoringValues(cfg) },
+    };
 }
 
 export class Addons extends pulumi.ComponentResource {
@@ -48,15 +62,7 @@ export class Addons extends pulumi.ComponentResource {
         super("ops:platform:Addons", name, {}, opts);
         const cfg = args.config;
         const a = cfg.addons;
-        const specs: Record<AddonKey, AddonSpec> = {
-            ingressNginx: { namespace: cfg.ingress.controllerNamespace, release: a.ingressNginx.chart, values: ingressNginxValues(cfg) },
-            certManager: { namespace: a.certManager.namespace, release: a.certManager.chart, values: certManagerValues(cfg) },
-            reloader: { namespace: a.reloader.namespace, release: a.reloader.chart, values: reloaderValues(cfg) },
-            metricsServer: { namespace: a.metricsServer.namespace, release: a.metricsServer.chart, values: metricsServerValues(cfg) },
-            vpa: { namespace: a.vpa.namespace, release: a.vpa.chart, values: vpaValues(cfg) },
-            argoCd: { namespace: a.argoCd.namespace, release: a.argoCd.chart, values: argoCdValues(cfg) },
-            monitoring: { namespace: a.monitoring.namespace, release: MONITORING_RELEASE, values: monitoringValues(cfg) },
-        };
+        const specs = addonSpecs(cfg);
         const charts = {} as Record<AddonKey, k8s.helm.v3.Release>;
         const namespaces = {} as Record<AddonKey, string>;
         for (const [key, spec] of Object.entries(specs) as [AddonKey, AddonSpec][]) {

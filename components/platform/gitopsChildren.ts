@@ -22,6 +22,9 @@ export const CHILD_SECRETS = {
     dashboard: { name: "grafana-admin", userKey: "admin-user", passwordKey: "admin-password" },
 } as const;
 
+/** The capabilities the uptime monitor's entrypoint needs as root (and the constraint sets allow it, in its namespace only). */
+export const UPTIME_MONITOR_CAPABILITIES = ["CHOWN", "SETUID", "SETGID"] as const;
+
 export const SYNC_OPTIONS = ["CreateNamespace=true", "ServerSideApply=true", "ApplyOutOfSyncOnly=false", "RespectIgnoreDifferences=true"] as const;
 
 export interface ChildApp {
@@ -35,6 +38,19 @@ export interface ChildApp {
 }
 
 const podLabels = (key: ChildKey) => ({ [CHILD_POD_LABEL]: key });
+/** The selector labels every pod carries (pod-app-labels): the charts set name and instance, these add the component. */
+const withComponent = (key: ChildKey) => ({ ...podLabels(key), "app.kubernetes.io/component": key });
+
+/** An image reference split the way the charts take it: registry, repository, tag and the digest's hex (if pinned). */
+export function imageParts(ref: string) {
+    const m = /^([a-z0-9.-]+(?::\d+)?)\/([a-z0-9._/-]+):([\w][\w.-]*)(?:@sha256:([0-9a-f]{64}))?$/.exec(ref);
+    if (!m) throw new Error(`${ref}: expected registry/repository:tag[@sha256:<64 hex>]`);
+    const [, registry, repository, tag, sha] = m;
+    return { registry, repository, tag, sha: sha ?? "", tagWithDigest: sha ? `${tag}@sha256:${sha}` : tag };
+}
+
+/** A writable /tmp for containers whose root filesystem is read-only. */
+const TMP = { name: "tmp", mountPath: "/tmp" };
 const resources = (r: { requests: { cpu: string; memory: string }; limits: { cpu: string; memory: string } }) => ({ requests: { ...r.requests }, limits: { ...r.limits } });
 
 function uptimeMonitor(cfg: StackConfig): ChildApp {
@@ -53,19 +69,24 @@ function uptimeMonitor(cfg: StackConfig): ChildApp {
             // SQLite: one writer; the chart's Deployment has a fixed replicas: 1 (no value for it),
             // and the old pod stops before the new one starts.
             strategy: { type: "Recreate" },
-            podLabels: podLabels("uptime-monitor"),
-            // The image (1.23.x, extra/entrypoint.sh) starts as root, runs `chown -hRc $PUID:$PGID /app/data`
+            image: { repository: `${imageParts(u.image).registry}/${imageParts(u.image).repository}`, tag: imageParts(u.image).tagWithDigest },
+            podLabels: withComponent("uptime-monitor"),
+            // The image (1.23.13, extra/entrypoint.sh) starts as root, runs `chown -hRc $PUID:$PGID /app/data`
             // and then `setpriv --reuid $PUID --regid $PGID --clear-groups node server/server.js`: as a
-            // non-root user without capabilities the chown fails and the pod crash-loops, and the chart
-            // has no value to replace the entrypoint. So the entrypoint runs as root with only the three
-            // capabilities it uses (chown, setuid, setgid), and the server itself runs as u.uid (PUID/PGID,
-            // the image's documented variables); setpriv's change of user drops every capability.
+            // non-root user the chown of the volume's root-owned folder fails and --clear-groups needs
+            // CAP_SETGID, so the pod crash-loops, and the chart has no value to replace the entrypoint. So
+            // the entrypoint runs as root with only the three capabilities it uses (chown, setuid, setgid),
+            // and the server itself runs as u.uid (PUID/PGID, the image's documented variables); setpriv's
+            // change of user drops every capability. The constraint sets allow exactly this in the
+            // uptime namespace only (policies/constraints/*.yaml, docs/admission.md "Exceptions").
             podSecurityContext: { runAsNonRoot: false, runAsUser: 0, runAsGroup: 0, fsGroup: u.uid, seccompProfile: { type: "RuntimeDefault" } },
-            securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"], add: ["CHOWN", "SETUID", "SETGID"] } },
+            securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"], add: [...UPTIME_MONITOR_CAPABILITIES] } },
             podEnv: [
                 { name: "PUID", value: String(u.uid) },
                 { name: "PGID", value: String(u.uid) },
             ],
+            additionalVolumes: [{ name: TMP.name, emptyDir: {} }],
+            additionalVolumeMounts: [TMP],
             resources: resources(u),
             volume: { enabled: true, accessMode: "ReadWriteOnce", size: u.volumeSize },
             service: { port: u.port },
@@ -104,9 +125,19 @@ function chatUi(cfg: StackConfig): ChildApp {
             openaiApiKey: "",
             extraEnvVars: [{ name: "WEBUI_SECRET_KEY", valueFrom: { secretKeyRef: { name: CHILD_SECRETS.chatUi.name, key: CHILD_SECRETS.chatUi.key } } }],
             persistence: { enabled: true, provider: "local", size: c.volumeSize, accessModes: ["ReadWriteOnce"] },
+            image: { repository: `${imageParts(c.image).registry}/${imageParts(c.image).repository}`, tag: imageParts(c.image).tagWithDigest, pullPolicy: "IfNotPresent" },
             podLabels: podLabels("chat-ui"),
-            podSecurityContext: { fsGroup: c.uid, fsGroupChangePolicy: "OnRootMismatch", seccompProfile: { type: "RuntimeDefault" } },
-            containerSecurityContext: { allowPrivilegeEscalation: false },
+            // Non-root from the start: the data volume is the pod's fsGroup; the image's own files are
+            // only read (open_webui/config.py copies its static files under try/except).
+            podSecurityContext: { runAsNonRoot: true, runAsUser: c.uid, runAsGroup: c.uid, fsGroup: c.uid, fsGroupChangePolicy: "OnRootMismatch", seccompProfile: { type: "RuntimeDefault" } },
+            containerSecurityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } },
+            copyAppData: { resources: resources(c) },
+            volumes: [{ name: TMP.name, emptyDir: {} }],
+            volumeMounts: { container: [TMP] },
+            // The application's /health (no database call), on the chart's named port.
+            livenessProbe: { httpGet: { path: "/health", port: "http" }, periodSeconds: 20, timeoutSeconds: 5, failureThreshold: 3 },
+            readinessProbe: { httpGet: { path: "/health", port: "http" }, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 3 },
+            startupProbe: { httpGet: { path: "/health", port: "http" }, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 60 },
             resources: resources(c),
             service: { containerPort: c.port },
             serviceAccount: { enable: true, create: true, name: c.releaseName, automountServiceAccountToken: false },
@@ -128,8 +159,14 @@ function dashboard(cfg: StackConfig): ChildApp {
         version: d.version,
         values: {
             replicas: 1,
+            image: { registry: imageParts(d.image).registry, repository: imageParts(d.image).repository, tag: imageParts(d.image).tag, sha: imageParts(d.image).sha },
+            // The chart's helm test pod (bats) is never run by Argo CD: not rendered at all.
+            testFramework: { enabled: false },
             admin: { existingSecret: s.name, userKey: s.userKey, passwordKey: s.passwordKey },
-            podLabels: podLabels("dashboard"),
+            podLabels: withComponent("dashboard"),
+            securityContext: { runAsNonRoot: true, runAsUser: d.uid, runAsGroup: d.uid, fsGroup: d.uid, seccompProfile: { type: "RuntimeDefault" } },
+            containerSecurityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] }, seccompProfile: { type: "RuntimeDefault" } },
+            extraEmptyDirMounts: [TMP],
             resources: resources(d),
             persistence: { enabled: false },
             datasources: {

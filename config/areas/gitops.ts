@@ -1,4 +1,4 @@
-import { chartVersion, cpu, cron, int, intList, list, memory, nodePort, port, str, storage, url } from "../schema";
+import { chartVersion, cpu, cron, image, int, intList, list, memory, nodePort, port, str, storage, url } from "../schema";
 
 const NAME = { pattern: /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, expected: "a DNS label such as \"uptime\"" };
 const REPO = {
@@ -57,11 +57,13 @@ export const gitops = {
     gitPorts: intList("ports of the git and chart hosts Argo CD reaches (22 for SSH, 443 for HTTPS)", [22, 443], port("a TCP port")),
     uptimeMonitor: {
         ...child("the uptime monitor", { namespace: "uptime", repo: "https://dirsigler.github.io/uptime-kuma-helm", chart: "uptime-kuma", version: "2.21.2", releaseName: "uptime-kuma", hostLabel: "uptime", port: 3001 }),
+        image: image("the uptime monitor image (the chart's image.repository and image.tag; chart 2.21.2 ships 1.23.13-debian)", "docker.io/louislam/uptime-kuma:1.23.13-debian"),
         ...sqliteApp("uptime monitor", { pvcName: "uptime-kuma-pvc", volumeSize: "4Gi", database: "kuma.db", schedule: "15 4 * * *" }),
         probePorts: intList("ports the uptime monitor's checks may reach (the environment's public hosts and outside services)", [80, 443], port("a TCP port")),
     },
     chatUi: {
         ...child("the chat UI", { namespace: "chat", repo: "https://helm.openwebui.com", chart: "open-webui", version: "10.2.1", releaseName: "open-webui", hostLabel: "chat", port: 8080 }),
+        image: image("the chat UI image (the chart's image.repository and image.tag; chart 10.2.1's appVersion is 0.7.2)", "ghcr.io/open-webui/open-webui:0.7.2"),
         ...sqliteApp("chat UI", { pvcName: "open-webui", volumeSize: "2Gi", database: "webui.db", schedule: "30 4 * * *" }),
         uploads: str("the chat UI uploads folder, relative to its data volume (backed up with the database)", "uploads", { pattern: /^[\w.-]+(\/[\w.-]+)*$/, expected: "a relative folder path" }),
         modelBaseUrl: url("the OpenAI-compatible API the chat UI talks to", "https://api.openai.com/v1", ["https"]),
@@ -69,6 +71,8 @@ export const gitops = {
     },
     dashboard: {
         ...child("the dashboard", { namespace: "dashboard", repo: "https://grafana.github.io/helm-charts", chart: "grafana", version: "8.6.4", releaseName: "grafana", hostLabel: "dashboard", port: 3000 }),
+        image: image("the dashboard image (the chart's image.registry, repository, tag and sha; chart 8.6.4's appVersion is 11.3.1)", "docker.io/grafana/grafana:11.3.1"),
+        uid: int("the dashboard's non-root user and group (the grafana image's own user, 472)", 472, { min: 1, max: 2147483647 }),
         adminUser: str("the dashboard's admin user (its password is generated on the cluster)", "admin"),
         passwordLength: int("length of the generated dashboard admin password (alphanumeric)", 24, { min: 16, max: 128 }),
         requests: { cpu: cpu("dashboard cpu request", "100m"), memory: memory("dashboard memory request", "128Mi") },

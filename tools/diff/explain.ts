@@ -43,7 +43,8 @@ export function workingTreeNodeFiles(stack: string, root = REPO_ROOT): Record<st
     const values = readStackValues(stack, {}, root);
     const prefix = `${values.project}:`;
     const raw = Object.fromEntries(Object.entries(values.config).filter(([k]) => k.startsWith(prefix)).map(([k, v]) => [k.slice(prefix.length), v]));
-    return nodeFiles(loadConfig(mapSource(values.project, stack, raw)));
+    // Node files do not depend on image digests: a prod tag without a record stays a tag here.
+    return nodeFiles(loadConfig(mapSource(values.project, stack, raw, { digestMode: "tag" })));
 }
 
 const key = (from: string, to: string) => `${from}\u0000${to}`;

@@ -10,6 +10,7 @@ import { RegisteredResource, runProgram } from "./program";
 import { quotaProblems } from "../../policies/spec/quotaFit";
 import { readStackValues } from "./stackConfig";
 import { validateObject } from "./validate";
+import { PLACEHOLDER_DIGEST, withoutDigest } from "../../config/imageLock";
 
 export interface RenderResult {
     stack: string;
@@ -24,6 +25,8 @@ export interface RenderResult {
     /** The program's stack output `renderedFiles` (relative path -> text), written beside the manifests. */
     files: Record<string, string>;
     placeholders: string[];
+    /** Images that run as the placeholder digest: prod tags images.lock.json does not record. */
+    imagePlaceholders: string[];
     errors: string[];
 }
 
@@ -47,6 +50,7 @@ export async function render(stack: string, overrides: Record<string, unknown> =
         outputs: run.outputs,
         files: files.files,
         placeholders: values.placeholders,
+        imagePlaceholders: [...new Set(JSON.stringify(objects).match(new RegExp(`[\\w./:-]+@${PLACEHOLDER_DIGEST}`, "g")) ?? [])].map(withoutDigest).sort(),
         errors: [...run.errors, ...duplicates, ...schemaErrors, ...quotaErrors, ...files.errors],
     };
 }
@@ -102,6 +106,8 @@ export function summary(result: RenderResult, sections: string[] = []): string {
     ];
     if (result.placeholders.length > 0)
         lines.push(`secret config replaced by render placeholders (not decryptable offline): ${result.placeholders.join(", ")}`);
+    if (result.imagePlaceholders.length > 0)
+        lines.push(`prod images not in images.lock.json, rendered with the placeholder digest ${PLACEHOLDER_DIGEST.slice(0, 14)}… (a deploy resolves them: npm run images:lock): ${result.imagePlaceholders.join(", ")}`);
     lines.push(...sections);
     lines.push(result.errors.length === 0 ? "failed: nothing" : `failed: ${result.errors.length} problem(s)\n${result.errors.map((e) => `  - ${e}`).join("\n")}`);
     return lines.join("\n");

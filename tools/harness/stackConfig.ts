@@ -7,6 +7,7 @@ import * as fs from "fs";
 import * as path from "path";
 import * as YAML from "yaml";
 import { flatten, schema } from "../../config/schemaIndex";
+import { RENDER_DIGEST_MODE_KEY } from "../../config/imageLock";
 
 export interface StackValues {
     project: string;
@@ -114,6 +115,8 @@ export function readStackValues(stack: string, overrides: Record<string, unknown
             placeholders.push(key);
         }
     }
+    // Offline, a prod tag that images.lock.json does not record runs as the placeholder digest (config/imageLock.ts).
+    config[RENDER_DIGEST_MODE_KEY] = "placeholder";
     return { project, stack, config, secretKeys, placeholders };
 }
 
