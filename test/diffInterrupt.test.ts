@@ -8,7 +8,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { test } from "node:test";
-import { resolveCommit } from "../tools/diff/worktree";
+import { resolveCommit } from "../cli/diff/worktree";
 
 const REPO = path.resolve(__dirname, "..");
 
@@ -32,7 +32,7 @@ for (const signal of ["SIGINT"] as const) {
         const worktrees = () => execFileSync("git", ["-C", clone, "worktree", "list", "--porcelain"], { encoding: "utf8" }).split("\n").filter((l) => l.startsWith("worktree "));
         try {
             // One process (no npx/tsx wrapper), as the terminal's Ctrl-C reaches it.
-            const child = spawn(process.execPath, ["--import", "tsx", "tools/diff.ts", "--stack", "dev", "--base", "HEAD"], { cwd: clone, stdio: ["ignore", "pipe", "pipe"] });
+            const child = spawn(process.execPath, ["--import", "tsx", "cli/diff.ts", "--stack", "dev", "--base", "HEAD"], { cwd: clone, stdio: ["ignore", "pipe", "pipe"] });
             let stderr = "";
             child.stderr.on("data", (d) => (stderr += d));
             const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));

@@ -7,16 +7,16 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { K8sObject } from "../policies/gatekeeper/types";
-import { hpaOf, rawDesired, scaleDownLimit, scaleUpLimit, simulate, stepProfile, whyNoAutoscaler } from "../tools/explain/autoscaling";
-import { allocatable, capacity, cronMinutesOfDay, cronPeak, podRequest } from "../tools/explain/capacity";
-import { names } from "../tools/explain/names";
-import { cfsQuotaUs, cpuShares, effectiveResources, isolationOf, limitRangesOf, oomScoreAdj, qosClass, UNLIMITED_MEMORY } from "../tools/explain/qos";
-import { cidrContains, DeclaredFlows, reachability } from "../tools/explain/reachability";
-import { allowedDisruptions, rollouts } from "../tools/explain/rollout";
-import { workloadsOf } from "../tools/explain/workloads";
-import { workingTreeNodeFiles } from "../tools/diff/explain";
+import { hpaOf, rawDesired, scaleDownLimit, scaleUpLimit, simulate, stepProfile, whyNoAutoscaler } from "../cli/explain/autoscaling";
+import { allocatable, capacity, cronMinutesOfDay, cronPeak, podRequest } from "../cli/explain/capacity";
+import { names } from "../cli/explain/names";
+import { cfsQuotaUs, cpuShares, effectiveResources, isolationOf, limitRangesOf, oomScoreAdj, qosClass, UNLIMITED_MEMORY } from "../cli/explain/qos";
+import { cidrContains, DeclaredFlows, reachability } from "../cli/explain/reachability";
+import { allowedDisruptions, rollouts } from "../cli/explain/rollout";
+import { workloadsOf } from "../cli/explain/workloads";
+import { workingTreeNodeFiles } from "../cli/diff/explain";
 import { loadConfig, mapSource } from "../config";
-import { readStackValues } from "../tools/harness/stackConfig";
+import { readStackValues } from "../cli/harness/stackConfig";
 
 const GiB = 2 ** 30;
 const MiB = 2 ** 20;

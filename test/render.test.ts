@@ -4,17 +4,17 @@ import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { render } from "../tools/harness/render";
-import { REDACTED } from "../tools/harness/manifests";
-import { SECRET_SIG } from "../tools/harness/program";
+import { render } from "../cli/harness/render";
+import { REDACTED } from "../cli/harness/manifests";
+import { SECRET_SIG } from "../cli/harness/program";
 import { renderStack } from "./render";
-import { readStackValues } from "../tools/harness/stackConfig";
+import { readStackValues } from "../cli/harness/stackConfig";
 
 const ROOT = path.resolve(__dirname, "..");
 const TSX = path.join(ROOT, "node_modules", ".bin", "tsx");
 
 function renderCli(args: string[]) {
-    return spawnSync(TSX, ["tools/render.ts", ...args], { cwd: ROOT, encoding: "utf8" });
+    return spawnSync(TSX, ["cli/render.ts", ...args], { cwd: ROOT, encoding: "utf8" });
 }
 
 // The render tool's own tests need their own renders (separate processes): two of dev, shared by the next test.

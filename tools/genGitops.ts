@@ -8,7 +8,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { loadConfig, mapSource, StackConfig } from "../config";
 import { childManifestFiles } from "../components/platform/gitopsChildren";
-import { listStacks, readStackValues, REPO_ROOT } from "./harness/stackConfig";
+import { listStacks, readStackValues, REPO_ROOT } from "../cli/harness/stackConfig";
 
 /** A stack's typed configuration from Pulumi.<stack>.yaml (secret keys get their render placeholders). */
 export function offlineStackConfig(stack: string): StackConfig {

@@ -1,6 +1,6 @@
 /** The pack over the offline render (npm run render, test/render.ts): the same evaluation as the tests and the bench. */
-import type { RenderResult } from "../../tools/harness/render";
-import { unwrapSecrets } from "../../tools/harness/manifests";
+import type { RenderResult } from "../../cli/harness/render";
+import { unwrapSecrets } from "../../cli/harness/manifests";
 import type { PackResource } from "./resources";
 import { loadPackConfig, mandatory, runPack, verdict, type PackResult } from "./run";
 

@@ -112,13 +112,20 @@ export type BaseRender =
     /** No render at all: the reason says why. */
     | { rendered: false; reason: string };
 
-/** Renders `stack` with the revision's own tools/render.ts: `npx tsx tools/render.ts --stack <s> --out <dir>`. */
+/** Where a revision keeps its render command: cli/ since the layout change, tools/ before it. */
+const RENDER_ENTRIES = ["cli/render.ts", "tools/render.ts"];
+
+/** The revision's render command (relative to `dir`), or undefined when it has none. */
+export const renderEntry = (dir: string): string | undefined => RENDER_ENTRIES.find((e) => fs.existsSync(path.join(dir, e)));
+
+/** Renders `stack` with the revision's own render command: `npx tsx cli/render.ts --stack <s> --out <dir>`. */
 export async function renderRevision(dir: string, stack: string, timeoutMs = 180_000): Promise<BaseRender> {
-    if (!fs.existsSync(path.join(dir, "tools", "render.ts"))) return { rendered: false, reason: "the base revision has no render tool (tools/render.ts)" };
+    const entry = renderEntry(dir);
+    if (!entry) return { rendered: false, reason: `the base revision has no render tool (${RENDER_ENTRIES.join(" or ")})` };
     const out = fs.mkdtempSync(path.join(os.tmpdir(), "ops-diff-render-"));
     try {
         // A subfolder: the render takes its output folder's place by rename.
-        const result = await run("npx", ["--no", "--", "tsx", "tools/render.ts", "--stack", stack, "--out", path.join(out, "render")], { cwd: dir, timeoutMs });
+        const result = await run("npx", ["--no", "--", "tsx", entry, "--stack", stack, "--out", path.join(out, "render")], { cwd: dir, timeoutMs });
         const manifests = path.join(out, "render", "manifests.yaml");
         const output = `${result.stdout}${result.stderr}`;
         if (result.error || !fs.existsSync(manifests)) {
