@@ -4,7 +4,10 @@
  */
 import { portableYaml } from "../../components/lib/yaml";
 import type { K8sObject } from "../../policies/gatekeeper/types";
-import { RegisteredResource, SECRET_SIG } from "./program";
+import { isSecretValue, unwrapSecrets } from "../../policies/pack/resources";
+import { RegisteredResource } from "./program";
+
+export { unwrapSecrets };
 
 export const REDACTED = "<redacted: secret>";
 
@@ -13,8 +16,6 @@ const NOT_OBJECTS = /^kubernetes:(helm\.sh\/v\d+:(Chart|Release)|yaml(\/v2)?:(Co
 
 export const isKubernetesObject = (r: RegisteredResource) => r.custom && r.type.startsWith("kubernetes:") && !NOT_OBJECTS.test(r.type);
 
-const isSecretValue = (v: unknown): v is { value: unknown } => typeof v === "object" && v !== null && SECRET_SIG in (v as object);
-
 /** Replaces every secret-marked value (and every value of a Secret's data) with REDACTED. */
 export function redact(value: unknown): unknown {
     if (isSecretValue(value)) return REDACTED;
@@ -22,14 +23,6 @@ export function redact(value: unknown): unknown {
     if (value && typeof value === "object") {
         return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redact(v)]));
     }
-    return value;
-}
-
-/** Removes secret marks, keeping the values (for schema checks and policies, never for output). */
-export function unwrapSecrets(value: unknown): unknown {
-    if (isSecretValue(value)) return unwrapSecrets(value.value);
-    if (Array.isArray(value)) return value.map(unwrapSecrets);
-    if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, unwrapSecrets(v)]));
     return value;
 }
 
