@@ -4,6 +4,8 @@
  * DIR/manifests.yaml and DIR/resources.json (default DIR: out/<stack>), plus the files the program
  * exports as `renderedFiles` (e.g. DIR/node/kubelet-config.yaml); exit 0 only for a valid stack
  * that the policy pack (policies/config/<stack>.json) evaluates without a mandatory violation.
+ * DIR must be new, empty, or a previous render's folder (./harness/output.ts); the last line says
+ * "render ok" or "render failed: <why>".
  */
 import * as path from "path";
 import { packVerdict } from "../policies/pack/render";
@@ -11,15 +13,25 @@ import { prepareOutput, publishRender } from "./harness/output";
 import { render, summary } from "./harness/render";
 import { listStacks, REPO_ROOT } from "./harness/stackConfig";
 
-function parseArgs(argv: string[]): { stack: string; out?: string } {
+/** Pulumi's stack names: letters, digits, hyphens, underscores and periods (never a path). */
+const STACK_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
+
+export function parseArgs(argv: string[]): { stack: string; out?: string } {
+    const usage = `usage: npm run render -- --stack <${listStacks().join("|")}> [--out DIR]`;
     const args: Record<string, string> = {};
     for (let i = 0; i < argv.length; i++) {
         const m = /^--(stack|out)(?:=(.*))?$/.exec(argv[i]);
-        if (!m) throw new Error(`unknown argument ${argv[i]}; usage: npm run render -- --stack <${listStacks().join("|")}> [--out DIR]`);
-        args[m[1]] = m[2] ?? argv[++i];
-        if (args[m[1]] === undefined) throw new Error(`--${m[1]} needs a value`);
+        if (!m) throw new Error(`unknown argument ${argv[i]}; ${usage}`);
+        const value = m[2] ?? argv[++i];
+        if (value === undefined) throw new Error(`--${m[1]} needs a value; ${usage}`);
+        // An unset shell variable gives an empty argument: it must not mean the current folder.
+        if (value.trim() === "") throw new Error(m[1] === "out" ? "--out needs a folder name; got an empty value (an unset variable?)" : `--stack needs a stack name; got an empty value; ${usage}`);
+        args[m[1]] = value;
     }
     if (!args.stack) throw new Error(`--stack is required: one of ${listStacks().join(", ")}`);
+    if (!STACK_NAME.test(args.stack) || args.stack.includes(".."))
+        throw new Error(`--stack "${args.stack}" is not a stack name; stacks are ${listStacks().join(", ")} (letters, digits, - _ and .)`);
+    if (!listStacks().includes(args.stack)) throw new Error(`no stack "${args.stack}" (no Pulumi.${args.stack}.yaml); stacks are ${listStacks().join(", ")}`);
     return { stack: args.stack, out: args.out };
 }
 
@@ -35,13 +47,17 @@ async function main() {
         // A render the policy pack refuses is still written (to read what it refuses) but fails.
         const published = publishRender(result, outDir, undefined, { lockHeld: true });
         (published.written ? console.log : console.error)(published.message);
+        if (published.written && pack.ok) console.log("render ok");
+        else if (published.written) console.error("render failed: the policy pack blocks the stack (see above); the files were written to read what it refuses");
         process.exitCode = published.written && pack.ok ? 0 : 1;
     } finally {
         release();
     }
 }
 
-main().catch((err) => {
-    console.error(`render failed: ${err instanceof Error ? err.message : err}`);
-    process.exitCode = 2;
-});
+if (require.main === module) {
+    main().catch((err) => {
+        console.error(`render failed: ${err instanceof Error ? err.message : err}`);
+        process.exitCode = 2;
+    });
+}

@@ -8,7 +8,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { test } from "node:test";
-import { OutputError, prepareOutput, publishRender, writeOutputAtomically } from "../cli/harness/output";
+import { OutputError, prepareOutput, publishRender, RENDER_MARKER, writeOutputAtomically } from "../cli/harness/output";
 
 const ROOT = path.resolve(__dirname, "..");
 const TSX = path.join(ROOT, "node_modules", ".bin", "tsx");
@@ -21,6 +21,7 @@ function previousRender() {
     fs.writeFileSync(path.join(out, "manifests.yaml"), "kind: ConfigMap\n# the last good render\n");
     fs.writeFileSync(path.join(out, "resources.json"), "[]\n");
     fs.writeFileSync(path.join(out, "node", "kubelet-config.yaml"), "old: true\n");
+    fs.writeFileSync(path.join(out, RENDER_MARKER), "a previous render\n");
     return { parent, out, snapshot: () => listing(out) };
 }
 
@@ -43,7 +44,9 @@ test("a successful write replaces the whole folder and leaves no temporary folde
     const { parent, out } = previousRender();
     const r = publishRender(good, out);
     assert.equal(r.written, true, r.message);
-    assert.deepEqual(listing(out), { "manifests.yaml": "kind: Namespace\n", "resources.json": "[1]\n", "node/new.yaml": "new: true\n" });
+    const { [RENDER_MARKER]: marker, ...written } = listing(out);
+    assert.deepEqual(written, { "manifests.yaml": "kind: Namespace\n", "resources.json": "[1]\n", "node/new.yaml": "new: true\n" });
+    assert.match(marker, /npm run render/);
     assert.deepEqual(fs.readdirSync(parent), ["dev"]);
 });
 

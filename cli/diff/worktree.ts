@@ -172,7 +172,7 @@ function childEnv(): NodeJS.ProcessEnv {
 
 const lastLines = (text: string, n = 5) => text.trim().split("\n").slice(-n).join(" | ") || "no output";
 
-/** The `  - <problem>` lines after "failed: N problem(s)" in the render's summary. */
+/** The `  - <problem>` lines after "render problems: N" (before: "failed: N problem(s)") in the render's summary. */
 function renderProblems(output: string): string[] {
     const problems = output.split("\n").filter((l) => /^  - /.test(l)).map((l) => l.slice(4));
     return problems.length > 0 ? problems : [`the base render exited non-zero: ${lastLines(output)}`];

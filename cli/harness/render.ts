@@ -85,7 +85,7 @@ function componentOf(r: RegisteredResource, byUrn: Map<string, RegisteredResourc
     return cur === r && r.custom ? "(no component)" : `${cur.type} ${cur.name}`;
 }
 
-/** `sections` (e.g. the policy pack's verdict) are printed before the final "failed:" line. */
+/** `sections` (e.g. the policy pack's verdict) are printed before the final "problems:" line. */
 export function summary(result: RenderResult, sections: string[] = []): string {
     const byUrn = new Map(result.resources.map((r) => [r.urn, r]));
     const perComponent = new Map<string, number>();
@@ -103,6 +103,6 @@ export function summary(result: RenderResult, sections: string[] = []): string {
     if (result.placeholders.length > 0)
         lines.push(`secret config replaced by render placeholders (not decryptable offline): ${result.placeholders.join(", ")}`);
     lines.push(...sections);
-    lines.push(result.errors.length === 0 ? "failed: nothing" : `failed: ${result.errors.length} problem(s)\n${result.errors.map((e) => `  - ${e}`).join("\n")}`);
+    lines.push(result.errors.length === 0 ? "render problems: none" : `render problems: ${result.errors.length}\n${result.errors.map((e) => `  - ${e}`).join("\n")}`);
     return lines.join("\n");
 }
