@@ -41,6 +41,22 @@ new_backup_folder() {
   trap 'exit 130' INT
 }
 
+# Moves the finished $work into place as $final, never into another folder: two backups started in
+# the same second computed the same name, and a plain mv would put the second inside the first. On a
+# name taken meanwhile the next free -<n> is used (final is updated; on failure publish_err says why).
+# mv -T (coreutils, busybox). Not in a $(...): final must change in the script itself.
+publish_backup_folder() {
+  _base=$final; _n=1; publish_err=""
+  while :; do
+    if [ ! -e "$final" ]; then
+      publish_err=$(mv -T -- "$work" "$final" 2>&1) && return 0
+      [ -e "$final" ] || return 1
+    fi
+    _n=$((_n + 1)); final="$_base-$_n"
+    [ "$_n" -lt 100 ] || { publish_err="no free folder name next to $_base"; return 1; }
+  done
+}
+
 # A dated backup folder name as the backup scripts write it: YYYY-MM-DDTHHMMSSZ, optionally -<n>.
 is_stamp() {
   case $1 in
@@ -160,7 +176,8 @@ pg_fail() { # $1 = step, $2 = client output; TARGET = host:port
   esac
 }
 # psql on the maintenance database reading SQL from stdin, so that :"var" / :'var' quoting of names works.
-pg_sql() { psql -X -A -t -q -v ON_ERROR_STOP=1 -d postgres "$@"; }
+# PG_ADMIN_DB: template1 while a full restore has the maintenance database renamed aside.
+pg_sql() { psql -X -A -t -q -v ON_ERROR_STOP=1 -d "${PG_ADMIN_DB:-postgres}" "$@"; }
 pg_db_exists() { printf '%s\n' "SELECT 1 FROM pg_database WHERE datname = :'db'" | pg_sql -v db="$1" 2>&1; }
 # libpq connection string naming one database (quotes and backslashes escaped).
 pg_dbconn() { printf "dbname='%s'" "$(printf '%s' "$1" | sed "s/[\\\\']/\\\\&/g")"; }
