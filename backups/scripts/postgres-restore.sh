@@ -87,7 +87,7 @@ aside="$work/aside.tsv"
 : > "$aside"
 stamp="$(date -u +%Y%m%d%H%M%S)_$$"
 # While "postgres" may be renamed aside, administrative statements run on template1.
-export PG_ADMIN_DB=template1
+pg_admin_db=template1
 created_postgres=false
 fed=false
 # Put back what was there: drop the databases the restore created, rename the originals back. Sets

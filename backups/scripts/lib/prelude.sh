@@ -45,6 +45,7 @@ new_backup_folder() {
 # the same second computed the same name, and a plain mv would put the second inside the first. On a
 # name taken meanwhile the next free -<n> is used (final is updated; on failure publish_err says why).
 # mv -T (coreutils, busybox). Not in a $(...): final must change in the script itself.
+# shellcheck disable=SC2034
 publish_backup_folder() {
   _base=$final; _n=1; publish_err=""
   while :; do
@@ -176,8 +177,8 @@ pg_fail() { # $1 = step, $2 = client output; TARGET = host:port
   esac
 }
 # psql on the maintenance database reading SQL from stdin, so that :"var" / :'var' quoting of names works.
-# PG_ADMIN_DB: template1 while a full restore has the maintenance database renamed aside.
-pg_sql() { psql -X -A -t -q -v ON_ERROR_STOP=1 -d "${PG_ADMIN_DB:-postgres}" "$@"; }
+# pg_admin_db: template1 while a full restore has the maintenance database renamed aside.
+pg_sql() { psql -X -A -t -q -v ON_ERROR_STOP=1 -d "${pg_admin_db:-postgres}" "$@"; }
 pg_db_exists() { printf '%s\n' "SELECT 1 FROM pg_database WHERE datname = :'db'" | pg_sql -v db="$1" 2>&1; }
 # libpq connection string naming one database (quotes and backslashes escaped).
 pg_dbconn() { printf "dbname='%s'" "$(printf '%s' "$1" | sed "s/[\\\\']/\\\\&/g")"; }
@@ -259,8 +260,13 @@ write_cause() { # $1 = output of the failed command, $2 = folder written to
 
 # --- git family (alpine/git: busybox sed) ---------------------------------------------------------
 mask() { printf '%s' "$1" | sed -E 's#^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@]*@#\1***@#'; }
+# The mirror's folder for a URL: scheme and user info stripped. In a URL (scheme://) host:port is the
+# host (port kept as host_port: another server); without a scheme, scp-like [user@]host:path is host/path.
 mirror_path() {
-  printf '%s' "$1" | sed -E 's#^[a-zA-Z][a-zA-Z0-9+.-]*://##; s#^[^/@]*@##; s#^([^/:]+):#\1/#; s#^/+##; s#/+$##'
+  case $1 in
+    [a-zA-Z]*://*) printf '%s' "$1" | sed -E 's#^[a-zA-Z][a-zA-Z0-9+.-]*://##; s#^[^/@]*@##; s#^([^/:]+):([0-9]+)(/|$)#\1_\2\3#; s#^([^/:]+):(/|$)#\1\2#; s#^/+##; s#/+$##' ;;
+    *) printf '%s' "$1" | sed -E 's#^[^/@:]*@##; s#^([^/:]+):#\1/#; s#^/+##; s#/+$##' ;;
+  esac
 }
 git_auth() {
   # The helper is shell code run by git; it expands the variables itself, so no secret is on argv.
