@@ -9,6 +9,7 @@
  */
 import * as path from "path";
 import { packVerdict } from "../policies/pack/render";
+import { redactSecretShapes } from "../policies/pack/secretPatterns";
 import { prepareOutput, publishRender } from "./harness/output";
 import { render, summary } from "./harness/render";
 import { listStacks, REPO_ROOT } from "./harness/stackConfig";
@@ -35,6 +36,15 @@ export function parseArgs(argv: string[]): { stack: string; out?: string } {
     return { stack: args.stack, out: args.out };
 }
 
+/** Everything the render prints goes through this: a secret-shaped value never reaches stdout or stderr. */
+const say = (text: string) => console.log(redactSecretShapes(text));
+const complain = (text: string) => console.error(redactSecretShapes(text));
+
+/** The last line of a render that could not run (bad arguments, stack file, configuration, output folder). */
+export function failureLine(err: unknown): string {
+    return redactSecretShapes(`render failed: ${err instanceof Error ? err.message : err}`);
+}
+
 async function main() {
     const { stack, out } = parseArgs(process.argv.slice(2));
     const outDir = path.resolve(out ?? path.join(REPO_ROOT, "out", stack));
@@ -42,13 +52,13 @@ async function main() {
     try {
         const result = await render(stack);
         const pack = packVerdict(result);
-        console.log(summary(result, [pack.text]));
+        say(summary(result, [pack.text]));
         // Writes only a render without errors, atomically; otherwise the previous output stays.
         // A render the policy pack refuses is still written (to read what it refuses) but fails.
         const published = publishRender(result, outDir, undefined, { lockHeld: true });
-        (published.written ? console.log : console.error)(published.message);
-        if (published.written && pack.ok) console.log("render ok");
-        else if (published.written) console.error("render failed: the policy pack blocks the stack (see above); the files were written to read what it refuses");
+        (published.written ? say : complain)(published.message);
+        if (published.written && pack.ok) say("render ok");
+        else if (published.written) complain("render failed: the policy pack blocks the stack (see above); the files were written to read what it refuses");
         process.exitCode = published.written && pack.ok ? 0 : 1;
     } finally {
         release();
@@ -57,7 +67,7 @@ async function main() {
 
 if (require.main === module) {
     main().catch((err) => {
-        console.error(`render failed: ${err instanceof Error ? err.message : err}`);
+        console.error(failureLine(err));
         process.exitCode = 2;
     });
 }

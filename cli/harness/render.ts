@@ -5,7 +5,7 @@
 import * as path from "path";
 import type { K8sObject } from "../../policies/gatekeeper/types";
 import { OutputIo, writeOutputAtomically } from "./output";
-import { kubernetesObjects, manifestsYaml, resourceRecords, ResourceRecord } from "./manifests";
+import { kubernetesObjects, manifestsYaml, plainTextSecrets, resourceRecords, ResourceRecord } from "./manifests";
 import { RegisteredResource, runProgram } from "./program";
 import { quotaProblems } from "../../policies/spec/quotaFit";
 import { readStackValues } from "./stackConfig";
@@ -47,7 +47,7 @@ export async function render(stack: string, overrides: Record<string, unknown> =
         outputs: run.outputs,
         files: files.files,
         placeholders: values.placeholders,
-        errors: [...run.errors, ...duplicates, ...schemaErrors, ...quotaErrors, ...files.errors],
+        errors: [...run.errors, ...duplicates, ...schemaErrors, ...quotaErrors, ...files.errors, ...plainTextSecrets(run.resources)],
     };
 }
 
