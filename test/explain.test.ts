@@ -226,7 +226,7 @@ describe("capacity on a small hand-made stack", () => {
     const cronJob = (name: string, schedule: string, cpu: string): K8sObject => ({ apiVersion: "batch/v1", kind: "CronJob", metadata: { name, namespace: "a" }, spec: { schedule, jobTemplate: { spec: { activeDeadlineSeconds: 3600, template: { spec: { containers: [{ name: "c", image: "x", resources: res(cpu, "128Mi") }] } } } } } });
 
     it("allocatable = capacity - systemReserved - kubeReserved - evictionHard (a quantity or a percentage)", () => {
-        assert.deepEqual(allocatable(pool, agent), { cpu: 3000, memory: 8 * GiB - GiB - 100 * MiB });
+        assert.deepEqual(allocatable(pool, agent), { cpu: 3000, memory: 8 * GiB - GiB - 100 * MiB, pods: 110 });
         assert.equal(allocatable(pool, { ...agent, evictionMemoryAvailable: "10%" }).memory, 8 * GiB - GiB - Math.ceil(0.8 * GiB));
     });
     it("a pod reserves the larger of its containers' sum and its largest init container", () => {
