@@ -117,6 +117,7 @@ retention() {
 # Checksums of a backup folder: required unless RESTORE_ALLOW_UNVERIFIED=true.
 verify_sums() { # $1 = backup folder
   if [ -f "$1/SHA256SUMS" ]; then
+    command -v sha256sum > /dev/null 2>&1 || die "sha256sum is not installed in this image, so the checksums of $1 cannot be verified; nothing was changed"
     _out=$(cd "$1" && sha256sum -c SHA256SUMS 2>&1) || die "checksum verification of $1 failed: $(oneline "$_out"); nothing was changed"
     log "checksums of $1 verified"
   elif [ "${RESTORE_ALLOW_UNVERIFIED:-false}" = true ]; then
@@ -127,7 +128,8 @@ verify_sums() { # $1 = backup folder
 }
 # Write SHA256SUMS of every file under the current folder (no find).
 write_sums() { # $1 = folder
-  (cd "$1" && sums_of . > SHA256SUMS.tmp && mv SHA256SUMS.tmp SHA256SUMS) || die "writing checksums in $1 failed: disk full?"
+  command -v sha256sum > /dev/null 2>&1 || die "sha256sum is not installed in this image, so no SHA256SUMS can be written for $1; the backup was not kept"
+  _out=$( (cd "$1" && sums_of . > SHA256SUMS.tmp && mv SHA256SUMS.tmp SHA256SUMS) 2>&1) || die "writing checksums in $1 failed: $(write_cause "$_out" "$1")"
 }
 sums_of() {
   for _f in "$1"/* "$1"/.[!.]* "$1"/..?*; do
