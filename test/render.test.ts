@@ -48,7 +48,7 @@ test("render prints a summary per component and per kind and exits 0 for dev", (
 test("render refuses an unknown stack and bad arguments with a clear message", () => {
     const r = renderCli(["--stack", "staging"]);
     assert.notEqual(r.status, 0);
-    assert.match(r.stderr, /no stack file Pulumi\.staging\.yaml: stacks are .*dev.*prod/);
+    assert.match(r.stderr, /no stack "staging" \(no Pulumi\.staging\.yaml\); stacks are .*dev.*prod/);
     const r2 = renderCli(["--bogus"]);
     assert.notEqual(r2.status, 0);
     assert.match(r2.stderr, /unknown argument --bogus; usage: npm run render -- --stack/);
