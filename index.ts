@@ -111,5 +111,5 @@ export const caCertificate = issuers.caCertificatePem;
 export const gitopsDeployPublicKey = gitops.deployPublicKey;
 // Node agent and key-store settings cannot be applied through the API: published for the node provisioning.
 export const nodeSettings = { kubelet: kubeletConfiguration(config), keyStore: keyStoreFlags(config) };
-/** Files the render writes next to the manifests (tools/harness/render.ts); the declared flows feed `npm run explain`. */
+/** Files the render writes next to the manifests (cli/harness/render.ts); the declared flows feed `npm run explain`. */
 export const renderedFiles = { ...nodeFiles(config), [DECLARED_FLOWS_FILE]: declaredFlowsJson() };

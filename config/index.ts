@@ -93,7 +93,9 @@ export function loadConfig(source: ConfigSource = pulumiSource()): StackConfig {
     for (const { key, field } of fields) if (failed.has(key) && field.default !== undefined) values.set(key, field.default);
     problems.push(...resolveImages(source, fields, values, failed));
     const config = build(schema, [], values) as Infer<typeof schema>;
-    const mentionsFailed = (p: ConfigProblem) => [...failed].some((k) => p.key === k || new RegExp(`\\b${k}\\b`).test(`${p.problem} ${p.expected}`));
+    // Keys come from the stack file as written ("a[0]", "b(c"): matched as text, never as a pattern.
+    const escape = (k: string) => k.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+    const mentionsFailed = (p: ConfigProblem) => [...failed].some((k) => p.key === k || new RegExp(`(?<![\\w])${escape(k)}(?![\\w])`).test(`${p.problem} ${p.expected}`));
     problems.push(...crossChecks(config, failed.size > 0).filter((p) => !mentionsFailed(p)));
     if (problems.length > 0) throw new ConfigError(source.project, problems);
     return deepFreeze({ ...config, stack: source.stack, project: source.project });

@@ -14,7 +14,7 @@ import {
 import { childApps } from "../components/platform/gitopsChildren";
 import { CHART_VALUES_DIR, chartValuesFile, readChartValues, unknownValuePaths } from "../tools/chartValues";
 import { offlineStackConfig } from "../tools/genGitops";
-import { listStacks } from "../tools/harness/stackConfig";
+import { listStacks } from "../cli/harness/stackConfig";
 
 /** chart -> value path (prefix) -> where the pinned chart's templates read it. */
 const READ_BY_TEMPLATES: Record<string, Record<string, string>> = {

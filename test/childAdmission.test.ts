@@ -16,7 +16,7 @@ import { childWorkloads } from "../tools/admission/childPods";
 import { renderChart } from "../tools/admission/charts";
 import { judge, POD_KINDS } from "../tools/admission/judge";
 import { offlineStackConfig } from "../tools/genGitops";
-import { listStacks, REPO_ROOT } from "../tools/harness/stackConfig";
+import { listStacks, REPO_ROOT } from "../cli/harness/stackConfig";
 
 const tierOf = (stack: string) => offlineStackConfig(stack).environment.tier;
 

@@ -12,7 +12,7 @@ import { ConfigError, loadConfig, mapSource, schema } from "../config";
 import { OLDEST_SUPPORTED, SCHEMA_VERSION, compareVersions } from "../config/kubernetesVersion";
 import * as s from "../config/schema";
 import { offlineStackConfig } from "../tools/genGitops";
-import { listStacks, REPO_ROOT } from "../tools/harness/stackConfig";
+import { listStacks, REPO_ROOT } from "../cli/harness/stackConfig";
 import { judgeStrictOutput, STRICT_CHECK_SCRIPT, strictCheckArgs } from "../tools/k8sStrictCheck";
 
 const SECRETS = Object.fromEntries(s.flatten(schema).filter(({ field }) => field.secret && !field.optional).map(({ key, field }) => [key, field.placeholder]));

@@ -3,7 +3,7 @@ import * as assert from "node:assert/strict";
 import * as pulumi from "@pulumi/pulumi";
 import { ConfigError, loadConfig, mapSource, schema, StackConfig } from "../config";
 import * as s from "../config/schema";
-import { readStackValues } from "../tools/harness/stackConfig";
+import { readStackValues } from "../cli/harness/stackConfig";
 
 // Every required secret of the schema, with a value of the right shape.
 const VALID: Record<string, unknown> = Object.fromEntries(

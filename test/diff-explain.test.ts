@@ -5,10 +5,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { K8sObject } from "../policies/gatekeeper/types";
-import { explainDiff, mermaidFlows } from "../tools/diff/explain";
-import { renderJson } from "../tools/diff/json";
-import { renderMarkdown } from "../tools/diff/markdown";
-import { buildReport } from "../tools/diff/report";
+import { explainDiff, mermaidFlows } from "../cli/diff/explain";
+import { renderJson } from "../cli/diff/json";
+import { renderMarkdown } from "../cli/diff/markdown";
+import { buildReport } from "../cli/diff/report";
 
 const files = {
     "node/pool.yaml": "count: 3\ncpu: \"8\"\nmemory: 32Gi\n",
@@ -78,7 +78,7 @@ describe("diff: the base render's extra files", () => {
         const fs = await import("node:fs");
         const os = await import("node:os");
         const path = await import("node:path");
-        const { readRenderedFiles } = await import("../tools/diff/worktree");
+        const { readRenderedFiles } = await import("../cli/diff/worktree");
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "explain-files-"));
         try {
             fs.mkdirSync(path.join(dir, "node"));

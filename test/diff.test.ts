@@ -11,13 +11,13 @@ import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
 import * as YAML from "yaml";
 import type { K8sObject } from "../policies/gatekeeper/types";
-import { formatOutcome, parseArgs } from "../tools/diff";
-import { renderJson } from "../tools/diff/json";
-import { renderMarkdown } from "../tools/diff/markdown";
-import { diffObjects } from "../tools/diff/objects";
-import type { PolicyFinding } from "../tools/diff/policy";
-import { buildReport, StackDiffReport } from "../tools/diff/report";
-import { unifiedLineDiff } from "../tools/diff/textDiff";
+import { formatOutcome, parseArgs } from "../cli/diff";
+import { renderJson } from "../cli/diff/json";
+import { renderMarkdown } from "../cli/diff/markdown";
+import { diffObjects } from "../cli/diff/objects";
+import type { PolicyFinding } from "../cli/diff/policy";
+import { buildReport, StackDiffReport } from "../cli/diff/report";
+import { unifiedLineDiff } from "../cli/diff/textDiff";
 
 const REPO = path.resolve(__dirname, "..");
 
@@ -220,7 +220,7 @@ describe("npm run diff between two commits of a clone (real git worktree)", { ti
     let tmp: string;
     let clone: string;
     const git = (...args: string[]) => execFileSync("git", ["-C", clone, "-c", "user.name=diff test", "-c", "user.email=diff@test.invalid", ...args], { encoding: "utf8" }).trim();
-    const runDiff = (...args: string[]) => spawnSync("npx", ["--no", "--", "tsx", "tools/diff.ts", ...args], { cwd: clone, encoding: "utf8", timeout: 150_000 });
+    const runDiff = (...args: string[]) => spawnSync("npx", ["--no", "--", "tsx", "cli/diff.ts", ...args], { cwd: clone, encoding: "utf8", timeout: 150_000 });
 
     before(() => {
         tmp = fs.mkdtempSync(path.join(os.tmpdir(), "diff-test-"));
@@ -277,7 +277,7 @@ describe("npm run diff between two commits of a clone (real git worktree)", { ti
 
     it("exits non-zero, saying why, when the base cannot be rendered or is not a commit", () => {
         // A base without the render tool.
-        fs.rmSync(path.join(clone, "tools", "render.ts"));
+        fs.rmSync(path.join(clone, "cli", "render.ts"));
         git("commit", "-q", "-a", "-m", "no render tool");
         const noTool = runDiff("--stack", "dev", "--base", "HEAD");
         git("revert", "--no-edit", "HEAD");

@@ -1,9 +1,9 @@
 /** The diff shows add-on helm releases (one resource each in the render) as objects of their own. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { helmReleaseObjects } from "../tools/diff/helmReleases";
-import { buildReport } from "../tools/diff/report";
-import type { PolicyResource } from "../tools/diff/policy";
+import { helmReleaseObjects } from "../cli/diff/helmReleases";
+import { buildReport } from "../cli/diff/report";
+import type { PolicyResource } from "../cli/diff/policy";
 
 const release = (type: string, version: string, values: Record<string, unknown>): PolicyResource => ({
     type,

@@ -8,7 +8,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { test } from "node:test";
-import { resolveCommit } from "../tools/diff/worktree";
+import { resolveCommit } from "../cli/diff/worktree";
 
 const REPO = path.resolve(__dirname, "..");
 
@@ -32,7 +32,7 @@ for (const signal of ["SIGINT"] as const) {
         const worktrees = () => execFileSync("git", ["-C", clone, "worktree", "list", "--porcelain"], { encoding: "utf8" }).split("\n").filter((l) => l.startsWith("worktree "));
         try {
             // One process (no npx/tsx wrapper), as the terminal's Ctrl-C reaches it.
-            const child = spawn(process.execPath, ["--import", "tsx", "tools/diff.ts", "--stack", "dev", "--base", "HEAD"], { cwd: clone, stdio: ["ignore", "pipe", "pipe"] });
+            const child = spawn(process.execPath, ["--import", "tsx", "cli/diff.ts", "--stack", "dev", "--base", "HEAD"], { cwd: clone, stdio: ["ignore", "pipe", "pipe"] });
             let stderr = "";
             child.stderr.on("data", (d) => (stderr += d));
             const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
@@ -53,3 +53,35 @@ for (const signal of ["SIGINT"] as const) {
         }
     });
 }
+
+test("npm run diff runs the diff in one process, so that Ctrl-C reaches its handler (tsx's wrapper SIGKILLs a busy child first)", () => {
+    const scripts = JSON.parse(fs.readFileSync(path.join(REPO, "package.json"), "utf8")).scripts;
+    assert.equal(scripts.diff, "node --import tsx cli/diff.ts");
+});
+
+test("a diff killed before it could clean up (SIGKILL) leaves a worktree that the next diff removes", { timeout: 180_000 }, async () => {
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "diff-killed-"));
+    const clone = path.join(tmp, "repo");
+    execFileSync("git", ["clone", "--quiet", "--local", REPO, clone]);
+    fs.symlinkSync(path.join(REPO, "node_modules"), path.join(clone, "node_modules"), "dir");
+    const worktrees = () => execFileSync("git", ["-C", clone, "worktree", "list", "--porcelain"], { encoding: "utf8" }).split("\n").filter((l) => l.startsWith("worktree "));
+    try {
+        const child = spawn(process.execPath, ["--import", "tsx", "cli/diff.ts", "--stack", "dev", "--base", "HEAD"], { cwd: clone, stdio: ["ignore", "pipe", "pipe"] });
+        const exited = new Promise((r) => child.on("exit", r));
+        const deadline = Date.now() + 150_000;
+        while (worktrees().length < 2) {
+            assert.ok(Date.now() < deadline && child.exitCode === null, "the diff never created its worktree");
+            await new Promise((r) => setTimeout(r, 50));
+        }
+        const left = worktrees()[1].slice("worktree ".length);
+        child.kill("SIGKILL");
+        await exited;
+        assert.ok(fs.existsSync(left), "SIGKILL leaves the worktree (nothing can run then)");
+        const { withWorktree } = await import("../cli/diff/worktree");
+        await withWorktree(clone, execFileSync("git", ["-C", clone, "rev-parse", "HEAD"], { encoding: "utf8" }).trim(), async () => undefined);
+        assert.equal(worktrees().length, 1, "the next diff removed the leftover");
+        assert.ok(!fs.existsSync(path.dirname(left)), `${path.dirname(left)} is left on disk`);
+    } finally {
+        fs.rmSync(tmp, { recursive: true, force: true });
+    }
+});

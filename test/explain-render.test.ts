@@ -4,9 +4,9 @@
  */
 import assert from "node:assert/strict";
 import { before, describe, it } from "node:test";
-import { explainRender, parseExplainArgs } from "../tools/explain";
-import { explainJson, explainMarkdown } from "../tools/explain/format";
-import type { ExplainReport } from "../tools/explain/index";
+import { explainRender, parseExplainArgs } from "../cli/explain";
+import { explainJson, explainMarkdown } from "../cli/explain/format";
+import type { ExplainReport } from "../cli/explain/index";
 import { renderStack } from "./render";
 
 describe("explain on the dev render", () => {

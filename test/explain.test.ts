@@ -7,16 +7,16 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { K8sObject } from "../policies/gatekeeper/types";
-import { hpaOf, rawDesired, scaleDownLimit, scaleUpLimit, simulate, stepProfile, whyNoAutoscaler } from "../tools/explain/autoscaling";
-import { allocatable, capacity, cronMinutesOfDay, cronPeak, podRequest } from "../tools/explain/capacity";
-import { names } from "../tools/explain/names";
-import { cfsQuotaUs, cpuShares, effectiveResources, isolationOf, limitRangesOf, oomScoreAdj, qosClass, UNLIMITED_MEMORY } from "../tools/explain/qos";
-import { cidrContains, DeclaredFlows, reachability } from "../tools/explain/reachability";
-import { allowedDisruptions, rollouts } from "../tools/explain/rollout";
-import { workloadsOf } from "../tools/explain/workloads";
-import { workingTreeNodeFiles } from "../tools/diff/explain";
+import { hpaOf, rawDesired, scaleDownLimit, scaleUpLimit, simulate, stepProfile, whyNoAutoscaler } from "../cli/explain/autoscaling";
+import { allocatable, capacity, cronMinutesOfDay, cronPeak, podRequest } from "../cli/explain/capacity";
+import { names } from "../cli/explain/names";
+import { cfsQuotaUs, cpuShares, effectiveResources, isolationOf, limitRangesOf, oomScoreAdj, qosClass, UNLIMITED_MEMORY } from "../cli/explain/qos";
+import { cidrContains, DeclaredFlows, reachability } from "../cli/explain/reachability";
+import { allowedDisruptions, rollouts } from "../cli/explain/rollout";
+import { workloadsOf } from "../cli/explain/workloads";
+import { workingTreeNodeFiles } from "../cli/diff/explain";
 import { loadConfig, mapSource } from "../config";
-import { readStackValues } from "../tools/harness/stackConfig";
+import { readStackValues } from "../cli/harness/stackConfig";
 
 const GiB = 2 ** 30;
 const MiB = 2 ** 20;
@@ -226,7 +226,7 @@ describe("capacity on a small hand-made stack", () => {
     const cronJob = (name: string, schedule: string, cpu: string): K8sObject => ({ apiVersion: "batch/v1", kind: "CronJob", metadata: { name, namespace: "a" }, spec: { schedule, jobTemplate: { spec: { activeDeadlineSeconds: 3600, template: { spec: { containers: [{ name: "c", image: "x", resources: res(cpu, "128Mi") }] } } } } } });
 
     it("allocatable = capacity - systemReserved - kubeReserved - evictionHard (a quantity or a percentage)", () => {
-        assert.deepEqual(allocatable(pool, agent), { cpu: 3000, memory: 8 * GiB - GiB - 100 * MiB });
+        assert.deepEqual(allocatable(pool, agent), { cpu: 3000, memory: 8 * GiB - GiB - 100 * MiB, pods: 110 });
         assert.equal(allocatable(pool, { ...agent, evictionMemoryAvailable: "10%" }).memory, 8 * GiB - GiB - Math.ceil(0.8 * GiB));
     });
     it("a pod reserves the larger of its containers' sum and its largest init container", () => {

@@ -9,10 +9,10 @@ import * as assert from "node:assert/strict";
 import * as fs from "fs";
 import * as path from "path";
 import * as YAML from "yaml";
-import { REDACTED } from "../tools/harness/manifests";
-import { REPO_ROOT } from "../tools/harness/stackConfig";
+import { REDACTED } from "../cli/harness/manifests";
+import { REPO_ROOT } from "../cli/harness/stackConfig";
 import { generatedGitopsFiles, offlineStackConfig } from "../tools/genGitops";
-import type { RenderResult } from "../tools/harness/render";
+import type { RenderResult } from "../cli/harness/render";
 import { all as allObjects, find, renderStack } from "./render";
 import { mountedScript } from "./backups/mounted";
 

@@ -14,7 +14,7 @@ import {
 import { childApps } from "../components/platform/gitopsChildren";
 import { imageLockProblems, IMAGES_LOCK_FILE, readImageLock, unrecordedDigests } from "../config/imageLock";
 import { offlineStackConfig } from "../tools/genGitops";
-import { listStacks, REPO_ROOT } from "../tools/harness/stackConfig";
+import { listStacks, REPO_ROOT } from "../cli/harness/stackConfig";
 
 const sha = (s: string) => `sha256:${createHash("sha256").update(s).digest("hex")}`;
 

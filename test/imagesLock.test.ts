@@ -15,7 +15,7 @@ import * as path from "node:path";
 import { loadConfig, mapSource } from "../config";
 import { imageLockProblems } from "../config/imageLock";
 import { main, parseReference, stackImages } from "../tools/images/lock";
-import { readStackValues } from "../tools/harness/stackConfig";
+import { readStackValues } from "../cli/harness/stackConfig";
 
 const manifest = (repo: string, tag: string) => Buffer.from(JSON.stringify({ schemaVersion: 2, mediaType: "application/vnd.oci.image.index.v1+json", manifests: [], annotations: { repo, tag } }));
 const sha = (b: Buffer) => `sha256:${createHash("sha256").update(b).digest("hex")}`;

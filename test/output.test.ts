@@ -8,7 +8,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { test } from "node:test";
-import { OutputError, prepareOutput, publishRender, writeOutputAtomically } from "../tools/harness/output";
+import { OutputError, prepareOutput, publishRender, RENDER_MARKER, writeOutputAtomically } from "../cli/harness/output";
 
 const ROOT = path.resolve(__dirname, "..");
 const TSX = path.join(ROOT, "node_modules", ".bin", "tsx");
@@ -21,6 +21,7 @@ function previousRender() {
     fs.writeFileSync(path.join(out, "manifests.yaml"), "kind: ConfigMap\n# the last good render\n");
     fs.writeFileSync(path.join(out, "resources.json"), "[]\n");
     fs.writeFileSync(path.join(out, "node", "kubelet-config.yaml"), "old: true\n");
+    fs.writeFileSync(path.join(out, RENDER_MARKER), "a previous render\n");
     return { parent, out, snapshot: () => listing(out) };
 }
 
@@ -43,7 +44,9 @@ test("a successful write replaces the whole folder and leaves no temporary folde
     const { parent, out } = previousRender();
     const r = publishRender(good, out);
     assert.equal(r.written, true, r.message);
-    assert.deepEqual(listing(out), { "manifests.yaml": "kind: Namespace\n", "resources.json": "[1]\n", "node/new.yaml": "new: true\n" });
+    const { [RENDER_MARKER]: marker, ...written } = listing(out);
+    assert.deepEqual(written, { "manifests.yaml": "kind: Namespace\n", "resources.json": "[1]\n", "node/new.yaml": "new: true\n" });
+    assert.match(marker, /npm run render/);
     assert.deepEqual(fs.readdirSync(parent), ["dev"]);
 });
 
@@ -92,7 +95,7 @@ test("a second writer fails clearly while the first holds the lock; a lock whose
         assert.deepEqual(snapshot(), before);
 
         // The command line takes the lock before rendering: it fails at once, naming the other render.
-        const cli = spawnSync(TSX, ["tools/render.ts", "--stack", "dev", "--out", out], { cwd: ROOT, encoding: "utf8", timeout: 60_000 });
+        const cli = spawnSync(TSX, ["cli/render.ts", "--stack", "dev", "--out", out], { cwd: ROOT, encoding: "utf8", timeout: 60_000 });
         assert.equal(cli.status, 2, cli.stdout + cli.stderr);
         assert.match(cli.stderr, new RegExp(`another render \\(pid ${holder.pid}\\) is writing`));
         assert.deepEqual(snapshot(), before);
@@ -108,7 +111,7 @@ test("a second writer fails clearly while the first holds the lock; a lock whose
 test("--out under /proc fails at once with a message (it used to spin at 100% CPU)", { skip: process.platform !== "linux" && "needs /proc" }, () => {
     assert.throws(() => prepareOutput("/proc/x"), /cannot write the render to \/proc\/x: .*nothing was rendered or written/);
     const started = Date.now();
-    const cli = spawnSync(TSX, ["tools/render.ts", "--stack", "dev", "--out", "/proc/x"], { cwd: ROOT, encoding: "utf8", timeout: 60_000 });
+    const cli = spawnSync(TSX, ["cli/render.ts", "--stack", "dev", "--out", "/proc/x"], { cwd: ROOT, encoding: "utf8", timeout: 60_000 });
     assert.equal(cli.status, 2, cli.stdout + cli.stderr);
     assert.match(cli.stderr, /render failed: cannot write the render to \/proc\/x/);
     assert.ok(Date.now() - started < 60_000);

@@ -9,7 +9,7 @@ import { startPack, type Diagnostic, type RunningPack } from "../policies/pack/g
 import { stackResourcesOf } from "../policies/pack/render";
 import type { PackResource } from "../policies/pack/resources";
 import { loadPackConfig, runPack } from "../policies/pack/run";
-import type { RegisteredResource } from "../tools/harness/program";
+import type { RegisteredResource } from "../cli/harness/program";
 import { renderStack } from "./render";
 
 let pack: RunningPack;

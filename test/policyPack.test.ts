@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { stackResourcesOf } from "../policies/pack/render";
 import { loadPackConfig, mandatory, runPack, verdict } from "../policies/pack/run";
-import { listStacks } from "../tools/harness/stackConfig";
+import { listStacks } from "../cli/harness/stackConfig";
 import { renderStack } from "./render";
 
 for (const stack of listStacks()) {

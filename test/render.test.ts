@@ -4,17 +4,17 @@ import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { render } from "../tools/harness/render";
-import { REDACTED } from "../tools/harness/manifests";
-import { SECRET_SIG } from "../tools/harness/program";
+import { render } from "../cli/harness/render";
+import { REDACTED } from "../cli/harness/manifests";
+import { SECRET_SIG } from "../cli/harness/program";
 import { renderStack } from "./render";
-import { readStackValues } from "../tools/harness/stackConfig";
+import { readStackValues } from "../cli/harness/stackConfig";
 
 const ROOT = path.resolve(__dirname, "..");
 const TSX = path.join(ROOT, "node_modules", ".bin", "tsx");
 
 function renderCli(args: string[]) {
-    return spawnSync(TSX, ["tools/render.ts", ...args], { cwd: ROOT, encoding: "utf8" });
+    return spawnSync(TSX, ["cli/render.ts", ...args], { cwd: ROOT, encoding: "utf8" });
 }
 
 // The render tool's own tests need their own renders (separate processes): two of dev, shared by the next test.
@@ -26,7 +26,7 @@ test("two renders of the same commit are byte-identical (separate processes)", (
     for (const dir of [a, b]) {
         const r = renderCli(["--stack", "dev", "--out", dir]);
         assert.equal(r.status, 0, r.stdout + r.stderr);
-        assert.match(r.stdout, /failed: nothing/);
+        assert.match(r.stdout, /render problems: none\n(.|\n)*\nrender ok\n$/);
         firstDevRun ??= { stdout: r.stdout, dir };
     }
     for (const file of ["manifests.yaml", "resources.json"]) {
@@ -39,7 +39,7 @@ test("render prints a summary per component and per kind and exits 0 for dev", (
     const { stdout, dir } = firstDevRun;
     assert.match(stdout, /resources per component:\n.*ops:apps:AgentServer agent-server/s);
     assert.match(stdout, /objects per kind:\n(.|\n)*\d+ {2}Deployment/);
-    assert.match(stdout, /failed: nothing/);
+    assert.match(stdout, /render problems: none/);
     const manifests = fs.readFileSync(path.join(dir, "manifests.yaml"), "utf8");
     const kinds = [...manifests.matchAll(/^kind: (\S+)$/gm)].map((m) => m[1]);
     assert.deepEqual(kinds, [...kinds].sort(), "manifests are sorted by kind");
@@ -48,7 +48,7 @@ test("render prints a summary per component and per kind and exits 0 for dev", (
 test("render refuses an unknown stack and bad arguments with a clear message", () => {
     const r = renderCli(["--stack", "staging"]);
     assert.notEqual(r.status, 0);
-    assert.match(r.stderr, /no stack file Pulumi\.staging\.yaml: stacks are .*dev.*prod/);
+    assert.match(r.stderr, /no stack "staging" \(no Pulumi\.staging\.yaml\); stacks are .*dev.*prod/);
     const r2 = renderCli(["--bogus"]);
     assert.notEqual(r2.status, 0);
     assert.match(r2.stderr, /unknown argument --bogus; usage: npm run render -- --stack/);

@@ -3,7 +3,7 @@
  * rendered once per test run, not once per test file: renders are kept in memory per process and
  * on disk for the other test processes (./renderCache.ts, keyed by a hash of the inputs).
  */
-import type { RenderResult } from "../tools/harness/render";
+import type { RenderResult } from "../cli/harness/render";
 import type { K8sObject } from "../policies/gatekeeper/types";
 import { cachedRender } from "./renderCache";
 
@@ -14,7 +14,7 @@ export function renderStack(stack: string, overrides: Record<string, unknown> = 
     const key = `${stack}:${JSON.stringify(overrides)}`;
     if (!cache.has(key)) {
         const previous = [...cache.values()].pop() ?? Promise.resolve(undefined);
-        cache.set(key, previous.catch(() => undefined).then(() => cachedRender({ stack, overrides, render: async () => (await import("../tools/harness/render")).render(stack, overrides) })));
+        cache.set(key, previous.catch(() => undefined).then(() => cachedRender({ stack, overrides, render: async () => (await import("../cli/harness/render")).render(stack, overrides) })));
     }
     return cache.get(key)!;
 }

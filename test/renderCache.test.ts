@@ -3,7 +3,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { test } from "node:test";
-import type { RenderResult } from "../tools/harness/render";
+import type { RenderResult } from "../cli/harness/render";
 import { cachedRender, inputsHash } from "./renderCache";
 
 function sandbox() {

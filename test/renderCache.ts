@@ -13,8 +13,8 @@
 import * as crypto from "crypto";
 import * as fs from "fs";
 import * as path from "path";
-import type { RenderResult } from "../tools/harness/render";
-import { alive } from "../tools/harness/output";
+import type { RenderResult } from "../cli/harness/render";
+import { alive } from "../cli/harness/output";
 
 const REPO_ROOT = path.resolve(__dirname, "..");
 export const CACHE_DIR = path.join(REPO_ROOT, "node_modules", ".cache", "ops-render");

@@ -7,7 +7,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { test } from "node:test";
-import { providerNamespaces, readStackValues, StackFileError } from "../tools/harness/stackConfig";
+import { providerNamespaces, readStackValues, StackFileError } from "../cli/harness/stackConfig";
 
 const ROOT = path.resolve(__dirname, "..");
 

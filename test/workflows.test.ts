@@ -14,7 +14,7 @@ import { describe, it } from "node:test";
 import * as YAML from "yaml";
 import { flatten, schema } from "../config/schemaIndex";
 import { generatedValue } from "../.github/scripts/ci-secrets";
-import { listStacks } from "../tools/harness/stackConfig";
+import { listStacks } from "../cli/harness/stackConfig";
 import { spawn, spawnSync } from "node:child_process";
 import { containersOf, find, renderStack } from "./render";
 import { ENVIRONMENTS, secretRefs } from "./workflowSecurity";

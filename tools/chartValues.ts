@@ -8,7 +8,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import * as YAML from "yaml";
-import { REPO_ROOT } from "./harness/stackConfig";
+import { REPO_ROOT } from "../cli/harness/stackConfig";
 
 export const CHART_VALUES_DIR = path.resolve(REPO_ROOT, "..", "shared", "reference", "chart-values");
 

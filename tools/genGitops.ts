@@ -9,7 +9,7 @@ import * as path from "path";
 import { loadConfig, mapSource, StackConfig } from "../config";
 import type { DigestMode } from "../config/imageLock";
 import { childManifestFiles } from "../components/platform/gitopsChildren";
-import { listStacks, readStackValues, REPO_ROOT } from "./harness/stackConfig";
+import { listStacks, readStackValues, REPO_ROOT } from "../cli/harness/stackConfig";
 
 /**
  * A stack's typed configuration from Pulumi.<stack>.yaml read offline (secret keys get their render

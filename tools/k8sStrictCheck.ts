@@ -12,8 +12,8 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { compareVersions, SCHEMA_VERSION } from "../config/kubernetesVersion";
-import { render } from "./harness/render";
-import { listStacks, REPO_ROOT } from "./harness/stackConfig";
+import { render } from "../cli/harness/render";
+import { listStacks, REPO_ROOT } from "../cli/harness/stackConfig";
 import { gitopsFolder, offlineStackConfig } from "./genGitops";
 
 export const STRICT_CHECK_SCRIPT = path.resolve(REPO_ROOT, "..", "shared", "tools", "k8s-strict-check.py");

@@ -111,7 +111,7 @@ done
 if [ "$ok" -gt 0 ]; then
   write_sums "$work"
   fsync_tree "$work"
-  mv "$work" "$final" || die "could not move the snapshots into place ($final)"
+  publish_backup_folder || die "could not move the snapshots into place ($final): $(oneline "$publish_err")"
   log "snapshots of $ok repositories in $final"
 fi
 if [ -n "$failed" ]; then

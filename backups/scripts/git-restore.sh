@@ -5,8 +5,12 @@
 #   bundle, checked with git bundle verify before anything is written): use it after a force-push or a
 #   deleted branch upstream reached the mirror.
 #   git clone <source> $RESTORE_TARGET              working copy of the mirrored repository
-#   RESTORE_PUSH_URL set: git -C <mirror> push --mirror $RESTORE_PUSH_URL
-#                                                   re-creates every branch and tag on a new/empty hosted repo
+#   RESTORE_PUSH_URL set: git push --force of every branch and tag of the source to $RESTORE_PUSH_URL; refs
+#                                                   the target has and the source does not (branches created
+#                                                   after the snapshot) are kept and listed, unless
+#                                                   RESTORE_PUSH_PRUNE=true (then push --mirror deletes them).
+#                                                   Afterwards the target's refs are read back (git ls-remote):
+#                                                   exit 0 only when it holds every branch and tag pushed.
 #
 # Environment:
 #   BACKUP_DIR          backup volume holding the mirrors
@@ -15,7 +19,8 @@
 #                       checked), or an absolute path to a .bundle file; empty = the mirror
 #   RESTORE_ALLOW_UNVERIFIED  "true" to use a snapshot folder that has no SHA256SUMS
 #   RESTORE_TARGET      directory to clone into (must not exist); optional when RESTORE_PUSH_URL is set
-#   RESTORE_PUSH_URL    optional: push all refs of the mirror to this (empty) repository
+#   RESTORE_PUSH_URL    optional: push every branch and tag of the source to this repository
+#   RESTORE_PUSH_PRUNE  "true": also delete the target's branches and tags that the source does not have
 #   GIT_USERNAME GIT_PASSWORD(secret) GIT_SSH_COMMAND   credentials for the push
 set -eu
 umask 022
@@ -56,8 +61,24 @@ if [ -n "${RESTORE_TARGET:-}" ]; then
   log "cloned; HEAD is $(git -C "$RESTORE_TARGET" rev-parse --short HEAD 2>/dev/null || echo '(empty repository)')"
 fi
 if [ -n "${RESTORE_PUSH_URL:-}" ]; then
-  log "git push --mirror to $(mask "$RESTORE_PUSH_URL")"
-  out=$(git_auth -C "$mirror" push --mirror "$RESTORE_PUSH_URL" 2>&1) || die "push --mirror to $(mask "$RESTORE_PUSH_URL") failed: $(oneline "$out" | tail -c 400)"
-  log "pushed every branch and tag"
+  target_url=$(mask "$RESTORE_PUSH_URL")
+  [ -n "${work:-}" ] || { work=$(mktemp -d); trap 'rm -rf -- "$work"' EXIT; }
+  git -C "$mirror" for-each-ref --format='%(objectname) %(refname)' refs/heads refs/tags | sort -k2 > "$work/source.refs"
+  out=$(git_auth ls-remote --heads --tags "$RESTORE_PUSH_URL" 2>&1) || die "reading the refs of $target_url failed: $(oneline "$out" | tail -c 400); nothing was pushed"
+  printf '%s\n' "$out" | grep -v '\^{}$' | tr '\t' ' ' | grep . | sort -k2 > "$work/before.refs" || true
+  extra=$(cut -d' ' -f2 "$work/before.refs" | while IFS= read -r ref; do grep -q " $ref\$" "$work/source.refs" || printf '%s\n' "${ref#refs/*/}"; done)
+  if [ "${RESTORE_PUSH_PRUNE:-false}" = true ]; then
+    log "git push --mirror to $target_url (RESTORE_PUSH_PRUNE=true: its branches and tags that the source does not have are deleted${extra:+: $(oneline "$extra")})"
+    out=$(git_auth -C "$mirror" push --mirror "$RESTORE_PUSH_URL" 2>&1) || die "push --mirror to $target_url failed: $(oneline "$out" | tail -c 400)"
+  else
+    log "git push --force of every branch and tag to $target_url"
+    out=$(git_auth -C "$mirror" push --force "$RESTORE_PUSH_URL" 'refs/heads/*:refs/heads/*' 'refs/tags/*:refs/tags/*' 2>&1) || die "push to $target_url failed: $(oneline "$out" | tail -c 400)"
+    [ -z "$extra" ] || log "kept $(printf '%s\n' "$extra" | grep -c .) branch(es) or tag(s) that the snapshot does not have ($(printf '%s\n' "$extra" | tr '\n' ' ' | sed 's/ $//; s/ /, /g')); RESTORE_PUSH_PRUNE=true deletes them"
+  fi
+  out=$(git_auth ls-remote --heads --tags "$RESTORE_PUSH_URL" 2>&1) || die "the push ran, but reading back the refs of $target_url failed: $(oneline "$out" | tail -c 400); its state is unknown"
+  printf '%s\n' "$out" | grep -v '\^{}$' | tr '\t' ' ' | grep . | sort -k2 > "$work/after.refs" || true
+  missing=$(while IFS=' ' read -r obj ref; do grep -qx "$obj $ref" "$work/after.refs" || printf '%s ' "$ref"; done < "$work/source.refs")
+  [ -z "$missing" ] || die "the push reported success but the target does not hold what was pushed: ${missing% }"
+  log "verified: the target has every branch and tag of the source ($(grep -c . "$work/source.refs") refs)"
 fi
 log "done"

@@ -40,8 +40,12 @@ out=$(psql -X -A -t -v ON_ERROR_STOP=1 -c 'SELECT version()' 2>&1) || pg_fail "c
 log "server: $(oneline "$out")"
 
 log "listing databases (templates excluded)"
-out=$(psql -X -A -t -v ON_ERROR_STOP=1 -F "$TAB" -c "SELECT datname, pg_get_userbyid(datdba), pg_encoding_to_char(encoding), datcollate, datctype FROM pg_database WHERE NOT datistemplate AND datallowconn ORDER BY datname" 2>&1) \
+# A TAB or line break in a name cannot be held by databases.tsv: such a database is only in the cluster
+# dump, and the run says so at its end (exit 1) instead of failing every backup.
+out=$(psql -X -A -t -v ON_ERROR_STOP=1 -F "$TAB" -c "SELECT datname, pg_get_userbyid(datdba), pg_encoding_to_char(encoding), datcollate, datctype FROM pg_database WHERE NOT datistemplate AND datallowconn AND datname !~ E'[\\t\\n\\r]' ORDER BY datname" 2>&1) \
   || pg_fail "listing databases" "$out"
+unlisted=$(psql -X -A -t -v ON_ERROR_STOP=1 -c "SELECT string_agg(quote_literal(datname), ', ' ORDER BY datname) FROM pg_database WHERE NOT datistemplate AND datallowconn AND datname ~ E'[\\t\\n\\r]'" 2>&1) \
+  || pg_fail "listing databases" "$unlisted"
 doing="writing the database list"
 printf '%s\n' "$out" > "$work/list.tsv" || die "writing $work/list.tsv failed: $(write_cause "" "$BACKUP_DIR")"
 log "databases: $(cut -f1 "$work/list.tsv" | tr '\n' ' ')"
@@ -74,10 +78,13 @@ doing="writing checksums"
 
 write_sums "$work"
 fsync_tree "$work"
-mv "$work" "$final" || die "could not move the finished backup into place ($final)"
+publish_backup_folder || die "could not move the finished backup into place ($final): $(oneline "$publish_err")"
 sync "$BACKUP_DIR" 2>/dev/null || true
 log "backup complete: $final ($(du -sk "$final" | cut -f1) KiB, $i database dumps + cluster dump)"
 
 # Retention: only after a successful dump; only our own dated folders (and stale partial folders).
 retention
+if [ -n "$unlisted" ]; then
+  die "database $(oneline "$unlisted") has a TAB or newline in its name, which databases.tsv cannot hold: it is only in cluster.sql.gz (rename it to get a per-database dump); the backup $final of everything else is complete"
+fi
 log "done"

@@ -21,8 +21,14 @@
 #                              "role ... already exists" errors are expected and ignored (pg_dumpall
 #                              output re-creates every role, including the one we connect as); any
 #                              other SQL error makes the restore fail and is listed.
-#                              The "postgres" maintenance database is not renamed aside: what the dump
-#                              holds for it is loaded into the live one.
+#                              The "postgres" maintenance database is loaded into the live one when that
+#                              holds no user tables; otherwise (RESTORE_DROP_EXISTING=true) it is renamed
+#                              aside like the others and an empty one created (pg_dumpall does not create
+#                              it), so that the dump's rows are not added to the live ones.
+#                              The role this restore connects as keeps its current password: the dump's
+#                              (older) one would lock the restore out half-way (psql reconnects for each
+#                              database) and break the credentials secret that holds the current one.
+#                              Every failure message says exactly which databases are back as they were.
 #
 # Environment:
 #   BACKUP_DIR                backup volume
@@ -80,27 +86,50 @@ work=$(mktemp -d)
 aside="$work/aside.tsv"
 : > "$aside"
 stamp="$(date -u +%Y%m%d%H%M%S)_$$"
-# Put back what was there: drop the databases the restore created, rename the originals back.
+# While "postgres" may be renamed aside, administrative statements run on template1.
+pg_admin_db=template1
+created_postgres=false
 fed=false
+# Put back what was there: drop the databases the restore created, rename the originals back. Sets
+# rolled: one sentence saying exactly what state the server is in.
 rollback() {
-  if [ "$fed" = true ]; then
-    while IFS="$TAB" read -r _file _db _rest; do
-      [ "$_db" = postgres ] && continue
-      pg_drop "$_db" > /dev/null 2>&1 || log "WARNING: could not drop the partly restored '$_db'"
-    done < "$src/databases.tsv"
-  fi
+  _dropfail=""
+  while IFS="$TAB" read -r _file _db _rest; do
+    [ -n "$_db" ] || continue
+    if [ "$_db" = postgres ]; then [ "$created_postgres" = true ] || continue
+    elif [ "$fed" != true ]; then continue; fi
+    pg_drop "$_db" > /dev/null 2>&1 || _dropfail="$_dropfail '$_db'"
+  done < "$src/databases.tsv"
+  _back=""; _lost=""
   while IFS="$TAB" read -r _db _as; do
-    if pg_rename "$_as" "$_db" > /dev/null 2>&1; then log "put back the original '$_db'"
-    else log "WARNING: could not rename '$_as' back to '$_db'; the original data is in '$_as'"; fi
+    if pg_rename "$_as" "$_db" > /dev/null 2>&1; then log "put back the original '$_db'"; _back="${_back:+$_back, }$_db"
+    else _lost="${_lost:+$_lost; }the original '$_db' is in '$_as'"; fi
   done < "$aside"
+  if [ -n "$_lost" ]; then
+    rolled="NOT everything was put back: $_lost (rename it back by hand)${_dropfail:+; partly restored, not dropped:$_dropfail}"
+  elif [ -n "$_back" ]; then
+    rolled="every database that existed before is back as it was ($_back)${_dropfail:+; partly restored and not dropped:$_dropfail}"
+  else
+    rolled="no database of the dump existed before${_dropfail:+; partly restored and not dropped:$_dropfail}${_dropfail:-; the partly restored ones were dropped}"
+  fi
 }
 trap 'rm -rf -- "$work"' EXIT
+
+me=$(printf '%s\n' "SELECT current_user || E'\\t' || quote_ident(current_user)" | pg_sql 2>&1) || pg_fail "reading the role this restore connects as" "$me"
+me_name=${me%%"$TAB"*}
+me_ident=${me#*"$TAB"}
 
 existing="$work/existing"
 : > "$existing"
 while IFS="$TAB" read -r file db owner enc coll ctype; do
   [ -n "$db" ] || continue
-  [ "$db" = postgres ] && continue
+  if [ "$db" = postgres ]; then
+    n=$(pg_db_tables postgres) || pg_fail "counting the tables of 'postgres'" "$n"
+    [ "$n" -gt 0 ] || continue
+    [ "${RESTORE_DROP_EXISTING:-false}" = true ] || die "the maintenance database 'postgres' holds $n user table(s); a full restore loads the dump's 'postgres' into it, adding its rows to the live ones; nothing was changed (set RESTORE_DROP_EXISTING=true to replace it)"
+    printf '%s\n' "$db" >> "$existing"
+    continue
+  fi
   out=$(pg_db_exists "$db") || pg_fail "checking database '$db'" "$out"
   [ -n "$out" ] || continue
   [ "${RESTORE_DROP_EXISTING:-false}" = true ] || die "database '$db' already exists on $TARGET; nothing was changed (set RESTORE_DROP_EXISTING=true to replace it)"
@@ -111,29 +140,39 @@ while IFS= read -r db; do
   i=$((i + 1))
   as="pre_restore_${stamp}_$i"
   log "renaming the existing database '$db' aside to '$as' (RESTORE_DROP_EXISTING=true; dropped only after a checked restore)"
-  out=$(pg_rename "$db" "$as") || { rollback; pg_fail "renaming '$db' aside (everything was put back)" "$out"; }
+  out=$(pg_rename "$db" "$as") || { rollback; pg_fail "renaming '$db' aside ($rolled)" "$out"; }
   printf '%s\t%s\n' "$db" "$as" >> "$aside"
+  if [ "$db" = postgres ]; then
+    while IFS="$TAB" read -r file name owner enc coll ctype; do [ "$name" = postgres ] && break; done < "$src/databases.tsv"
+    log "creating an empty 'postgres' (owner $owner, template0) for the dump to load into"
+    out=$(printf '%s\n' "CREATE DATABASE postgres WITH OWNER :\"owner\" TEMPLATE template0 ENCODING :'enc' LC_COLLATE :'coll' LC_CTYPE :'ctype'" \
+      | pg_sql -v owner="$owner" -v enc="$enc" -v coll="$coll" -v ctype="$ctype" 2>&1) || { rollback; pg_fail "creating an empty 'postgres' ($rolled)" "$out"; }
+    created_postgres=true
+  fi
 done < "$existing"
 
 errlog="$work/psql.err"
 log "feeding cluster.sql.gz to psql"
 rc=0
 fed=true
-gzip -dc "$src/cluster.sql.gz" | psql -X -q -v ON_ERROR_STOP=0 -d postgres > /dev/null 2> "$errlog" || rc=$?
+log "the password of '$me_name' (the role this restore connects as) is kept as it is now; the dump's is not restored"
+gzip -dc "$src/cluster.sql.gz" \
+  | awk -v me="ALTER ROLE $me_ident WITH " 'index($0, me) == 1 { gsub(/ PASSWORD '"'"'[^'"'"']*'"'"'/, "") } { print }' \
+  | psql -X -q -v ON_ERROR_STOP=0 -d postgres > /dev/null 2> "$errlog" || rc=$?
 # Only the ERROR lines are shown: psql's LINE context could echo statements (e.g. password hashes).
 unexpected=$(grep -E 'ERROR|FATAL|could not connect' "$errlog" | grep -vE 'ERROR: +role ".*" already exists' || true)
 if [ "$rc" -ne 0 ] || [ -n "$unexpected" ]; then
-  case $unexpected in *"could not connect"*|*"authentication failed"*|*FATAL*) rollback; pg_fail "full restore (the previous databases were put back)" "$unexpected" ;; esac
+  case $unexpected in *"could not connect"*|*"authentication failed"*|*FATAL*) rollback; pg_fail "full restore ($rolled)" "$unexpected" ;; esac
   printf '%s\n' "$unexpected" | head -n 20 >&2
   rollback
-  die "full restore finished with $(printf '%s\n' "$unexpected" | grep -c . || true) unexpected error(s) (psql exit code $rc); see the lines above; the databases that existed before were put back"
+  die "full restore finished with $(printf '%s\n' "$unexpected" | grep -c . || true) unexpected error(s) (psql exit code $rc); see the lines above; $rolled"
 fi
 log "checking every restored database"
 while IFS="$TAB" read -r file db owner enc coll ctype; do
   [ -n "$db" ] || continue
   want=$(pg_dump_tables "$src/databases/$file")
-  got=$(pg_db_tables "$db") || { rollback; die "check failed: database '$db' is missing after the restore ($(oneline "$got")); the databases that existed before were put back"; }
-  [ "$got" -ge "$want" ] || { rollback; die "check failed: database '$db' has $got tables after the restore, its dump lists $want; the databases that existed before were put back"; }
+  got=$(pg_db_tables "$db") || { rollback; die "check failed: database '$db' is missing after the restore ($(oneline "$got")); $rolled"; }
+  [ "$got" -ge "$want" ] || { rollback; die "check failed: database '$db' has $got tables after the restore, its dump lists $want; $rolled"; }
 done < "$src/databases.tsv"
 while IFS="$TAB" read -r db as; do
   out=$(pg_drop "$as") || log "WARNING: the previous copy of '$db' ('$as') could not be dropped ($(oneline "$out")); drop it by hand"

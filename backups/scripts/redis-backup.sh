@@ -118,7 +118,7 @@ fi
 
 (cd "$work" && sha256sum dump.rdb > SHA256SUMS) || die "writing checksums failed"
 fsync_tree "$work"
-mv "$work" "$final" || die "could not move the finished backup into place ($final)"
+publish_backup_folder || die "could not move the finished backup into place ($final): $(oneline "$publish_err")"
 sync "$BACKUP_DIR" 2>/dev/null || true
 log "backup complete: $final/dump.rdb ($(wc -c < "$final/dump.rdb" | tr -d ' ') bytes)"
 

@@ -45,10 +45,15 @@ case $from in /*) src=$from ;; *) src="$BACKUP_DIR/$from" ;; esac
 verify_sums "$src"
 
 if [ -n "${REDIS_HOST:-}" ]; then
-  if out=$(redis-cli -h "$REDIS_HOST" -p "${REDIS_PORT:-6379}" PING 2>&1) && [ -n "$out" ] && ! printf '%s' "$out" | grep -q 'Could not connect'; then
-    die "Redis at $REDIS_HOST:${REDIS_PORT:-6379} is still running; stop it first (scale the StatefulSet to 0), otherwise it overwrites the restored file on shutdown"
-  fi
-  log "Redis at $REDIS_HOST:${REDIS_PORT:-6379} is not answering (stopped), good"
+  # Only a refused connection shows that Redis is stopped: an unknown host (a typo in REDIS_HOST) or
+  # any other failure says nothing about the server that holds the data.
+  out=$(redis-cli -h "$REDIS_HOST" -p "${REDIS_PORT:-6379}" PING 2>&1) || true
+  case $out in
+    *"Connection refused"*) log "Redis at $REDIS_HOST:${REDIS_PORT:-6379} refuses connections (stopped), good" ;;
+    *"Could not connect"*|'')
+      die "cannot tell whether Redis at $REDIS_HOST:${REDIS_PORT:-6379} is stopped: $(oneline "${out:-no answer}") (is REDIS_HOST right?); nothing was changed" ;;
+    *) die "Redis at $REDIS_HOST:${REDIS_PORT:-6379} is still running; stop it first (scale the StatefulSet to 0), otherwise it overwrites the restored file on shutdown" ;;
+  esac
 fi
 
 stamp=$(date -u +%Y-%m-%dT%H%M%SZ)

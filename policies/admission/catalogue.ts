@@ -58,6 +58,8 @@ export function loadCatalogue(files: Record<EnforcementAction, string>): Catalog
     for (const action of ACTIONS) {
         const file = path.resolve(PACK_DIR, files[action]);
         if (!loaded.has(file)) {
+            if (!fs.existsSync(file))
+                throw new Error(`the constraint file ${path.relative(process.cwd(), file)} (gatekeeper-${action}.constraints, relative to policies/) does not exist; expected one of policies/constraints/*.yaml`);
             const text = fs.readFileSync(file, "utf8");
             loaded.set(file, { set: loadConstraintSet(text, templateRegistry, path.relative(PACK_DIR, file)), exclusions: webhookExclusions(text) });
         }

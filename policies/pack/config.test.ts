@@ -3,7 +3,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { after, test } from "node:test";
-import { listStacks } from "../../tools/harness/stackConfig";
+import { listStacks } from "../../config/stacks";
 import { PackConfigError, validatePackConfig } from "./config";
 import { packPolicies } from "./policies";
 import { verdictOf } from "./render";

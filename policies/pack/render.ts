@@ -1,8 +1,15 @@
 /** The pack over the offline render (npm run render, test/render.ts): the same evaluation as the tests and the bench. */
-import type { RenderResult } from "../../tools/harness/render";
-import { unwrapSecrets } from "../../tools/harness/manifests";
-import type { PackResource } from "./resources";
+import { unwrapSecrets, type PackResource } from "./resources";
 import { loadPackConfig, mandatory, runPack, verdict, type PackResult } from "./run";
+
+/** What the pack reads of an offline render (cli/harness/render.ts's RenderResult is one). */
+export interface RenderResult {
+    stack: string;
+    /** Registered resources, inputs as registered (secret values keep their mark). */
+    resources: { type: string; urn: string; name: string; inputs: Record<string, unknown> }[];
+    /** The render's own problems: the pack is not evaluated over a failed render. */
+    errors: string[];
+}
 
 /** Every registered resource as the policy server would hand it over: type, URN, name and props (secrets unwrapped). */
 export function stackResourcesOf(result: RenderResult): PackResource[] {

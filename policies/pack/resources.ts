@@ -12,6 +12,20 @@ export interface PackResource {
     props: Record<string, any>;
 }
 
+// @pulumi/pulumi runtime/rpc.js: a secret value is { [SECRET_SIG]: SECRET_VALUE, value } in registered inputs.
+export const SECRET_SIG = "4dabf18193072939515e22adb298388d";
+export const SECRET_VALUE = "1b47061264138c4ac30d75fd1eb44270";
+
+export const isSecretValue = (v: unknown): v is { value: unknown } => typeof v === "object" && v !== null && SECRET_SIG in (v as object);
+
+/** Removes secret marks, keeping the values (for schema checks and policies, never for output). */
+export function unwrapSecrets(value: unknown): unknown {
+    if (isSecretValue(value)) return unwrapSecrets(value.value);
+    if (Array.isArray(value)) return value.map(unwrapSecrets);
+    if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, unwrapSecrets(v)]));
+    return value;
+}
+
 /** What a value unknown during preview (e.g. a generated password) reads as. */
 export const UNKNOWN_DURING_PREVIEW = "<unknown during preview>";
 

@@ -54,7 +54,7 @@ function isHighEntropyToken(run: string): boolean {
 /** Public key material is high-entropy but not secret: SSH public keys (known hosts) and certificates. */
 const PUBLIC_KEYS = [
     /(?:ssh-(?:ed25519|rsa|dss)|ecdsa-sha2-nistp\d+|sk-(?:ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com)\s+AAAA[A-Za-z0-9+/]+=*/g,
-    /-----BEGIN (CERTIFICATE|PUBLIC KEY|X509 CRL)-----[\s\S]*?-----END \1-----/g,
+    /-----BEGIN (CERTIFICATE|CERTIFICATE REQUEST|NEW CERTIFICATE REQUEST|PUBLIC KEY|X509 CRL)-----[\s\S]*?-----END \1-----/g,
 ];
 
 /** Cheap pre-check: a string without any of these cannot match a key shape. */
@@ -72,6 +72,22 @@ export function secretShapeIn(text: string): string | undefined {
     if (/AAAA|-----BEGIN/.test(text)) runs = tokenRuns(PUBLIC_KEYS.reduce((t, pattern) => t.replace(pattern, " "), text));
     for (const run of runs) if (isHighEntropyToken(run)) return "a high-entropy token";
     return undefined;
+}
+
+/** What replaces a secret-shaped part of a text in every output (render files, messages). */
+export const SECRET_SHAPE_REDACTED = "<redacted: looks like a secret>";
+
+/**
+ * The text with every secret-shaped part (the shapes of secretShapeIn) replaced by
+ * SECRET_SHAPE_REDACTED: what the render writes and prints, whatever key held the value.
+ */
+export function redactSecretShapes(text: string): string {
+    if (!secretShapeIn(text)) return text;
+    let out = text.replace(/-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY)-----[\s\S]*?(?:-----END \1-----|$)/g, SECRET_SHAPE_REDACTED);
+    for (const { pattern } of KEY_SHAPES) out = out.replace(new RegExp(pattern.source, "g"), SECRET_SHAPE_REDACTED);
+    const scanned = /AAAA|-----BEGIN/.test(out) ? PUBLIC_KEYS.reduce((t, pattern) => t.replace(pattern, " "), out) : out;
+    for (const run of tokenRuns(scanned)) if (isHighEntropyToken(run)) out = out.split(run).join(SECRET_SHAPE_REDACTED);
+    return out;
 }
 
 /** Keys whose value is a credential: ...password, ...token, ...apiKey, ...secret, credentials. */

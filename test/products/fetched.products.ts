@@ -28,7 +28,7 @@ import { GATEWAY_MCP, GATEWAY_TOOLS } from "../../components/agentServerConfig";
 import { find, renderStack } from "../render";
 import { freePort } from "../backups/servers";
 import { NOBODY, podEnv, podRoot, runnableCopy, type PodRoot } from "./pod";
-import type { RenderResult } from "../../tools/harness/render";
+import type { RenderResult } from "../../cli/harness/render";
 
 const NS = "agent";
 const BRIDGE_SRC = process.env.OPS_BRIDGE_SOURCE;

@@ -9,7 +9,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { find } from "../render";
-import type { RenderResult } from "../../tools/harness/render";
+import type { RenderResult } from "../../cli/harness/render";
 
 export const NOBODY = { uid: 65534, gid: 65534 };
 

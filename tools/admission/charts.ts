@@ -20,7 +20,7 @@ import type { K8sObject } from "../../policies/gatekeeper/types";
 import { childApps } from "../../components/platform/gitopsChildren";
 import { AddonKey, addonSpecs } from "../../components/platform/addons";
 import { offlineStackConfig } from "../genGitops";
-import { listStacks } from "../harness/stackConfig";
+import { listStacks } from "../../cli/harness/stackConfig";
 import { SCHEMA_VERSION } from "../../config/kubernetesVersion";
 import { judge, POD_KINDS } from "./judge";
 

@@ -1,8 +1,8 @@
 // The SDK's floor for the bench: the same resources the program registers (type, name, inputs,
 // secrets kept secret), replayed as bare custom resources with no program logic around them.
 import * as pulumi from "@pulumi/pulumi";
-import type { RegisteredResource } from "../harness/program";
-import { SECRET_SIG } from "../harness/program";
+import type { RegisteredResource } from "../../cli/harness/program";
+import { SECRET_SIG } from "../../cli/harness/program";
 
 const rewrap = (v: unknown): unknown => {
     if (v && typeof v === "object" && SECRET_SIG in (v as object)) return pulumi.secret(rewrap((v as { value: unknown }).value));

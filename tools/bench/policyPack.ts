@@ -10,7 +10,7 @@ import { encodeAnalyzeStack, startPack } from "../../policies/pack/grpc";
 import { stackResourcesOf } from "../../policies/pack/render";
 import type { PackResource } from "../../policies/pack/resources";
 import { loadPackConfig, runPack } from "../../policies/pack/run";
-import { render } from "../harness/render";
+import { render } from "../../cli/harness/render";
 
 export interface PackFigure {
     label: string;

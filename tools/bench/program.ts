@@ -5,8 +5,8 @@
  */
 import * as path from "path";
 import { performance } from "perf_hooks";
-import { runProgram } from "../harness/program";
-import { readStackValues } from "../harness/stackConfig";
+import { runProgram } from "../../cli/harness/program";
+import { readStackValues } from "../../cli/harness/stackConfig";
 
 export const median = (xs: number[]) => {
     const s = [...xs].sort((a, b) => a - b);

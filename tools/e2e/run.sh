@@ -93,7 +93,7 @@ toolchain() {
 }
 
 render() {
-  (cd "$REPO_DIR" && "$TSX" tools/render.ts --stack "$STACK" --out "$WORK/render")
+  (cd "$REPO_DIR" && "$TSX" cli/render.ts --stack "$STACK" --out "$WORK/render")
   echo "RESULT: $(grep -c '^kind: ' "$WORK/render/manifests.yaml") objects in the offline render of stack $STACK"
 }
 

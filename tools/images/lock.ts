@@ -17,7 +17,7 @@ import * as path from "path";
 import { ImageRecord, IMAGES_LOCK_FILE, imageLockProblems, withoutDigest } from "../../config/imageLock";
 import { isImageKey } from "../../config/rules";
 import { flatten, schema } from "../../config/schemaIndex";
-import { readStackValues } from "../harness/stackConfig";
+import { readStackValues } from "../../cli/harness/stackConfig";
 
 const ACCEPT = [
     "application/vnd.oci.image.index.v1+json",

@@ -41,6 +41,23 @@ new_backup_folder() {
   trap 'exit 130' INT
 }
 
+# Moves the finished $work into place as $final, never into another folder: two backups started in
+# the same second computed the same name, and a plain mv would put the second inside the first. On a
+# name taken meanwhile the next free -<n> is used (final is updated; on failure publish_err says why).
+# mv -T (coreutils, busybox). Not in a $(...): final must change in the script itself.
+# shellcheck disable=SC2034
+publish_backup_folder() {
+  _base=$final; _n=1; publish_err=""
+  while :; do
+    if [ ! -e "$final" ]; then
+      publish_err=$(mv -T -- "$work" "$final" 2>&1) && return 0
+      [ -e "$final" ] || return 1
+    fi
+    _n=$((_n + 1)); final="$_base-$_n"
+    [ "$_n" -lt 100 ] || { publish_err="no free folder name next to $_base"; return 1; }
+  done
+}
+
 # A dated backup folder name as the backup scripts write it: YYYY-MM-DDTHHMMSSZ, optionally -<n>.
 is_stamp() {
   case $1 in
@@ -100,6 +117,7 @@ retention() {
 # Checksums of a backup folder: required unless RESTORE_ALLOW_UNVERIFIED=true.
 verify_sums() { # $1 = backup folder
   if [ -f "$1/SHA256SUMS" ]; then
+    command -v sha256sum > /dev/null 2>&1 || die "sha256sum is not installed in this image, so the checksums of $1 cannot be verified; nothing was changed"
     _out=$(cd "$1" && sha256sum -c SHA256SUMS 2>&1) || die "checksum verification of $1 failed: $(oneline "$_out"); nothing was changed"
     log "checksums of $1 verified"
   elif [ "${RESTORE_ALLOW_UNVERIFIED:-false}" = true ]; then
@@ -110,7 +128,8 @@ verify_sums() { # $1 = backup folder
 }
 # Write SHA256SUMS of every file under the current folder (no find).
 write_sums() { # $1 = folder
-  (cd "$1" && sums_of . > SHA256SUMS.tmp && mv SHA256SUMS.tmp SHA256SUMS) || die "writing checksums in $1 failed: disk full?"
+  command -v sha256sum > /dev/null 2>&1 || die "sha256sum is not installed in this image, so no SHA256SUMS can be written for $1; the backup was not kept"
+  _out=$( (cd "$1" && sums_of . > SHA256SUMS.tmp && mv SHA256SUMS.tmp SHA256SUMS) 2>&1) || die "writing checksums in $1 failed: $(write_cause "$_out" "$1")"
 }
 sums_of() {
   for _f in "$1"/* "$1"/.[!.]* "$1"/..?*; do
@@ -160,7 +179,8 @@ pg_fail() { # $1 = step, $2 = client output; TARGET = host:port
   esac
 }
 # psql on the maintenance database reading SQL from stdin, so that :"var" / :'var' quoting of names works.
-pg_sql() { psql -X -A -t -q -v ON_ERROR_STOP=1 -d postgres "$@"; }
+# pg_admin_db: template1 while a full restore has the maintenance database renamed aside.
+pg_sql() { psql -X -A -t -q -v ON_ERROR_STOP=1 -d "${pg_admin_db:-postgres}" "$@"; }
 pg_db_exists() { printf '%s\n' "SELECT 1 FROM pg_database WHERE datname = :'db'" | pg_sql -v db="$1" 2>&1; }
 # libpq connection string naming one database (quotes and backslashes escaped).
 pg_dbconn() { printf "dbname='%s'" "$(printf '%s' "$1" | sed "s/[\\\\']/\\\\&/g")"; }
@@ -242,8 +262,13 @@ write_cause() { # $1 = output of the failed command, $2 = folder written to
 
 # --- git family (alpine/git: busybox sed) ---------------------------------------------------------
 mask() { printf '%s' "$1" | sed -E 's#^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@]*@#\1***@#'; }
+# The mirror's folder for a URL: scheme and user info stripped. In a URL (scheme://) host:port is the
+# host (port kept as host_port: another server); without a scheme, scp-like [user@]host:path is host/path.
 mirror_path() {
-  printf '%s' "$1" | sed -E 's#^[a-zA-Z][a-zA-Z0-9+.-]*://##; s#^[^/@]*@##; s#^([^/:]+):#\1/#; s#^/+##; s#/+$##'
+  case $1 in
+    [a-zA-Z]*://*) printf '%s' "$1" | sed -E 's#^[a-zA-Z][a-zA-Z0-9+.-]*://##; s#^[^/@]*@##; s#^([^/:]+):([0-9]+)(/|$)#\1_\2\3#; s#^([^/:]+):(/|$)#\1\2#; s#^/+##; s#/+$##' ;;
+    *) printf '%s' "$1" | sed -E 's#^[^/@:]*@##; s#^([^/:]+):#\1/#; s#^/+##; s#/+$##' ;;
+  esac
 }
 git_auth() {
   # The helper is shell code run by git; it expands the variables itself, so no secret is on argv.

@@ -12,8 +12,7 @@ const settings = require("@pulumi/pulumi/runtime/settings");
 // eslint-disable-next-line @typescript-eslint/no-var-requires
 const runtimeConfig = require("@pulumi/pulumi/runtime/config");
 
-export const SECRET_SIG = "4dabf18193072939515e22adb298388d";
-export const SECRET_VALUE = "1b47061264138c4ac30d75fd1eb44270";
+export { SECRET_SIG, SECRET_VALUE } from "../../policies/pack/resources";
 
 export interface RegisteredResource {
     urn: string;

@@ -1,5 +1,5 @@
 /**
- * What the change does on the cluster: the explain reports (tools/explain) of both revisions of a
+ * What the change does on the cluster: the explain reports (cli/explain) of both revisions of a
  * stack compared, as short sentences ("booking/booking → data/postgres: 5432/TCP opened",
  * "data/redis: Guaranteed → Burstable", "prod no longer fits 3 nodes of 8 CPU / 32Gi"), and the
  * reachability changes as a Mermaid flowchart for the pull-request comment.

@@ -43,7 +43,7 @@ export function explainMarkdown(r: ExplainReport): string {
 
     const c = r.capacity;
     out.push("## Capacity", "");
-    out.push(`${c.nodes.count} node(s) of ${c.nodes.cpu} CPU / ${c.nodes.memory}; allocatable per node after systemReserved, kubeReserved and evictionHard: ${c.allocatablePerNode.cpu} CPU / ${c.allocatablePerNode.memory}.`, "");
+    out.push(`${c.nodes.count} node(s) of ${c.nodes.cpu} CPU / ${c.nodes.memory}; allocatable per node after systemReserved, kubeReserved and evictionHard: ${c.allocatablePerNode.cpu} CPU / ${c.allocatablePerNode.memory}, at most ${c.allocatablePerNode.pods} pods (the kubelet's maxPods).`, "");
     const d = (x: { cpu: number; memory: number; pods: number }) => `${x.pods} pods, ${cpuText(x.cpu)} CPU, ${memText(x.memory)}`;
     out.push(...table(["Demand", "Requests"], [
         ["steady (autoscalers at max)", d(c.demand.steady)],

@@ -8,6 +8,7 @@ import * as path from "path";
 import * as YAML from "yaml";
 import { flatten, schema } from "../../config/schemaIndex";
 import { RENDER_DIGEST_MODE_KEY } from "../../config/imageLock";
+import { listStacks, REPO_ROOT } from "../../config/stacks";
 
 export interface StackValues {
     project: string;
@@ -17,7 +18,7 @@ export interface StackValues {
     placeholders: string[];
 }
 
-export const REPO_ROOT = path.resolve(__dirname, "..", "..");
+export { listStacks, REPO_ROOT };
 
 export function projectName(root = REPO_ROOT): string {
     const project = YAML.parse(fs.readFileSync(path.join(root, "Pulumi.yaml"), "utf8"));
@@ -122,6 +123,3 @@ export function readStackValues(stack: string, overrides: Record<string, unknown
 
 const isSecure = (v: unknown) => typeof v === "object" && v !== null && "secure" in (v as object);
 
-export function listStacks(root = REPO_ROOT): string[] {
-    return fs.readdirSync(root).map((f) => /^Pulumi\.(.+)\.yaml$/.exec(f)?.[1]).filter((s): s is string => !!s).sort();
-}

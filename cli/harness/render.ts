@@ -5,7 +5,7 @@
 import * as path from "path";
 import type { K8sObject } from "../../policies/gatekeeper/types";
 import { OutputIo, writeOutputAtomically } from "./output";
-import { kubernetesObjects, manifestsYaml, resourceRecords, ResourceRecord } from "./manifests";
+import { kubernetesObjects, manifestsYaml, plainTextSecrets, resourceRecords, ResourceRecord } from "./manifests";
 import { RegisteredResource, runProgram } from "./program";
 import { quotaProblems } from "../../policies/spec/quotaFit";
 import { readStackValues } from "./stackConfig";
@@ -51,7 +51,7 @@ export async function render(stack: string, overrides: Record<string, unknown> =
         files: files.files,
         placeholders: values.placeholders,
         imagePlaceholders: [...new Set(JSON.stringify(objects).match(new RegExp(`[\\w./:-]+@${PLACEHOLDER_DIGEST}`, "g")) ?? [])].map(withoutDigest).sort(),
-        errors: [...run.errors, ...duplicates, ...schemaErrors, ...quotaErrors, ...files.errors],
+        errors: [...run.errors, ...duplicates, ...schemaErrors, ...quotaErrors, ...files.errors, ...plainTextSecrets(run.resources)],
     };
 }
 
@@ -89,7 +89,7 @@ function componentOf(r: RegisteredResource, byUrn: Map<string, RegisteredResourc
     return cur === r && r.custom ? "(no component)" : `${cur.type} ${cur.name}`;
 }
 
-/** `sections` (e.g. the policy pack's verdict) are printed before the final "failed:" line. */
+/** `sections` (e.g. the policy pack's verdict) are printed before the final "problems:" line. */
 export function summary(result: RenderResult, sections: string[] = []): string {
     const byUrn = new Map(result.resources.map((r) => [r.urn, r]));
     const perComponent = new Map<string, number>();
@@ -109,6 +109,6 @@ export function summary(result: RenderResult, sections: string[] = []): string {
     if (result.imagePlaceholders.length > 0)
         lines.push(`prod images not in images.lock.json, rendered with the placeholder digest ${PLACEHOLDER_DIGEST.slice(0, 14)}… (a deploy resolves them: npm run images:lock): ${result.imagePlaceholders.join(", ")}`);
     lines.push(...sections);
-    lines.push(result.errors.length === 0 ? "failed: nothing" : `failed: ${result.errors.length} problem(s)\n${result.errors.map((e) => `  - ${e}`).join("\n")}`);
+    lines.push(result.errors.length === 0 ? "render problems: none" : `render problems: ${result.errors.length}\n${result.errors.map((e) => `  - ${e}`).join("\n")}`);
     return lines.join("\n");
 }

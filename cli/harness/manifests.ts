@@ -4,7 +4,11 @@
  */
 import { portableYaml } from "../../components/lib/yaml";
 import type { K8sObject } from "../../policies/gatekeeper/types";
-import { RegisteredResource, SECRET_SIG } from "./program";
+import { isSecretValue, unwrapSecrets } from "../../policies/pack/resources";
+import { redactSecretShapes, secretShapeIn } from "../../policies/pack/secretPatterns";
+import { RegisteredResource } from "./program";
+
+export { unwrapSecrets };
 
 export const REDACTED = "<redacted: secret>";
 
@@ -13,23 +17,18 @@ const NOT_OBJECTS = /^kubernetes:(helm\.sh\/v\d+:(Chart|Release)|yaml(\/v2)?:(Co
 
 export const isKubernetesObject = (r: RegisteredResource) => r.custom && r.type.startsWith("kubernetes:") && !NOT_OBJECTS.test(r.type);
 
-const isSecretValue = (v: unknown): v is { value: unknown } => typeof v === "object" && v !== null && SECRET_SIG in (v as object);
-
-/** Replaces every secret-marked value (and every value of a Secret's data) with REDACTED. */
+/**
+ * Replaces every secret-marked value (and every value of a Secret's data) with REDACTED, and every
+ * secret-shaped part of a plain string (an API key, a private key, a long high-entropy token) with
+ * SECRET_SHAPE_REDACTED, whatever key holds it (plainTextSecrets makes the render fail on those).
+ */
 export function redact(value: unknown): unknown {
     if (isSecretValue(value)) return REDACTED;
+    if (typeof value === "string") return redactSecretShapes(value);
     if (Array.isArray(value)) return value.map(redact);
     if (value && typeof value === "object") {
         return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redact(v)]));
     }
-    return value;
-}
-
-/** Removes secret marks, keeping the values (for schema checks and policies, never for output). */
-export function unwrapSecrets(value: unknown): unknown {
-    if (isSecretValue(value)) return unwrapSecrets(value.value);
-    if (Array.isArray(value)) return value.map(unwrapSecrets);
-    if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, unwrapSecrets(v)]));
     return value;
 }
 
@@ -88,6 +87,24 @@ export function kubernetesObjects(resources: RegisteredResource[]): Extracted {
     }
     const redacted = resources.filter(isKubernetesObject).map((r) => redactObject(r.inputs as K8sObject)).sort(compareObjects);
     return { objects, redacted, duplicates };
+}
+
+/**
+ * Where a registered resource holds a secret-shaped value in plain text (not marked secret):
+ * `<type> <name>: <path> holds <shape>`, the value itself never named.
+ */
+export function plainTextSecrets(resources: RegisteredResource[]): string[] {
+    const found: string[] = [];
+    const walk = (v: unknown, p: string, r: RegisteredResource) => {
+        if (isSecretValue(v)) return;
+        if (typeof v === "string") {
+            const shape = secretShapeIn(v);
+            if (shape) found.push(`${r.type} ${r.name}: ${p || "(value)"} holds ${shape} in plain text (redacted in the output); give it through a secret config key (pulumi config set --secret) or remove it`);
+        } else if (Array.isArray(v)) v.forEach((item, i) => walk(item, `${p}[${i}]`, r));
+        else if (v && typeof v === "object") for (const [k, item] of Object.entries(v)) walk(item, p ? `${p}.${k}` : k, r);
+    };
+    for (const r of resources) walk(r.inputs, "", r);
+    return found;
 }
 
 export function manifestsYaml(redacted: K8sObject[]): string {

@@ -9,6 +9,7 @@ import * as os from "os";
 import * as path from "path";
 import * as YAML from "yaml";
 import type { K8sObject } from "../../policies/gatekeeper/types";
+import { alive } from "../harness/output";
 import type { PolicyResource } from "./policy";
 
 const git = (repo: string, args: string[]) => execFileSync("git", ["-C", repo, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
@@ -36,8 +37,57 @@ const running = new Set<ChildProcess>();
  * failure and on Ctrl-C or SIGTERM (the running render is stopped, the worktree removed, then the
  * process exits with 130 or 143).
  */
+const TMP_PREFIX = "ops-diff-";
+const OWNER_FILE = "owner";
+
+/**
+ * Removes the worktrees of earlier diffs that were killed before they could clean up (SIGKILL, or
+ * a wrapper that kills its child before the child's handler runs): a worktree under
+ * <tmp>/ops-diff-*\/base whose owner process is gone. Returns the folders removed.
+ */
+export function removeStaleWorktrees(repo: string): string[] {
+    let listing: string;
+    try {
+        listing = git(repo, ["worktree", "list", "--porcelain"]);
+    } catch {
+        return [];
+    }
+    const tmp = fs.realpathSync(os.tmpdir());
+    const removed: string[] = [];
+    for (const line of listing.split("\n")) {
+        if (!line.startsWith("worktree ")) continue;
+        const dir = line.slice("worktree ".length);
+        const parent = path.dirname(dir);
+        if (path.basename(dir) !== "base" || path.dirname(parent) !== tmp || !path.basename(parent).startsWith(TMP_PREFIX)) continue;
+        let owner = NaN;
+        try {
+            owner = Number(fs.readFileSync(path.join(parent, OWNER_FILE), "utf8").trim());
+        } catch {
+            // no owner file: written right after the folder, so its diff died at once
+        }
+        if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && alive(owner)) continue;
+        try {
+            git(repo, ["worktree", "remove", "--force", dir]);
+        } catch {
+            // gone already; pruned below
+        }
+        fs.rmSync(parent, { recursive: true, force: true });
+        removed.push(dir);
+    }
+    if (removed.length > 0) {
+        try {
+            git(repo, ["worktree", "prune"]);
+        } catch {
+            // best effort
+        }
+    }
+    return removed;
+}
+
 export async function withWorktree<T>(repo: string, commit: string, use: (dir: string) => Promise<T>): Promise<T> {
-    const parent = fs.mkdtempSync(path.join(os.tmpdir(), "ops-diff-"));
+    for (const stale of removeStaleWorktrees(repo)) process.stderr.write(`removed the temporary worktree ${stale} of an earlier diff that was killed\n`);
+    const parent = fs.mkdtempSync(path.join(os.tmpdir(), TMP_PREFIX));
+    fs.writeFileSync(path.join(parent, OWNER_FILE), `${process.pid}\n`);
     const dir = path.join(parent, "base");
     let cleaned = false;
     const cleanup = () => {
@@ -112,13 +162,20 @@ export type BaseRender =
     /** No render at all: the reason says why. */
     | { rendered: false; reason: string };
 
-/** Renders `stack` with the revision's own tools/render.ts: `npx tsx tools/render.ts --stack <s> --out <dir>`. */
+/** Where a revision keeps its render command: cli/ since the layout change, tools/ before it. */
+const RENDER_ENTRIES = ["cli/render.ts", "tools/render.ts"];
+
+/** The revision's render command (relative to `dir`), or undefined when it has none. */
+export const renderEntry = (dir: string): string | undefined => RENDER_ENTRIES.find((e) => fs.existsSync(path.join(dir, e)));
+
+/** Renders `stack` with the revision's own render command: `npx tsx cli/render.ts --stack <s> --out <dir>`. */
 export async function renderRevision(dir: string, stack: string, timeoutMs = 180_000): Promise<BaseRender> {
-    if (!fs.existsSync(path.join(dir, "tools", "render.ts"))) return { rendered: false, reason: "the base revision has no render tool (tools/render.ts)" };
+    const entry = renderEntry(dir);
+    if (!entry) return { rendered: false, reason: `the base revision has no render tool (${RENDER_ENTRIES.join(" or ")})` };
     const out = fs.mkdtempSync(path.join(os.tmpdir(), "ops-diff-render-"));
     try {
         // A subfolder: the render takes its output folder's place by rename.
-        const result = await run("npx", ["--no", "--", "tsx", "tools/render.ts", "--stack", stack, "--out", path.join(out, "render")], { cwd: dir, timeoutMs });
+        const result = await run("npx", ["--no", "--", "tsx", entry, "--stack", stack, "--out", path.join(out, "render")], { cwd: dir, timeoutMs });
         const manifests = path.join(out, "render", "manifests.yaml");
         const output = `${result.stdout}${result.stderr}`;
         if (result.error || !fs.existsSync(manifests)) {
@@ -165,7 +222,7 @@ function childEnv(): NodeJS.ProcessEnv {
 
 const lastLines = (text: string, n = 5) => text.trim().split("\n").slice(-n).join(" | ") || "no output";
 
-/** The `  - <problem>` lines after "failed: N problem(s)" in the render's summary. */
+/** The `  - <problem>` lines after "render problems: N" (before: "failed: N problem(s)") in the render's summary. */
 function renderProblems(output: string): string[] {
     const problems = output.split("\n").filter((l) => /^  - /.test(l)).map((l) => l.slice(4));
     return problems.length > 0 ? problems : [`the base render exited non-zero: ${lastLines(output)}`];

@@ -17,7 +17,7 @@ import { renderJson } from "./diff/json";
 import { renderFailureMarkdown, renderMarkdown } from "./diff/markdown";
 import { loadPolicyEvaluator, PolicyEvaluator } from "./diff/policy";
 import { buildReport, RenderedSide, StackDiffReport } from "./diff/report";
-import { renderRevision, resolveCommit, withWorktree } from "./diff/worktree";
+import { renderEntry, renderRevision, resolveCommit, withWorktree } from "./diff/worktree";
 
 export type Format = "markdown" | "json";
 
@@ -72,7 +72,7 @@ async function headSide(stack: string): Promise<RenderedSide | StackFailure> {
 
 async function baseSide(dir: string, ref: string, commit: string, stack: string, notes: string[]): Promise<RenderedSide | StackFailure> {
     const info = { ref, commit, problems: [] as string[] };
-    if (fs.existsSync(path.join(dir, "tools", "render.ts")) && !fs.existsSync(path.join(dir, `Pulumi.${stack}.yaml`))) {
+    if (renderEntry(dir) && !fs.existsSync(path.join(dir, `Pulumi.${stack}.yaml`))) {
         notes.push(`the base revision has no stack ${stack} (no Pulumi.${stack}.yaml): every object is new`);
         return { info, objects: [], resources: [] };
     }

@@ -25,11 +25,18 @@ export interface NodeAgentReservations {
     kubeReserved: { cpu: number; memory: number };
     /** evictionHard memory.available: a quantity or a percentage of the node's memory. */
     evictionMemoryAvailable: string;
+    /** The kubelet's maxPods (KUBELET_DEFAULT_MAX_PODS when its configuration does not set it). */
+    maxPods?: number;
 }
+
+/** KubeletConfiguration's default maxPods (kubelet.config.k8s.io/v1beta1). */
+export const KUBELET_DEFAULT_MAX_PODS = 110;
 
 export interface Allocatable {
     cpu: number;
     memory: number;
+    /** Pods one node admits (the kubelet's maxPods). */
+    pods?: number;
 }
 
 /** Node allocatable = capacity - systemReserved - kubeReserved - evictionHard (memory only for the threshold). */
@@ -39,6 +46,7 @@ export function allocatable(pool: NodePool, agent: NodeAgentReservations): Alloc
     return {
         cpu: pool.cpu - agent.systemReserved.cpu - agent.kubeReserved.cpu,
         memory: pool.memory - agent.systemReserved.memory - agent.kubeReserved.memory - eviction,
+        pods: agent.maxPods ?? KUBELET_DEFAULT_MAX_PODS,
     };
 }
 
@@ -175,8 +183,10 @@ export function place(pods: Pod[], nodeCount: number, perNode: Allocatable): { n
     const nodes: NodeState[] = Array.from({ length: nodeCount }, (_, i) => ({ name: `node-${i + 1}`, cpuLeft: perNode.cpu, memoryLeft: perNode.memory, pods: [] }));
     const unschedulable: Pod[] = [];
     const order = [...pods].sort((a, b) => b.request.cpu - a.request.cpu || b.request.memory - a.request.memory || (a.id < b.id ? -1 : 1));
+    const maxPods = perNode.pods ?? KUBELET_DEFAULT_MAX_PODS;
     for (const pod of order) {
         const candidates = nodes.filter((n) => {
+            if (n.pods.length >= maxPods) return false;
             if (n.cpuLeft < pod.request.cpu || n.memoryLeft < pod.request.memory) return false;
             if (pod.antiAffinity.some((a) => a.hard && matching(n, pod, a.selector) > 0)) return false;
             return pod.spread.every((s) => {
@@ -225,7 +235,7 @@ export interface Demand {
 
 export interface CapacityReport {
     nodes: { count: number; cpu: string; memory: string };
-    allocatablePerNode: { cpu: string; memory: string };
+    allocatablePerNode: { cpu: string; memory: string; pods: number };
     demand: { steady: Demand; rolloutSurge: Demand; cronJobs: Demand & { peakAt: string; jobs: string[] }; total: Demand };
     totals: { cpu: string; memory: string; allocatableCpu: string; allocatableMemory: string };
     fits: boolean;
@@ -311,7 +321,7 @@ export function capacity(input: CapacityInput): CapacityReport {
     const memLeft = result.nodes.reduce((x, n) => x + n.memoryLeft, 0);
     return {
         nodes: { count: pool.count, cpu: cpuText(pool.cpu), memory: memText(pool.memory) },
-        allocatablePerNode: { cpu: cpuText(perNode.cpu), memory: memText(perNode.memory) },
+        allocatablePerNode: { cpu: cpuText(perNode.cpu), memory: memText(perNode.memory), pods: perNode.pods ?? KUBELET_DEFAULT_MAX_PODS },
         demand: { steady, rolloutSurge: surge, cronJobs: { ...cron, peakAt: hhmm(peak.minute), jobs: peak.jobs }, total },
         totals: { cpu: cpuText(total.cpu), memory: memText(total.memory), allocatableCpu: cpuText(perNode.cpu * pool.count), allocatableMemory: memText(perNode.memory * pool.count) },
         fits: result.unschedulable.length === 0,
@@ -325,6 +335,7 @@ export function capacity(input: CapacityInput): CapacityReport {
             "replicas at each autoscaler's maxReplicas; every Deployment rolling at once with its maxSurge pods",
             `the CronJobs running together at the busiest minute of a day (${hhmm(peak.minute)}), each for its activeDeadlineSeconds (${DEFAULT_RUN_SECONDS} s when unset); day fields taken as every day`,
             "requests after the namespace's LimitRange defaults; a pod reserves max(sum of its containers, largest init container)",
+            `at most ${perNode.pods ?? KUBELET_DEFAULT_MAX_PODS} pods per node (the kubelet's maxPods${agent.maxPods === undefined ? `, its default: the kubelet configuration does not set it` : ""}), daemon pods included`,
         ],
     };
 }
@@ -336,6 +347,13 @@ function byWorkload(pods: Pod[]): CapacityReport["byWorkload"] {
 }
 
 /** Node pool and reservations from the render's node files (node/pool.yaml, node/kubelet-config.yaml). */
+function maxPodsOf(v: unknown): number | undefined {
+    if (v === undefined || v === null) return undefined;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 1) throw new Error(`node/kubelet-config.yaml maxPods: expected a whole number of pods, got ${JSON.stringify(v)}`);
+    return n;
+}
+
 export function nodesFromFiles(pool: any, kubelet: any): { pool: NodePool; agent: NodeAgentReservations } {
     const need = (v: unknown, what: string) => {
         if (v === undefined || v === null) throw new Error(`${what} is missing`);
@@ -347,6 +365,7 @@ export function nodesFromFiles(pool: any, kubelet: any): { pool: NodePool; agent
             systemReserved: { cpu: millis(kubelet?.systemReserved?.cpu) ?? 0, memory: bytes(kubelet?.systemReserved?.memory) ?? 0 },
             kubeReserved: { cpu: millis(kubelet?.kubeReserved?.cpu) ?? 0, memory: bytes(kubelet?.kubeReserved?.memory) ?? 0 },
             evictionMemoryAvailable: String(kubelet?.evictionHard?.["memory.available"] ?? "100Mi"),
+            maxPods: maxPodsOf(kubelet?.maxPods),
         },
     };
 }
