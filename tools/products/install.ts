@@ -57,8 +57,9 @@ export function goMissing(): string | undefined {
 /** The proxy's record of a module version: the release commit and its time. */
 function goOrigin(p: GoProductPin, env: NodeJS.ProcessEnv): { commit: string; time: string } {
     const out = execFileSync("go", ["mod", "download", "-json", `${p.module}@${p.version}`], { cwd: cacheRoot(), env, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
-    const info = JSON.parse(out);
-    if (info.Error) throw new Error(`${p.module}@${p.version}: ${info.Error}`);
+    const dl = JSON.parse(out);
+    if (dl.Error) throw new Error(`${p.module}@${p.version}: ${dl.Error}`);
+    const info = JSON.parse(fs.readFileSync(dl.Info, "utf8"));
     const commit = info.Origin?.Hash;
     if (!/^[0-9a-f]{40}$/.test(commit ?? "")) throw new Error(`${p.module}@${p.version}: the proxy gave no commit (Origin.Hash)`);
     return { commit, time: info.Time };
