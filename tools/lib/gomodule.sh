@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Building a Go command from the Go module proxy by module path and version only, shared by
 # tools/e2e/build.sh and tools/products/gobuild.sh. Sourced, never run; the sourcing script defines
 # log and die. A module is required from a throwaway wrapper module, so its own go.mod decides
