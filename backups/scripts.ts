@@ -112,7 +112,7 @@ const DEFS: readonly Def[] = [
     },
     {
         name: "objectstore-restore.sh", kind: "restore", service: "object-store", image: "mc",
-        env: ["BACKUP_DIR", "RESTORE_FROM", "RESTORE_BUCKETS", "RESTORE_REMOVE_EXTRA", ...OBJ_CONN, "TMPDIR"], secrets: ["OBJECTSTORE_ACCESS_KEY", "OBJECTSTORE_SECRET_KEY"],
+        env: ["BACKUP_DIR", "RESTORE_FROM", "RESTORE_BUCKETS", "RESTORE_REMOVE_EXTRA", "RESTORE_ALLOW_UNVERIFIED", ...OBJ_CONN, "TMPDIR"], secrets: ["OBJECTSTORE_ACCESS_KEY", "OBJECTSTORE_SECRET_KEY"],
     },
     {
         name: "workflow-backup.sh", kind: "backup", service: "workflow-tool", image: "postgres",

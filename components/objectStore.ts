@@ -217,7 +217,11 @@ function bucketPolicy(bucket: string) {
 /**
  * Idempotent: buckets are created when missing, the policy is (re)written, the user is (re)created
  * with the current key and the policy attached. Credentials go through MC_HOST_<alias> in the
- * environment, never an mc config file on disk or a log line.
+ * environment, never an mc config file on disk or a log line; the snapshot user's keys reach
+ * `mc admin user add` on its standard input (mc reads them there when they are not arguments), so
+ * the secret key is never on a command line. The access key names the user in `policy attach`.
+ * Re-attaching an attached policy is MinIO's "already in effect" error, which is accepted; any
+ * other failure stops the job.
  */
 const PROVISION_SCRIPT = `#!/bin/sh
 set -eu
@@ -234,7 +238,12 @@ done
 log "writing policy $SNAPSHOT_POLICY"
 mc --quiet admin policy create store "$SNAPSHOT_POLICY" /provision/snapshot-policy.json
 log "ensuring the snapshot user and its policy"
-mc --quiet admin user add store "$SNAPSHOT_ACCESS_KEY" "$SNAPSHOT_SECRET_KEY" > /dev/null
-mc --quiet admin policy attach store "$SNAPSHOT_POLICY" --user "$SNAPSHOT_ACCESS_KEY" > /dev/null 2>&1 || log "policy already attached"
+printf '%s\\n%s\\n' "$SNAPSHOT_ACCESS_KEY" "$SNAPSHOT_SECRET_KEY" | mc --quiet admin user add store > /dev/null
+if ! out=$(mc --quiet admin policy attach store "$SNAPSHOT_POLICY" --user "$SNAPSHOT_ACCESS_KEY" 2>&1); then
+  case $out in
+    *"already in effect"*) log "policy already attached" ;;
+    *) log "attaching policy $SNAPSHOT_POLICY failed: $out"; exit 1 ;;
+  esac
+fi
 log "done"
 `;

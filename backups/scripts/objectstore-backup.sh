@@ -5,7 +5,8 @@
 # directory (mktemp, removed on exit) instead of `mc alias set ... KEY SECRET`, so they never appear
 # on a command line or in the logs.
 #
-# Layout: $BACKUP_DIR/<YYYY-MM-DDTHHMMSSZ>/<bucket>/<object keys...>
+# Layout: $BACKUP_DIR/<YYYY-MM-DDTHHMMSSZ>/<bucket>/<object keys...> and SHA256SUMS (every object
+# file, paths ./<bucket>/<key>), written before the folder is renamed into place.
 # The run mirrors into $BACKUP_DIR/.partial-<stamp>-<pid>/ and renames it only when every bucket
 # mirrored successfully; a failure removes the partial folder, exits non-zero and deletes nothing.
 # Retention: dated folders older than $RETENTION_DAYS days, after a successful run only.
@@ -71,6 +72,8 @@ for b in $buckets; do
   count=$((count + 1))
 done
 
+log "writing SHA256SUMS"
+write_sums "$work"
 fsync_tree "$work"
 mv "$work" "$final" || die "could not move the finished backup into place ($final)"
 sync "$BACKUP_DIR" 2>/dev/null || true

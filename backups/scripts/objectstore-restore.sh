@@ -5,12 +5,15 @@
 # (mc mb --ignore-existing), then `mc mirror --overwrite <backup>/<bucket> <alias>/<bucket>`.
 # Objects that exist in the bucket but not in the backup are kept unless RESTORE_REMOVE_EXTRA=true
 # (adds --remove). Credentials go through a temporary mc config directory, never the command line.
+# The backup's SHA256SUMS is verified before any bucket is touched (a folder without it is refused
+# unless RESTORE_ALLOW_UNVERIFIED=true).
 #
 # Environment:
 #   BACKUP_DIR                 backup volume
 #   RESTORE_FROM               backup folder name under BACKUP_DIR (or absolute path); default: newest
 #   RESTORE_BUCKETS            optional: buckets to restore (space or comma separated); default: all in the backup
 #   RESTORE_REMOVE_EXTRA       "true" to delete objects that are not in the backup
+#   RESTORE_ALLOW_UNVERIFIED   "true" to restore a backup folder that has no SHA256SUMS
 #   OBJECTSTORE_URL OBJECTSTORE_ACCESS_KEY(secret) OBJECTSTORE_SECRET_KEY(secret) OBJECTSTORE_INSECURE
 set -eu
 umask 077
@@ -27,6 +30,7 @@ if [ -z "$from" ]; then
 fi
 case $from in /*) src=$from ;; *) src="$BACKUP_DIR/$from" ;; esac
 [ -d "$src" ] || die "backup folder $src does not exist"
+verify_sums "$src"
 
 if [ -n "${RESTORE_BUCKETS:-}" ]; then
   buckets=$(printf '%s' "$RESTORE_BUCKETS" | tr ',' ' ')

@@ -1,10 +1,12 @@
-// objectstore-backup.sh / objectstore-restore.sh.
-// The MinIO client (mc) and a MinIO server are not installable here (not in Debian), so these tests put a
-// STUB `mc` first on PATH. The stub records every invocation (arguments + whether a secret appeared in
-// them), reads the credentials from the mc config directory the script wrote, and emulates `ls`, `mb`
-// and `mirror` against a local folder that plays the object store (one sub-folder per bucket).
-// What is proven: the exact mc arguments, the dated folder layout, credentials never on argv/logs,
-// all-or-nothing behaviour, retention and the reverse mirror. What is NOT proven: real S3 transfers.
+// objectstore-backup.sh / objectstore-restore.sh with a STUB `mc` first on PATH (fast, in npm test).
+// The real MinIO server and mc, built from the Go module proxy, run the same scripts with the
+// rendered environment and only the mc image's tools in `npm run test:products`
+// (test/products/objectstore.products.ts). The stub records every invocation (arguments + whether a
+// secret appeared in them), reads the credentials from the mc config directory the script wrote, and
+// emulates `ls`, `mb` and `mirror` against a local folder that plays the object store (one
+// sub-folder per bucket). Proven here: the exact mc arguments, the dated folder layout, credentials
+// never on argv/logs, all-or-nothing behaviour when one bucket fails mid-mirror (which the real
+// server is not made to do), retention, checksums and the reverse mirror.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -90,7 +92,7 @@ function setup() {
   return { store, backupDir, env, calls, objects, runIt };
 }
 
-describe('object store backup scripts (stub mc on PATH; MinIO client not installable here)', () => {
+describe('object store backup scripts (stub mc on PATH; the real mc and MinIO run them in test:products)', () => {
   test('backup mirrors every bucket into a dated folder with the expected mc arguments; secrets never on argv or in logs', async () => {
     const s = setup();
     const r = await s.runIt('objectstore-backup');
@@ -122,7 +124,7 @@ describe('object store backup scripts (stub mc on PATH; MinIO client not install
     const only = await s.runIt('objectstore-backup', { OBJECTSTORE_BUCKETS: 'uploads,documents' });
     assert.equal(only.code, 0, describeRun(only));
     const latest = backupEntries(s.backupDir).at(-1)!;
-    assert.deepEqual(fs.readdirSync(path.join(s.backupDir, latest)).sort(), ['documents', 'uploads']);
+    assert.deepEqual(fs.readdirSync(path.join(s.backupDir, latest)).sort(), ['SHA256SUMS', 'documents', 'uploads']);
     const unknown = await s.runIt('objectstore-backup', { OBJECTSTORE_BUCKETS: 'nope' });
     assert.notEqual(unknown.code, 0);
     assert.match(unknown.stderr, /bucket 'nope' \(from OBJECTSTORE_BUCKETS\) does not exist/);
@@ -189,54 +191,36 @@ describe('object store backup scripts (stub mc on PATH; MinIO client not install
   });
 });
 
-// The pinned mc image (minio/mc, Dockerfile.release: FROM ubi9/ubi-micro, mc copied in) has a shell and
-// coreutils but no sed, awk, grep or find. Run both scripts with a PATH that holds exactly that.
-const COREUTILS = ['date', 'tr', 'cut', 'sort', 'head', 'tail', 'wc', 'du', 'df', 'sha256sum', 'mktemp', 'mkdir', 'rm', 'mv', 'cp', 'cat',
-  'sync', 'ls', 'basename', 'dirname', 'stat', 'touch', 'env', 'sleep', 'chmod', 'printf', 'test', '[', 'true', 'false', 'id', 'uname', 'tee', 'ln'];
-function micBin(stubDir: string): string {
-  const bin = tempDir('ubi-micro-path').dir;
-  fs.symlinkSync('/bin/sh', path.join(bin, 'sh'));
-  for (const c of COREUTILS) {
-    const found = ['/usr/bin', '/bin'].map((d) => path.join(d, c)).find((p) => fs.existsSync(p));
-    if (found) fs.symlinkSync(found, path.join(bin, c));
-  }
-  fs.symlinkSync(path.join(stubDir, 'mc'), path.join(bin, 'mc'));
-  for (const absent of ['sed', 'awk', 'grep', 'find', 'gzip']) assert.ok(!fs.existsSync(path.join(bin, absent)));
-  return bin;
-}
-
-describe('object store scripts with only what the mc image has (sh + coreutils + mc; no sed/awk/grep/find)', () => {
-  test('backup (all buckets, chosen buckets, unknown bucket), retention and restore all work on that PATH', async () => {
+describe('object store backups carry checksums (stub mc)', () => {
+  test('the backup writes SHA256SUMS of every object; a corrupted or unchecked backup is refused before any bucket is touched', async () => {
     const s = setup();
-    const stubDir = tempDir('mc-stub-mic').dir;
-    fs.writeFileSync(path.join(stubDir, 'mc'), STUB, { mode: 0o755 });
-    const PATH = micBin(stubDir);
-    const run = (name: string, extra: Record<string, string> = {}) => runScript(name, { ...s.env, PATH, ...extra });
-    const old = path.join(s.backupDir, '2020-01-01T040000Z');
-    fs.mkdirSync(old);
-    touchDaysAgo(old, 30);
-
-    const r = await run('objectstore-backup');
+    const r = await s.runIt('objectstore-backup');
     assert.equal(r.code, 0, describeRun(r));
-    assert.doesNotMatch(r.stderr, /not found/);
-    assert.match(r.stdout, /buckets: avatars documents uploads/);
-    assert.match(r.stdout, /bucket uploads: 5 objects/);
-    assert.match(r.stdout, /retention: deleting .*2020-01-01T040000Z/);
-    assert.ok(!fs.existsSync(old));
+    const [folder] = backupEntries(s.backupDir);
+    const sums = fs.readFileSync(path.join(s.backupDir, folder, 'SHA256SUMS'), 'utf8').trim().split('\n').map((l) => l.split('  ')[1]).sort();
+    assert.deepEqual(sums, Object.keys(s.objects).map((rel) => `./${rel}`).sort());
 
-    const some = await run('objectstore-backup', { OBJECTSTORE_BUCKETS: 'uploads,documents' });
-    assert.equal(some.code, 0, describeRun(some));
-    assert.match(some.stdout, /buckets: uploads documents/);
-    const unknown = await run('objectstore-backup', { OBJECTSTORE_BUCKETS: 'uploads nope' });
-    assert.notEqual(unknown.code, 0);
-    assert.match(unknown.stderr, /bucket 'nope' \(from OBJECTSTORE_BUCKETS\) does not exist at .*; existing: avatars documents uploads/);
+    // the live store moves on; then one byte of the backup rots
+    fs.writeFileSync(path.join(s.store, 'uploads', 'obj-0.txt'), 'newer live data');
+    const live = treeHashes(s.store);
+    const rotten = path.join(s.backupDir, folder, 'documents', 'obj-2.txt');
+    fs.writeFileSync(rotten, Buffer.concat([fs.readFileSync(rotten).subarray(1), Buffer.from('x')]));
+    const before = s.calls().length;
+    const bad = await s.runIt('objectstore-restore', { RESTORE_FROM: folder });
+    assert.notEqual(bad.code, 0);
+    assert.match(bad.stderr, /checksum verification of .* failed: .*documents\/obj-2\.txt: FAILED.*; nothing was changed/);
+    assert.equal(s.calls().length, before, 'mc was called');
+    assert.deepEqual(treeHashes(s.store), live, 'the live store changed');
 
-    const [first] = backupEntries(s.backupDir);
-    fs.rmSync(s.store, { recursive: true });
-    fs.mkdirSync(s.store);
-    const rr = await run('objectstore-restore', { RESTORE_FROM: first });
-    assert.equal(rr.code, 0, describeRun(rr));
-    assert.match(rr.stdout, /bucket uploads: reverse mirror \(5 objects\)/);
-    for (const [rel, bytes] of Object.entries(s.objects)) assert.deepEqual(fs.readFileSync(path.join(s.store, rel)), bytes, rel);
+    // a folder without SHA256SUMS (written before checksums) only with RESTORE_ALLOW_UNVERIFIED=true
+    fs.rmSync(rotten);
+    fs.rmSync(path.join(s.backupDir, folder, 'SHA256SUMS'));
+    const unverified = await s.runIt('objectstore-restore', { RESTORE_FROM: folder });
+    assert.notEqual(unverified.code, 0);
+    assert.match(unverified.stderr, /has no SHA256SUMS, so the backup cannot be verified; nothing was changed \(set RESTORE_ALLOW_UNVERIFIED=true/);
+    assert.deepEqual(treeHashes(s.store), live);
+    const allowed = await s.runIt('objectstore-restore', { RESTORE_FROM: folder, RESTORE_ALLOW_UNVERIFIED: 'true' });
+    assert.equal(allowed.code, 0, describeRun(allowed));
+    assert.match(allowed.stdout, /WARNING: .* has no SHA256SUMS; restoring without checksum verification/);
   });
 });

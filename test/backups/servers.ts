@@ -542,3 +542,26 @@ export async function startRedis(password = 'redis-test-pw', extraArgs: string[]
 export function describeNeeding(name: string, opts: { skip: string | false }, fn: () => void): void {
   suiteNeeding(name, fn, opts.skip || undefined);
 }
+
+// ---------------------------------------------------------------------------------------------
+// the mc image's tools
+/**
+ * The pinned mc image (minio/mc, Dockerfile.release: FROM ubi9/ubi-micro, mc copied in) has a shell
+ * and coreutils but no sed, awk, grep or find: a folder holding exactly that (sh, these coreutils
+ * and the given mc), to be the whole PATH of a script run as in that image.
+ */
+export const MC_IMAGE_COREUTILS = ['date', 'tr', 'cut', 'sort', 'head', 'tail', 'wc', 'du', 'df', 'sha256sum', 'mktemp', 'mkdir', 'rm', 'mv', 'cp', 'cat',
+  'sync', 'ls', 'basename', 'dirname', 'stat', 'touch', 'env', 'sleep', 'chmod', 'printf', 'test', '[', 'true', 'false', 'id', 'uname', 'tee', 'ln'];
+export function mcImagePath(mc: string): string {
+  const bin = tempDir('ubi-micro-path').dir;
+  fs.symlinkSync('/bin/sh', path.join(bin, 'sh'));
+  for (const c of MC_IMAGE_COREUTILS) {
+    const found = ['/usr/bin', '/bin'].map((d) => path.join(d, c)).find((p) => fs.existsSync(p));
+    if (found) fs.symlinkSync(found, path.join(bin, c));
+  }
+  fs.symlinkSync(mc, path.join(bin, 'mc'));
+  for (const absent of ['sed', 'awk', 'grep', 'find', 'gzip']) {
+    if (fs.existsSync(path.join(bin, absent))) throw new Error(`${absent} is not in the mc image`);
+  }
+  return bin;
+}
