@@ -7,50 +7,6 @@
 #   bash tools/e2e/build.sh --check    # status 0 when what the e2e needs is in the cache
 . "$(dirname "$0")/lib.sh"
 
-SRC="$E2E_CACHE/src"
-TIMES="$E2E_CACHE/build-times.tsv"
-
-# wrapper DIR MODULE VERSION TOOL_PKG... : a module that requires MODULE@VERSION and lists its
-# commands as tools (go.mod `tool` directives), so `go mod tidy` keeps exactly what they need.
-# Extra `replace` lines are read from stdin.
-wrapper() {
-  local dir=$1 mod=$2 ver=$3; shift 3
-  mkdir -p "$dir"
-  {
-    echo "module ops-e2e/wrapper"
-    echo
-    echo "go 1.26.0"
-    echo
-    echo "require $mod $ver"
-    local p; for p in "$@"; do echo "tool $p"; done
-    cat
-  } > "$dir/go.mod.new"
-  if ! cmp -s "$dir/go.mod.new" "$dir/go.mod.in" 2>/dev/null; then
-    cp "$dir/go.mod.new" "$dir/go.mod"; rm -f "$dir/go.sum"
-    (cd "$dir" && go mod tidy) || die "go mod tidy failed for $mod@$ver (wrapper in $dir)"
-    mv "$dir/go.mod.new" "$dir/go.mod.in"
-  fi
-}
-
-# build NAME VERSION WRAPPER_DIR PKG [LDFLAGS] : go build into a temp file, renamed into place.
-build() {
-  local name=$1 ver=$2 dir=$3 pkg=$4 ldflags=${5:-}
-  local out; out=$(bin_path "$name" "$ver")
-  if [[ -x $out ]]; then log "$name $ver: cached at $out"; return 0; fi
-  mkdir -p "$(dirname "$out")"
-  local tmp="$out.tmp.$$" t0; t0=$(now_s)
-  log "$name $ver: building $pkg"
-  (cd "$dir" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w $ldflags" -o "$tmp" "$pkg") \
-    || { rm -f "$tmp"; die "$name $ver: go build $pkg failed"; }
-  mv "$tmp" "$out"
-  local took; took=$(elapsed "$t0")
-  log "$name $ver: built in $took"
-  printf '%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$name" "$ver" "$took" >> "$TIMES"
-}
-
-# gomod_of MODULE VERSION -> path of that module's go.mod in the module cache
-gomod_of() { go mod download -json "$1@$2" | sed -n 's/^\s*"GoMod": "\(.*\)",$/\1/p'; }
-
 build_k8s() {
   local v=v$K8S_VERSION sv=v0.${K8S_VERSION#1.} dir="$SRC/k8s-$K8S_VERSION" gomod
   local cmds=(kube-apiserver kube-controller-manager kube-scheduler kubectl) need=0 c
