@@ -25,7 +25,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { parseAllDocuments } from "yaml";
-import { buildConstraint, EMPTY_CONFIG, evaluate, type Constraint } from "../../policies/gatekeeper/engine";
+import { buildConstraint, effectiveNamespace, EMPTY_CONFIG, evaluate, type Constraint } from "../../policies/gatekeeper/engine";
 import { templateRegistry } from "../../policies/gatekeeper/templates";
 import type { K8sObject } from "../../policies/gatekeeper/types";
 import { decodedJson, namespaceLabelsOf } from "../../policies/admission/agreement";
@@ -89,6 +89,18 @@ const protectObject = (p: Path) => p[0] === "apiVersion" || p[0] === "kind" || (
 export const normalizeMessage = (m: string) => m.replace(/^\[Implied by [^\]]*\] /, "[Implied by <expansion>] ");
 
 const holdsNull = (v: unknown): boolean => v === null || (typeof v === "object" && Object.values(v as object).some(holdsNull));
+
+/**
+ * The object as it reaches admission: the API server sets metadata.namespace of a namespaced
+ * object to the request's namespace (here "default", as the pack assumes); gator takes the
+ * object as written, so it is given the namespace explicitly.
+ */
+export function inNamespace<T extends K8sObject>(o: T): T {
+    if (!o || typeof o !== "object" || !o.metadata || typeof o.metadata !== "object") return o;
+    const namespace = effectiveNamespace(o);
+    if (namespace === undefined || o.metadata.namespace === namespace) return o;
+    return { ...o, metadata: { ...o.metadata, namespace } };
+}
 
 function renamed<T extends K8sObject>(o: T, suffix: string): T {
     const copy = structuredClone(o);
@@ -167,10 +179,10 @@ export function prepare(groups: readonly Group[], seed: number, pool: ValuePool,
             kept.set(k, (kept.get(k) ?? 0) + 1);
             report.objectMutants++;
         }
-        const value = renamed(c.value, `-v${p.objects.length}`);
+        const value = renamed(inNamespace(c.value), `-v${p.objects.length}`);
         p.objects.push({ value, ops: c.ops, mutant: !original });
         // What the API server hands to admission: the same object without its nulls.
-        if (holdsNull(value)) p.objects.push({ value: renamed(decodedJson(c.value) as K8sObject, `-v${p.objects.length}`), ops: `${c.ops} (as decoded)`, mutant: false });
+        if (holdsNull(value)) p.objects.push({ value: renamed(inNamespace(decodedJson(c.value) as K8sObject), `-v${p.objects.length}`), ops: `${c.ops} (as decoded)`, mutant: false });
     });
     prepared.forEach((p) => {
         p.group.constraints.forEach((c, ci) => {
@@ -203,7 +215,7 @@ export function prepare(groups: readonly Group[], seed: number, pool: ValuePool,
 /** Gator on a prepared group; objects or constraints gator refuses are removed (and reported as differences). */
 function gatorVerdicts(gator: string, templates: readonly K8sObject[], p: PreparedGroup, report: SeedReport) {
     for (let attempt = 0; attempt < 200; attempt++) {
-        const docs = [...templates, ...EXPANSION_TEMPLATES, ...p.constraints.map((c) => c.value), ...p.group.inventory, ...p.objects.map((o) => o.value)];
+        const docs = [...templates, ...EXPANSION_TEMPLATES, ...p.constraints.map((c) => c.value), ...p.group.inventory.map(inNamespace), ...p.objects.map((o) => o.value)];
         const t0 = Date.now();
         const run = runGator(gator, docs);
         report.gatorRuns++;
@@ -216,6 +228,19 @@ function gatorVerdicts(gator: string, templates: readonly K8sObject[], p: Prepar
             if (!c) throw new Error(`${p.group.id}: ${run.error}`);
             report.differ.push({ group: p.group.id, object: "(none)", objectOps: "", constraint: `${c.value.kind}/${constraint}`, constraintOps: c.ops, gator: [`refused: ${run.error.split("\n")[0]}`], pack: ["accepted"] });
             p.constraints.splice(p.constraints.indexOf(c), 1);
+            continue;
+        }
+        const unexpandable = /could not find source field "[^"]+" in resource (\S+)/.exec(run.error);
+        if (unexpandable) {
+            // A workload without its pod template: the API server requires one (spec.template,
+            // spec.jobTemplate.spec.template), so such an object never reaches admission.
+            const o = p.objects.find((x) => x.value.metadata?.name === unexpandable[1]);
+            if (!o) throw new Error(`${p.group.id}: ${run.error}`);
+            p.objects.splice(p.objects.indexOf(o), 1);
+            if (o.mutant) {
+                report.objectMutants--;
+                report.refusedObjects++;
+            }
             continue;
         }
         if (reviewed) {
@@ -246,7 +271,7 @@ export function judge(gator: string, library: Library, p: PreparedGroup, report:
         byGator.set(k, [...(byGator.get(k) ?? []), normalizeMessage(v.message)]);
     }
     const objects = p.objects.map((o) => o.value);
-    const results = evaluate(objects, p.constraints.map((c) => c.built), EMPTY_CONFIG, { inventory: [...p.group.inventory, ...objects] });
+    const results = evaluate(objects, p.constraints.map((c) => c.built), EMPTY_CONFIG, { inventory: [...p.group.inventory.map(inNamespace), ...objects] });
     const byPack = new Map<string, string[]>();
     for (const r of results) {
         const k = key(objectKey(objects[r.objectIndex]), r.constraintName);

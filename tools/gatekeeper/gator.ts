@@ -6,7 +6,7 @@
  * it belongs to.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
@@ -61,6 +61,7 @@ export function runGator(gator: string, docs: readonly unknown[], timeoutMs = 60
     try {
         const file = path.join(dir, "batch.yaml");
         writeFileSync(file, docs.map((d) => JSON.stringify(d)).join("\n---\n") + "\n");
+        if (process.env.GATOR_KEEP_BATCH) writeFileSync(path.join(process.env.GATOR_KEEP_BATCH, `batch-${Date.now()}-${process.pid}.yaml`), readFileSync(file));
         const r = spawnSync(gator, ["test", "-f", file, "-o", "json", "--enable-k8s-native-validation=false"], {
             encoding: "utf8",
             maxBuffer: 1024 * 1024 * 1024,
@@ -69,10 +70,10 @@ export function runGator(gator: string, docs: readonly unknown[], timeoutMs = 60
         if (r.error) return { ok: false, error: `gator: ${r.error.message}` };
         // Exit 1 means "a deny constraint is violated"; anything else unparsable is an error.
         const out = r.stdout.trim();
-        if (!out.startsWith("[") && out !== "null" && out !== "") return { ok: false, error: (r.stderr || r.stdout).trim().slice(0, 2000) };
+        if (!out.startsWith("[") && !out.startsWith("null")) return { ok: false, error: (r.stderr || r.stdout).trim().slice(0, 2000) || `gator exited ${r.status} and printed nothing` };
         let parsed: any[];
         try {
-            parsed = out === "" || out === "null" ? [] : JSON.parse(out.slice(0, out.lastIndexOf("]") + 1));
+            parsed = out.startsWith("null") ? [] : JSON.parse(out.slice(0, out.lastIndexOf("]") + 1));
         } catch (err) {
             return { ok: false, error: `gator printed no JSON: ${(err as Error).message}: ${(r.stderr || out).slice(0, 500)}` };
         }
