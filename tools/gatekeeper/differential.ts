@@ -132,7 +132,8 @@ function constraintMutant(c: K8sObject, rng: Rng, pool: ValuePool): { value: K8s
     }
     const m = mutate(params, rng, pool, { operations: ["remove", "replace", "empty", "grow"], maxOperations: 2 });
     if (!m) return undefined;
-    copy.spec.parameters = m.value;
+    // The API server drops nulls of a custom resource before validating it (gator does not).
+    copy.spec.parameters = decodedJson(m.value);
     return { value: copy, ops: m.operations.map((o) => o.replace(/^(\w+) /, "$1 .spec.parameters")).join("; ") };
 }
 
@@ -188,7 +189,9 @@ export function prepare(groups: readonly Group[], seed: number, pool: ValuePool,
         p.group.constraints.forEach((c, ci) => {
             const add = (value: K8sObject, ops: string, mutant: boolean) => {
                 try {
-                    const named = mutant ? { ...value, metadata: { ...value.metadata, name: `${value.metadata?.name}-p${ci}x${p.constraints.length}` } } : value;
+                    // Gatekeeper's constraint names have at most 63 characters.
+                    const suffix = `-p${ci}x${p.constraints.length}`;
+                    const named = mutant ? { ...value, metadata: { ...value.metadata, name: `${String(value.metadata?.name).slice(0, 63 - suffix.length)}${suffix}` } } : value;
                     p.constraints.push({ value: named, ops, mutant, built: buildConstraint(toConstraintInput(named), templateRegistry) });
                     if (mutant) report.constraintMutants++;
                 } catch {

@@ -6,7 +6,8 @@ import type { AdmissionRule } from "../types";
 export const admission: AdmissionRule<Params> = {
     kind: "K8sAllowedReposv2",
     template: "allowedreposv2",
-    checks: (p, s) => [{
+    // Without allowedImages the Rego's message is undefined: no violation, so no check (issue 21).
+    checks: (p, s) => p.allowedImages === undefined ? [] : [{
         expression: `${allContainers(s.o)}.all(c, ${exempt("c", p.allowedImages)})`,
         message: `every container image must be one of ${JSON.stringify(p.allowedImages ?? [])}`,
     }],

@@ -3,8 +3,8 @@
  * (issue 22): the policy pack evaluates it, and policies/admission turns it into a
  * ValidatingAdmissionPolicy the API server must compile. A constraint that passes here never
  * yields a policy the API server refuses, or a pattern the pack cannot run in linear time:
- *   - metadata.name is a DNS subdomain (a constraint's name, and inside the policy's name
- *     gatekeeper-<kind>-<name>, at most 253 characters);
+ *   - metadata.name is a DNS subdomain of at most 63 characters (Gatekeeper refuses longer
+ *     constraint names), and the policy's name gatekeeper-<kind>-<name> has at most 253;
  *   - every regular expression parameter is RE2 (Rego's regex.match and Kubernetes CEL's
  *     matches() both use RE2; the pack matches with RE2 too, see ./go-regex);
  *   - every exact namespace in match.namespaces / match.excludedNamespaces and in the Config's
@@ -54,8 +54,8 @@ function surrogatePaths(value: unknown, at: string, out: string[]): void {
 /** Every problem of one constraint; the policy name prefix is the admission policy's (gatekeeper-<kind>-). */
 export function enforceabilityProblems(kind: string, name: string, spec: { match?: any; parameters?: unknown }): string[] {
     const problems: string[] = [];
-    if (typeof name !== "string" || !DNS_SUBDOMAIN.test(name) || name.length > 253) {
-        problems.push(`metadata.name ${JSON.stringify(name)} is not a DNS subdomain name (lowercase letters, digits, '-' and '.', starting and ending with a letter or digit)`);
+    if (typeof name !== "string" || !DNS_SUBDOMAIN.test(name) || name.length > 63) {
+        problems.push(`metadata.name ${JSON.stringify(name)} is not a DNS subdomain name of at most 63 characters (lowercase letters, digits, '-' and '.', starting and ending with a letter or digit), as Gatekeeper requires of a constraint`);
     } else {
         const policy = `gatekeeper-${kind.toLowerCase()}-${name}`;
         if (policy.length > 253) problems.push(`metadata.name is too long: the admission policy name ${policy} has ${policy.length} characters (at most 253)`);
