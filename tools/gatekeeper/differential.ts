@@ -25,7 +25,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { parseAllDocuments } from "yaml";
-import { buildConstraint, effectiveNamespace, EMPTY_CONFIG, evaluate, type Constraint } from "../../policies/gatekeeper/engine";
+import { buildConstraint, effectiveNamespace, EMPTY_CONFIG, evaluate, expandPodTemplate, type Constraint } from "../../policies/gatekeeper/engine";
+import { EXPANDABLE_KINDS } from "../../policies/gatekeeper/engine/expansion";
 import { templateRegistry } from "../../policies/gatekeeper/templates";
 import type { K8sObject } from "../../policies/gatekeeper/types";
 import { decodedJson, namespaceLabelsOf } from "../../policies/admission/agreement";
@@ -170,7 +171,9 @@ export function prepare(groups: readonly Group[], seed: number, pool: ValuePool,
         const text = `${c.g}:${JSON.stringify(c.value)}`;
         if (seen.has(text)) return;
         seen.add(text);
-        if (!ok[i]) {
+        // A workload without its pod template: the API server requires one (spec.template,
+        // spec.jobTemplate.spec.template) and gator cannot expand it.
+        if (!ok[i] || (EXPANDABLE_KINDS.has(c.value.kind ?? "") && !expandPodTemplate(c.value))) {
             if (!original) report.refusedObjects++;
             return;
         }
