@@ -45,3 +45,9 @@ test("without allowedImages there is no violation: Rego's message renders an und
     pod.spec.containers[0].image = "docker.io/evil:1";
     assert.deepEqual(checkTemplate(rule, pod, {}), []);
 });
+
+test("a container without an image is not reported (the message's sprintf is undefined), as gator reports (issue 21)", () => {
+    const pod = validPod();
+    delete pod.spec.containers[0].image;
+    assert.deepEqual(checkTemplate(rule, pod, PARAMS).filter((m) => m.startsWith("container <app>")), []);
+});
