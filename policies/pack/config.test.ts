@@ -110,3 +110,14 @@ test("the verdict is not ok for a mandatory violation or a pack that cannot be e
     for (const p of packPolicies) off[p.name] = typeof off[p.name] === "object" ? { ...off[p.name], enforcementLevel: "advisory" } : "advisory";
     assert.equal(verdictOf(() => runPack([pod], off)).ok, true);
 });
+
+test("a constraint the admission policies could not carry (lookahead regex, bad name) is refused with both files, the constraint and the reason (issue 22)", () => {
+    const c = valid();
+    c["gatekeeper-deny"].constraints = constraintFile(
+        "unenforceable.yaml",
+        "apiVersion: constraints.gatekeeper.sh/v1beta1\nkind: K8sRequiredLabels\nmetadata: {name: Owner_Label}\nspec:\n  parameters:\n    labels: [{key: owner, allowedRegex: '^(?=t)'}]\n",
+    );
+    const problems = problemsOf(c);
+    assert.match(problems, /^policies\/config\/test.json: gatekeeper-deny.constraints: .*unenforceable.yaml: constraint K8sRequiredLabels\/Owner_Label: metadata.name "Owner_Label" is not a DNS subdomain name/m);
+    assert.match(problems, /unenforceable.yaml: constraint K8sRequiredLabels\/Owner_Label: spec.parameters.labels\[0\].allowedRegex: invalid regular expression/);
+});

@@ -7,24 +7,6 @@
 #   bash tools/e2e/build.sh --check    # status 0 when what the e2e needs is in the cache
 . "$(dirname "$0")/lib.sh"
 
-SRC="$E2E_CACHE/src"
-TIMES="$E2E_CACHE/build-times.tsv"
-
-# wrapper, go_build and gomod_of: the shared Go module build (tools/lib/gomodule.sh).
-WRAPPER_MODULE=ops-e2e/wrapper
-. "$REPO_DIR/tools/lib/gomodule.sh"
-
-# build NAME VERSION WRAPPER_DIR PKG [LDFLAGS] : go build into the cache, skipped when there.
-build() {
-  local name=$1 ver=$2 dir=$3 pkg=$4 ldflags=${5:-}
-  local out; out=$(bin_path "$name" "$ver")
-  if [[ -x $out ]]; then log "$name $ver: cached at $out"; return 0; fi
-  log "$name $ver: building $pkg"
-  local took; took=$(go_build "$out" "$dir" "$pkg" "$ldflags")
-  log "$name $ver: built in ${took}s"
-  printf '%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$name" "$ver" "${took}s" >> "$TIMES"
-}
-
 build_k8s() {
   local v=v$K8S_VERSION sv=v0.${K8S_VERSION#1.} dir="$SRC/k8s-$K8S_VERSION" gomod
   local cmds=(kube-apiserver kube-controller-manager kube-scheduler kubectl) need=0 c

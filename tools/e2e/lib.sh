@@ -1,4 +1,5 @@
-# Shared prelude of the e2e scripts (tools/e2e/*.sh): versions, cache layout, logging.
+# Shared prelude of the scripts that build from the Go module proxy (tools/e2e/*.sh,
+# tools/gatekeeper/build.sh): versions, cache layout, logging, wrapper modules.
 # Sourced, never run. Every other script in this folder starts with:
 #   . "$(dirname "$0")/lib.sh"
 set -euo pipefail
@@ -43,6 +44,24 @@ toolchain_missing() {
   done < <(e2e_required)
   [[ -s $(kwok_stages) ]] || { echo "kwok-$KWOK_VERSION/stages.yaml"; missing=1; }
   return $missing
+}
+
+# Building Go commands from the Go module proxy (tools/e2e/build.sh, tools/gatekeeper/build.sh):
+# wrapper, go_build and gomod_of come from the shared Go module build (tools/lib/gomodule.sh).
+SRC="$E2E_CACHE/src"
+TIMES="$E2E_CACHE/build-times.tsv"
+WRAPPER_MODULE=ops-e2e/wrapper
+. "$REPO_DIR/tools/lib/gomodule.sh"
+
+# build NAME VERSION WRAPPER_DIR PKG [LDFLAGS] : go build into the cache, skipped when there.
+build() {
+  local name=$1 ver=$2 dir=$3 pkg=$4 ldflags=${5:-}
+  local out; out=$(bin_path "$name" "$ver")
+  if [[ -x $out ]]; then log "$name $ver: cached at $out"; return 0; fi
+  log "$name $ver: building $pkg"
+  local took; took=$(go_build "$out" "$dir" "$pkg" "$ldflags")
+  log "$name $ver: built in ${took}s"
+  printf '%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$name" "$ver" "${took}s" >> "$TIMES"
 }
 
 now_s() { date +%s.%N; }

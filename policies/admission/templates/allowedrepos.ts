@@ -6,7 +6,8 @@ import type { AdmissionRule } from "../types";
 export const admission: AdmissionRule<Params> = {
     kind: "K8sAllowedRepos",
     template: "allowedrepos",
-    checks: (p, s) => [{
+    // Without repos the Rego's message is undefined: no violation, so no check (issue 21).
+    checks: (p, s) => p.repos === undefined ? [] : [{
         expression: `${allContainers(s.o)}.all(c, ${unlessAbsent("c", ["name", "image"], `${lit(p.repos ?? [])}.exists(r, c.image.startsWith(r))`)})`,
         message: `every container image must come from one of the allowed repositories ${JSON.stringify(p.repos ?? [])}`,
     }],

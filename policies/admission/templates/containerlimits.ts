@@ -9,7 +9,8 @@ export const admission: AdmissionRule<Params> = {
     template: "containerlimits",
     checks: (p, s) => {
         const limits: ResourceLimit[] = [];
-        if (p.cpu !== "-1") limits.push({ resource: "cpu", max: p.cpu });
+        // `input.parameters.cpu != "-1"` is undefined without cpu: no CPU rule then (issue 21).
+        if (p.cpu !== undefined && p.cpu !== "-1") limits.push({ resource: "cpu", max: p.cpu });
         limits.push({ resource: "memory", max: p.memory });
         return [{
             expression: everyContainer(containersAndInit(s.o), p.exemptImages, (c) => sectionOk(c, "limits", limits)),

@@ -1,5 +1,5 @@
 import type { Params } from "../../gatekeeper/templates/disallowinteractive";
-import { allContainers, everyContainer } from "../cel";
+import { allContainers, everyContainer, unlessAbsent } from "../cel";
 import type { AdmissionRule } from "../types";
 
 /** No container sets stdin or tty. */
@@ -7,7 +7,7 @@ export const admission: AdmissionRule<Params> = {
     kind: "K8sDisallowInteractiveTTY",
     template: "disallowinteractive",
     checks: (p, s) => [{
-        expression: everyContainer(allContainers(s.o), p.exemptImages, (c) => `!(has(${c}.stdin) && ${c}.stdin) && !(has(${c}.tty) && ${c}.tty)`),
+        expression: everyContainer(allContainers(s.o), p.exemptImages, (c) => unlessAbsent(c, ["name", "image"], `!(has(${c}.stdin) && ${c}.stdin) && !(has(${c}.tty) && ${c}.tty)`)),
         message: "containers may not use stdin or tty",
     }],
 };

@@ -1,6 +1,7 @@
 import { parseAllDocuments } from "yaml";
 import type { TemplateRule } from "../types";
 import { compileMatch, type CompiledMatch, type Match } from "./match";
+import { enforceabilityProblems, namespaceEntryProblem } from "./enforceable";
 import { validateParameters } from "./parameter-schema";
 import { compileWildcardList } from "./wildcard";
 
@@ -89,6 +90,8 @@ export function parseGatekeeperConfig(doc: unknown, source = "Config"): Gatekeep
         const processes = entry?.processes ?? [];
         if (!isStringList(namespaces)) throw new Error(`${where}.excludedNamespaces must be a list of strings`);
         if (!isStringList(processes)) throw new Error(`${where}.processes must be a list of strings`);
+        const bad = namespaces.map((n, j) => [j, namespaceEntryProblem(n)] as const).filter(([, p]) => p);
+        if (bad.length > 0) throw new Error(bad.map(([j, p]) => `${where}.excludedNamespaces[${j}]: ${p}`).join("\n"));
         if (processes.some((p) => OUR_PROCESSES.has(p))) excluded.push(...namespaces);
     });
     if (excluded.length === 0) return EMPTY_CONFIG;
@@ -124,6 +127,7 @@ export function loadConstraintSet(yamlText: string, registry: TemplateRegistry, 
 export function constraintSetFromObjects(objects: readonly unknown[], registry: TemplateRegistry, source = "constraints"): ConstraintSet {
     const constraints: Constraint[] = [];
     const seen = new Set<string>();
+    const refused: string[] = [];
     let config: GatekeeperConfig | undefined;
     objects.forEach((obj, i) => {
         const where = `${source}: object ${i + 1}`;
@@ -154,6 +158,7 @@ export function constraintSetFromObjects(objects: readonly unknown[], registry: 
                 throw new Error(`${source}: constraint ${key}: unknown spec field ${JSON.stringify(field)} (known: ${[...SPEC_FIELDS].join(", ")})`);
             }
         }
+        refused.push(...enforceabilityProblems(kind, name, spec).map((p) => `${source}: constraint ${key}: ${p}`));
         try {
             constraints.push(
                 buildConstraint(
@@ -167,6 +172,7 @@ export function constraintSetFromObjects(objects: readonly unknown[], registry: 
             throw err;
         }
     });
+    if (refused.length > 0) throw new Error(refused.join("\n"));
     return { constraints, config: config ?? EMPTY_CONFIG };
 }
 

@@ -25,26 +25,38 @@ export function resourceSectionMessages(
     checks: readonly ResourceCheck[],
 ): string[] {
     const name = container.name;
-    const values = isSet(container.resources) ? container.resources?.[section] : undefined;
+    // Every message of the library names the container: without a name sprintf is undefined and
+    // no rule yields a violation.
+    if (name === undefined) return [];
+    const shown = regoFormat(name);
+    const resources = container.resources;
+    // container.resources.<section> in Rego: undefined unless resources is an object holding it.
+    const values = isObjectValue(resources) ? resources[section] : undefined;
     const noun = SECTION_NOUN[section];
     const messages: string[] = [];
-    if (!isSet(values)) messages.push(`container <${name}> has no resource ${section}`);
+    // `not container.resources` and `not container.resources.<section>` (one message: a set).
+    if (!isSet(values)) messages.push(`container <${shown}> has no resource ${section}`);
+    // missing(container.resources.<section>, r) is undefined when the section is: a container
+    // without limits gets "no resource limits" alone, not one more message per resource.
+    if (values === undefined) return messages;
     for (const { resource, parse, max } of checks) {
-        const value = values?.[resource];
-        if (!isSet(value) || value === "") messages.push(`container <${name}> has no ${resource} ${noun}`);
+        const value = isObjectValue(values) ? values[resource] : undefined;
+        if (!isSet(value) || value === "") messages.push(`container <${shown}> has no ${resource} ${noun}`);
         if (value === undefined) continue;
         const amount = parse(value);
         if (amount === undefined) {
-            messages.push(`container <${name}> ${resource} ${noun} <${regoFormat(value)}> could not be parsed`);
+            messages.push(`container <${shown}> ${resource} ${noun} <${regoFormat(value)}> could not be parsed`);
             continue;
         }
         if (max === undefined) continue;
         const maxAmount = parse(max);
         if (maxAmount !== undefined && amount > maxAmount) {
             messages.push(
-                `container <${name}> ${resource} ${noun} <${regoFormat(value)}> is higher than the maximum allowed of <${regoFormat(max)}>`,
+                `container <${shown}> ${resource} ${noun} <${regoFormat(value)}> is higher than the maximum allowed of <${regoFormat(max)}>`,
             );
         }
     }
     return messages;
 }
+
+const isObjectValue = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);

@@ -1,28 +1,41 @@
 /**
- * Compiles a regular expression written for Go/RE2 (what Rego's regex.match uses) as a JS RegExp
- * with the same unanchored "contains a match" semantics. Leading inline flags such as (?i) become
- * RegExp flags, \A and \z become ^ and $. Compiled patterns are cached.
+ * Regular expressions in the dialect Rego's regex.match and Kubernetes CEL's matches() use: RE2
+ * (re2js, a port of RE2/J). Matching is linear in the input, so no pattern can backtrack
+ * catastrophically, and a pattern RE2 refuses (lookaround, backreferences, an unclosed group) is
+ * refused here too. Same unanchored "contains a match" semantics as regex.match; inline flags
+ * ((?i)), \A and \z are RE2's own. Compiled patterns are cached.
  */
-const cache = new Map<string, RegExp>();
+import { RE2JS } from "re2js";
 
-export function goRegex(pattern: string): RegExp {
+export interface GoRegex {
+    /** True when the value contains a match. */
+    test(value: string): boolean;
+}
+
+const cache = new Map<string, GoRegex>();
+
+export function goRegex(pattern: string): GoRegex {
     let re = cache.get(pattern);
     if (re) return re;
-    let source = pattern;
-    let flags = "";
-    const inline = /^\(\?([imsU]+)\)/.exec(source);
-    if (inline) {
-        source = source.slice(inline[0].length);
-        for (const f of inline[1]) if (f !== "U" && !flags.includes(f)) flags += f;
-    }
-    source = source.replace(/\\A/g, "^").replace(/\\z/g, "$");
+    let compiled: RE2JS;
     try {
-        re = new RegExp(source, flags);
+        compiled = RE2JS.compile(pattern);
     } catch (err) {
-        throw new Error(`invalid regular expression ${JSON.stringify(pattern)}: ${(err as Error).message}`);
+        throw new Error(`invalid regular expression ${JSON.stringify(pattern)} (RE2 syntax, as Rego and Kubernetes CEL use): ${(err as Error).message}`);
     }
+    re = { test: (value) => compiled.matcher(value).find() };
     cache.set(pattern, re);
     return re;
+}
+
+/** The reason `pattern` is not an RE2 expression, or undefined when it is one. */
+export function re2Problem(pattern: string): string | undefined {
+    try {
+        goRegex(pattern);
+        return undefined;
+    } catch (err) {
+        return (err as Error).message;
+    }
 }
 
 export function goRegexMatches(pattern: string, value: string): boolean {

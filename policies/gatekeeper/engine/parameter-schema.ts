@@ -15,7 +15,9 @@ export class ParameterError extends Error {
 
 /** Returns a copy of `value` with defaults applied; throws ParameterError naming `where` and the key. */
 export function validateParameters(schema: Schema | null | undefined, value: unknown, where: string): Record<string, unknown> {
-    if (value === undefined || value === null) value = {};
+    // A constraint without parameters: Rego sees input.parameters undefined, and no default applies
+    // (the API server defaults fields inside an object that is there).
+    if (value === undefined || value === null) return {};
     if (!schema) {
         if (!isPlainObject(value)) throw new ParameterError(`${where}: parameters must be an object`);
         return value;

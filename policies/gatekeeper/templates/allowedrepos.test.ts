@@ -35,8 +35,8 @@ test("each container list is checked and named in the message", () => {
     ]);
 });
 
-test("without repos every image is refused", () => {
-    assert.equal(checkTemplate(rule, validPod(), {}).length, 3);
+test("with an empty repos list every image is refused", () => {
+    assert.equal(checkTemplate(rule, validPod(), { repos: [] }).length, 3);
 });
 
 // Messages, as the library's Rego: sprintf over an absent field is undefined, and so is the violation.
@@ -49,4 +49,10 @@ test("a container without a name or without an image is not reported (its messag
     const named = validPod();
     named.spec.containers[0].image = "docker.io/evil:1";
     assert.deepEqual(checkTemplate(rule, named, PARAMS), ['container <app> has an invalid image repo <docker.io/evil:1>, allowed repos are ["registry.example.com/", "openpolicyagent/"]']);
+});
+
+test("without repos there is no violation: Rego's message renders an undefined list, so the rule yields none, as gator reports (issue 21)", () => {
+    const pod = validPod();
+    pod.spec.containers[0].image = "docker.io/evil:1";
+    assert.deepEqual(checkTemplate(rule, pod, {}), []);
 });

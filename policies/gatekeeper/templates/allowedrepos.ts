@@ -23,11 +23,12 @@ export const rule: TemplateRule<Params> = {
         }
     },
     validate({ review, parameters }) {
-        const repos = parameters.repos ?? [];
+        // Without repos the message's sprintf is undefined: no violation (as gator reports).
+        const repos = parameters.repos;
         const messages: (string | undefined)[] = [];
         for (const { container, kind } of allContainers(review.object)) {
             const image = String(container.image ?? "");
-            if (repos.some((repo) => image.startsWith(repo))) continue;
+            if ((repos ?? []).some((repo) => image.startsWith(repo))) continue;
             messages.push(
                 rego`${kind} <${container.name}> has an invalid image repo <${container.image}>, allowed repos are ${repos}`,
             );

@@ -39,3 +39,15 @@ test("a prefix does not cover a look-alike registry", () => {
     assert.match(messages[0], /^container <app> has an invalid image <registry.example.com\/teamevil\/web>/);
     assert.match(messages[1], /^ephemeralContainer <dbg> has an invalid image <busybox>/);
 });
+
+test("without allowedImages there is no violation: Rego's message renders an undefined list, so the rule yields none, as gator reports (issue 21)", () => {
+    const pod = validPod();
+    pod.spec.containers[0].image = "docker.io/evil:1";
+    assert.deepEqual(checkTemplate(rule, pod, {}), []);
+});
+
+test("a container without an image is not reported (the message's sprintf is undefined), as gator reports (issue 21)", () => {
+    const pod = validPod();
+    delete pod.spec.containers[0].image;
+    assert.deepEqual(checkTemplate(rule, pod, PARAMS).filter((m) => m.startsWith("container <app>")), []);
+});

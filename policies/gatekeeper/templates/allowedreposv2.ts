@@ -23,11 +23,12 @@ export const rule: TemplateRule<Params> = {
         }
     },
     validate({ review, parameters }) {
-        const allowed = parameters.allowedImages ?? [];
+        // Without allowedImages the message's sprintf is undefined: no violation (as gator reports).
+        const allowed = parameters.allowedImages;
         const messages: (string | undefined)[] = [];
         for (const { container, kind } of allContainers(review.object)) {
             // Same rule as exemptImages: exact match, or prefix when the entry ends in "*".
-            if (isExempt(container.image, allowed)) continue;
+            if (isExempt(container.image, allowed ?? [])) continue;
             messages.push(
                 rego`${kind} <${container.name}> has an invalid image <${container.image}>, allowed images are ${allowed}`,
             );

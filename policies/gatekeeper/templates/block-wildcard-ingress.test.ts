@@ -27,3 +27,10 @@ test("wildcard, blank and omitted hosts are refused", () => {
         "Hostname '' is not allowed since it counts as a wildcard, which can be used to intercept traffic from other applications.",
     ]);
 });
+
+test("a rule that is null or a host that is null yields no violation (object.get and contains() are undefined there), as gator reports (issue 21)", () => {
+    const ingress: K8sObject = { apiVersion: "networking.k8s.io/v1", kind: "Ingress", metadata: { name: "i" }, spec: { rules: [null, { host: null }, {}] } };
+    assert.deepEqual(checkTemplate(rule, ingress), [
+        "Hostname '' is not allowed since it counts as a wildcard, which can be used to intercept traffic from other applications.",
+    ]);
+});

@@ -15,8 +15,12 @@ export const rule: TemplateRule<Params> = {
         if (!Array.isArray(rules)) return [];
         const messages: string[] = [];
         for (const r of rules) {
-            // An omitted host is the same as a blank one: it matches every hostname.
-            const host = typeof r?.host === "string" ? r.host : "";
+            // object.get(rule, "host", ""): an omitted host is the same as a blank one (it matches
+            // every hostname); a rule that is not an object, or a host that is not a string (null),
+            // makes the builtin or contains() fail, and the violation is undefined, as gator reports.
+            if (r === null || typeof r !== "object" || Array.isArray(r)) continue;
+            const host = r.host === undefined ? "" : r.host;
+            if (typeof host !== "string") continue;
             if (host === "" || host.includes("*")) {
                 messages.push(
                     `Hostname '${host}' is not allowed since it counts as a wildcard, which can be used to intercept traffic from other applications.`,

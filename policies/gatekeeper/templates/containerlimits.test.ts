@@ -31,14 +31,21 @@ test("limits above the maximum are refused", () => {
     ]);
 });
 
-test("missing limits are refused, for init containers too", () => {
+test("missing limits are refused with one message, for init containers too, as gator reports (issue 21)", () => {
+    // missing(container.resources.limits, "cpu") is undefined when limits is: no per-resource message.
     const pod = validPod();
     delete pod.spec.initContainers[0].resources;
-    assert.deepEqual(checkTemplate(rule, pod, PARAMS), [
-        "container <init> has no resource limits",
-        "container <init> has no cpu limit",
-        "container <init> has no memory limit",
-    ]);
+    assert.deepEqual(checkTemplate(rule, pod, PARAMS), ["container <init> has no resource limits"]);
+    pod.spec.initContainers[0].resources = {};
+    assert.deepEqual(checkTemplate(rule, pod, PARAMS), ["container <init> has no resource limits"]);
+    pod.spec.initContainers[0].resources = { limits: {} };
+    assert.deepEqual(checkTemplate(rule, pod, PARAMS), ["container <init> has no cpu limit", "container <init> has no memory limit"]);
+});
+
+test("without the cpu parameter no CPU rule applies (`input.parameters.cpu != \"-1\"` is undefined), as gator reports (issue 21)", () => {
+    const pod = validPod();
+    pod.spec.containers[0].resources.limits = { memory: "512Mi" };
+    assert.deepEqual(checkTemplate(rule, pod, { memory: "1Gi" }), []);
 });
 
 test("unparseable limits are reported", () => {

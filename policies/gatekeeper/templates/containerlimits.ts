@@ -39,7 +39,8 @@ export const rule: TemplateRule<Params> = {
     },
     validate({ review, parameters }) {
         const checks: ResourceCheck[] = [];
-        if (parameters.cpu !== CPU_DISABLED) checks.push({ resource: "cpu", parse: parseCpuMillis, max: parameters.cpu });
+        // `input.parameters.cpu != "-1"` guards every CPU rule: undefined (no CPU rule) when cpu is absent.
+        if (parameters.cpu !== undefined && parameters.cpu !== CPU_DISABLED) checks.push({ resource: "cpu", parse: parseCpuMillis, max: parameters.cpu });
         checks.push({ resource: "memory", parse: parseBytesMillis, max: parameters.memory });
         const messages: string[] = [];
         // Ephemeral containers cannot set resources.

@@ -25,14 +25,12 @@ test("requests above the maximum are refused", () => {
     assert.deepEqual(checkTemplate(rule, pod, PARAMS), ["container <app> cpu request <1500m> is higher than the maximum allowed of <1>"]);
 });
 
-test("missing requests are refused", () => {
+test("missing requests are refused with one message, as gator reports (issue 21)", () => {
     const pod = validPod();
     pod.spec.containers[0].resources = { limits: { cpu: "1" } };
-    assert.deepEqual(checkTemplate(rule, pod, PARAMS), [
-        "container <app> has no resource requests",
-        "container <app> has no cpu request",
-        "container <app> has no memory request",
-    ]);
+    assert.deepEqual(checkTemplate(rule, pod, PARAMS), ["container <app> has no resource requests"]);
+    delete pod.spec.containers[0].resources;
+    assert.deepEqual(checkTemplate(rule, pod, PARAMS), ["container <app> has no resource requests"]);
 });
 
 test("an empty request counts as missing", () => {

@@ -41,9 +41,11 @@ test("cpuRatio, when given, replaces ratio for CPU", () => {
 test("limits and requests must both be set", () => {
     const pod = validPod();
     delete pod.spec.containers[0].resources.requests;
-    assert.deepEqual(checkTemplate(rule, pod, { ratio: "2" }), [
-        "container <app> has no resource requests",
-        "container <app> has no cpu request",
-        "container <app> has no memory request",
-    ]);
+    assert.deepEqual(checkTemplate(rule, pod, { ratio: "2" }), ["container <app> has no resource requests"]);
+});
+
+test("a container without resources gets one message per section, as gator reports (issue 21)", () => {
+    const pod = validPod();
+    delete pod.spec.containers[0].resources;
+    assert.deepEqual(checkTemplate(rule, pod, { ratio: "2" }), ["container <app> has no resource limits", "container <app> has no resource requests"]);
 });

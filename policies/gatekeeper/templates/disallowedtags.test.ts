@@ -55,3 +55,8 @@ test("a container without a name is not reported, even with a disallowed tag", (
     delete pod.spec.containers[0].name;
     assert.deepEqual(checkTemplate(rule, pod, PARAMS), []);
 });
+
+test("an image that is null or absent yields no violation (split and any_suffix_match fail on it), as gator reports (issue 21)", () => {
+    const pod: K8sObject = { apiVersion: "v1", kind: "Pod", metadata: { name: "p" }, spec: { containers: [{ name: "a", image: null }, { name: "b" }] } };
+    assert.deepEqual(checkTemplate(rule, pod, { tags: ["latest"] }), []);
+});

@@ -34,7 +34,10 @@ export const rule: TemplateRule<Params> = {
         const tags = parameters.tags ?? [];
         const messages: (string | undefined)[] = [];
         for (const { container } of checkedContainers(review.object, parameters.exemptImages)) {
-            const image = String(container.image ?? "");
+            // strings.any_suffix_match and split fail on an image that is not a string (absent,
+            // null): both rules are undefined there, as gator reports.
+            if (typeof container.image !== "string") continue;
+            const image = container.image;
             if (tags.some((tag) => image.endsWith(`:${tag}`))) {
                 messages.push(
                     rego`container <${container.name}> uses a disallowed tag <${container.image}>; disallowed tags are ${tags}`,

@@ -33,3 +33,16 @@ test("exempt images may be interactive", () => {
     pod.spec.containers[1].tty = true;
     assert.deepEqual(checkTemplate(rule, pod, { exemptImages: ["env*"] }), []);
 });
+
+test("a container without an image is not reported (the message's sprintf is undefined), as gator reports (issue 21)", () => {
+    const pod = validPod();
+    pod.spec.containers[0].tty = true;
+    delete pod.spec.containers[0].image;
+    assert.deepEqual(checkTemplate(rule, pod), []);
+});
+
+test("stdin: null counts as on (has_field sees a defined value that is not false), as gator reports (issue 21)", () => {
+    const pod = validPod();
+    pod.spec.containers[1].stdin = null;
+    assert.deepEqual(checkTemplate(rule, pod), ["Containers using tty or stdin (side) are not allowed running image: envoy"]);
+});

@@ -1,5 +1,5 @@
 import type { TemplateRule } from "../types";
-import { checkedContainers, violations } from "./lib/pod";
+import { checkedContainers, rego, violations } from "./lib/pod";
 
 export interface Params {
     exemptImages?: string[];
@@ -24,16 +24,17 @@ export const rule: TemplateRule<Params> = {
         }
     },
     validate({ review, parameters }) {
-        const messages: string[] = [];
+        const messages: (string | undefined)[] = [];
         for (const { container } of checkedContainers(review.object, parameters.exemptImages)) {
             if (!isOn(container.stdin) && !isOn(container.tty)) continue;
-            messages.push(`Containers using tty or stdin (${container.name}) are not allowed running image: ${container.image}`);
+            // Without a name or an image the sprintf is undefined: no violation, as gator reports.
+            messages.push(rego`Containers using tty or stdin (${container.name}) are not allowed running image: ${container.image}`);
         }
         return violations(messages);
     },
 };
 
-/** Anything but unset, null or false turns the field on, as in the library. */
+/** has_field(c, f) and not c[f] == false: anything but unset or false turns the field on (null included). */
 function isOn(value: unknown): boolean {
-    return value !== undefined && value !== null && value !== false;
+    return value !== undefined && value !== false;
 }

@@ -35,3 +35,9 @@ test("a missing limit is refused", () => {
     pod.spec.containers[0].resources.limits = { cpu: "1" };
     assert.deepEqual(checkTemplate(rule, pod, PARAMS), ["container <app> has no ephemeral-storage limit"]);
 });
+
+test("a container without resources gets one message, not one more for the storage limit, as gator reports (issue 21)", () => {
+    const pod = validPod();
+    delete pod.spec.containers[0].resources;
+    assert.deepEqual(checkTemplate(rule, pod, PARAMS), ["container <app> has no resource limits"]);
+});

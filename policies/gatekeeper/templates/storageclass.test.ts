@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { checkTemplate } from "../engine/test-support";
+import { buildConstraint, evaluate } from "../engine";
+import { templateRegistry } from ".";
 import type { K8sObject } from "../types";
 import { rule } from "./storageclass";
 
@@ -70,4 +72,10 @@ test("without any StorageClass in the inventory, every matched object is reporte
         "StorageClasses not synced. Gatekeeper may be misconfigured. Please have a cluster-admin consult the documentation.",
         "pvc did not specify a valid storage class name <fast>. Must be one of []",
     ]);
+});
+
+test("a constraint without parameters gets no defaults (includeStorageClassesInMessage stays unset), as gator reports (issue 21)", () => {
+    const constraint = buildConstraint({ kind: rule.kind, name: "test", match: { kinds: [{ apiGroups: [""], kinds: ["PersistentVolumeClaim"] }] } }, templateRegistry);
+    const messages = evaluate([pvc()], [constraint], undefined, { inventory: [...CLASSES, pvc()] }).map((r) => r.message);
+    assert.deepEqual(messages, ["pvc did not specify a storage class name."]);
 });

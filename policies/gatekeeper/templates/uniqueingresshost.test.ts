@@ -15,7 +15,7 @@ test("hosts no other Ingress uses pass (the Ingress itself does not conflict)", 
 test("a host already used by another Ingress, in any namespace, is refused", () => {
     const others = [ingress("old", ["shop.example.com"], "legacy"), ingress("v1beta1", ["www.example.com"], "shop", "extensions/v1beta1")];
     assert.deepEqual(checkTemplate(rule, ingress("web", ["shop.example.com", "www.example.com"]), {}, others), [
-        "Ingress host conflicts with an existing Ingress <shop.example.com>",
-        "Ingress host conflicts with an existing Ingress <www.example.com>",
+        "ingress host conflicts with an existing ingress <shop.example.com>",
+        "ingress host conflicts with an existing ingress <www.example.com>",
     ]);
 });

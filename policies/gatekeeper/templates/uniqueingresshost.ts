@@ -26,7 +26,7 @@ export const rule: TemplateRule<Params> = {
         for (const host of hosts) {
             const users = byHost.get(host) ?? [];
             if (users.some((u) => u.name !== name || u.namespace !== review.namespace)) {
-                messages.push(`Ingress host conflicts with an existing Ingress <${host}>`);
+                messages.push(`ingress host conflicts with an existing ingress <${host}>`);
             }
         }
         return violations(messages);

@@ -20,7 +20,12 @@ test("the same selector as another Service of the namespace is refused", () => {
     ]);
 });
 
-test("Services in other namespaces and Services without a selector are not compared", () => {
-    assert.deepEqual(checkTemplate(rule, service("web", { app: "shop" }), {}, [service("web", { app: "shop" }, "staging")]), []);
-    assert.deepEqual(checkTemplate(rule, service("ext"), {}, [service("ext2")]), []);
+test("Services of other namespaces and Services without a selector are compared too, as gator reports (issue 21)", () => {
+    // The Rego iterates data.inventory.namespace[namespace] over every namespace, and an absent
+    // selector flattens to "" like any other absent one; a null value drops its pair (concat fails).
+    assert.deepEqual(checkTemplate(rule, service("web", { app: "shop" }), {}, [service("web", { app: "shop" }, "staging")]), [
+        "same selector as service <web> in namespace <staging>",
+    ]);
+    assert.deepEqual(checkTemplate(rule, service("ext"), {}, [service("ext2")]), ["same selector as service <ext2> in namespace <shop>"]);
+    assert.deepEqual(checkTemplate(rule, service("n", { app: null as unknown as string }), {}, [service("ext2")]), ["same selector as service <ext2> in namespace <shop>"]);
 });

@@ -17,14 +17,16 @@ export const rule: TemplateRule<Params> = {
     parameterSchema: null,
     validate({ review, inventory }) {
         if (review.kind.kind !== "Service" || review.kind.group !== "" || review.kind.version !== "v1") return [];
+        // As the library's Rego: every Service of every namespace (data.inventory.namespace[namespace]),
+        // and a Service without a selector has the selector "" like any other selectorless one.
         const selector = flattenSelector(review.object);
-        if (selector === "") return [];
-        const services = inventory.list("Service", { group: "", namespace: review.namespace });
+        const services = inventory.list("Service", { group: "" });
         const bySelector = derivedFrom(services, "uniqueserviceselector:bySelector", servicesBySelector);
         const messages: string[] = [];
         for (const other of bySelector.get(selector) ?? []) {
-            if (other.metadata?.name === review.object.metadata?.name && other.apiVersion === "v1") continue;
-            messages.push(`same selector as service <${other.metadata?.name}> in namespace <${review.namespace}>`);
+            const namespace = other.metadata?.namespace;
+            if (other.metadata?.name === review.object.metadata?.name && namespace === review.namespace && other.apiVersion === "v1") continue;
+            messages.push(`same selector as service <${other.metadata?.name}> in namespace <${namespace}>`);
         }
         return violations(messages);
     },
@@ -34,7 +36,6 @@ function servicesBySelector(services: readonly K8sObject[]): Map<string, K8sObje
     const bySelector = new Map<string, K8sObject[]>();
     for (const service of services) {
         const selector = flattenSelector(service);
-        if (selector === "") continue;
         let same = bySelector.get(selector);
         if (!same) bySelector.set(selector, (same = []));
         same.push(service);
@@ -42,11 +43,15 @@ function servicesBySelector(services: readonly K8sObject[]): Map<string, K8sObje
     return bySelector;
 }
 
-/** "key:value" pairs, sorted and comma-joined; "" for no selector. */
+/**
+ * "key:value" pairs, sorted and comma-joined; "" for no selector. A value that is not a string
+ * (null) makes concat fail, which drops that pair in Rego's comprehension.
+ */
 function flattenSelector(service: K8sObject): string {
     const selector = service.spec?.selector;
     if (!selector || typeof selector !== "object") return "";
     return Object.entries(selector)
+        .filter(([, v]) => typeof v === "string")
         .map(([k, v]) => `${k}:${v}`)
         .sort()
         .join(",");

@@ -29,3 +29,8 @@ test('a removed API (targetAPI "None") points to the deprecation guide', () => {
         "API PodSecurityPolicy for policy/v1beta1 is deprecated in Kubernetes version 1.25, please see Kubernetes API deprecation guide",
     ]);
 });
+
+test("without k8sVersion, or an entry without targetAPI, there is no violation (get_message is undefined), as gator reports (issue 21)", () => {
+    assert.deepEqual(checkTemplate(rule, object("batch/v1beta1", "CronJob"), { kvs: PARAMS.kvs }), []);
+    assert.deepEqual(checkTemplate(rule, object("batch/v1beta1", "CronJob"), { k8sVersion: 1.25, kvs: [{ deprecatedAPI: "batch/v1beta1", kinds: ["CronJob"] }] }), []);
+});

@@ -1,5 +1,5 @@
 import type { TemplateRule } from "../types";
-import { violations } from "./lib/pod";
+import { rego, violations } from "./lib/pod";
 
 export interface DeprecatedApi {
     deprecatedAPI?: string;
@@ -58,14 +58,17 @@ export const rule: TemplateRule<Params> = {
     },
     validate({ review, parameters }) {
         const { apiVersion, kind } = review.object;
-        const messages: string[] = [];
+        const messages: (string | undefined)[] = [];
         for (const entry of parameters.kvs ?? []) {
             if (entry.deprecatedAPI !== apiVersion || !(entry.kinds ?? []).includes(kind ?? "")) continue;
-            const advice =
+            // get_message(kind, apiVersion, k8sVersion, targetAPI) is undefined when an argument is
+            // (no k8sVersion, no targetAPI): no violation, as gator reports.
+            if (entry.targetAPI === undefined) continue;
+            messages.push(
                 entry.targetAPI === NO_REPLACEMENT
-                    ? "please see Kubernetes API deprecation guide"
-                    : `please use ${entry.targetAPI} instead`;
-            messages.push(`API ${kind} for ${apiVersion} is deprecated in Kubernetes version ${parameters.k8sVersion}, ${advice}`);
+                    ? rego`API ${kind} for ${apiVersion} is deprecated in Kubernetes version ${parameters.k8sVersion}, please see Kubernetes API deprecation guide`
+                    : rego`API ${kind} for ${apiVersion} is deprecated in Kubernetes version ${parameters.k8sVersion}, please use ${entry.targetAPI} instead`,
+            );
         }
         return violations(messages);
     },

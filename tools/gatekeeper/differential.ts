@@ -1,0 +1,468 @@
+/**
+ * Gatekeeper's own engine as the oracle (issue 21):
+ *
+ *   npm run test:gatekeeper -- --library DIR [--seeds 1,2] [--mutants 20000] [--stacks dev,prod] [--gator BIN] [--show 20]
+ *
+ * DIR is a checkout of the Gatekeeper library at the commit shared/conformance/gatekeeper names
+ * (also GATEKEEPER_LIBRARY); without it the command says so and skips (exit 0). gator is built
+ * from the Go module proxy by tools/gatekeeper/build.sh when it is not in the tool cache.
+ *
+ * For each seed it mutates every case of the library's suites and the project's own constraint
+ * sets applied to the rendered stacks (objects: fields removed, set to null, replaced by values
+ * seen elsewhere, lists emptied or grown; parameters: dropped, replaced, emptied, grown), keeps
+ * the objects a Kubernetes API server would let reach admission (../shared/tools/k8s-strict-check.py)
+ * and the parameters the pack's schema check accepts, and requires
+ *   - the same violations (count and message, per object and constraint) from gator (the library's
+ *     Rego under Gatekeeper's constraint framework) and from the pack's engine;
+ *   - the same verdict (refused or not) from the generated ValidatingAdmissionPolicy (offline CEL)
+ *     as from gator, on the object as the API server decodes it (nulls dropped).
+ * Messages of violations on pod templates are compared without their "[Implied by ...]" prefix:
+ * Gatekeeper names the ExpansionTemplate there, the pack the workload (see docs/admission.md).
+ * Prints `gatekeeper: N agree, N differ` and `admission: N agree, N differ`; exit 1 on any difference.
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { parseAllDocuments } from "yaml";
+import { buildConstraint, effectiveNamespace, EMPTY_CONFIG, evaluate, expandPodTemplate, type Constraint } from "../../policies/gatekeeper/engine";
+import { EXPANDABLE_KINDS } from "../../policies/gatekeeper/engine/expansion";
+import { templateRegistry } from "../../policies/gatekeeper/templates";
+import type { K8sObject } from "../../policies/gatekeeper/types";
+import { decodedJson, namespaceLabelsOf } from "../../policies/admission/agreement";
+import { generateAdmissionPolicies } from "../../policies/admission/generate";
+import { admissionRules } from "../../policies/admission/rules";
+import { admit } from "../../policies/admission/simulate";
+import { EXPANSION_TEMPLATES, objectKey, runGator } from "./gator";
+import { readLibrary, type Library } from "./library";
+import { mutate, seededRng, ValuePool, type Path, type Rng } from "./mutate";
+
+const REPO = path.resolve(__dirname, "..", "..");
+const STRICT_CHECK = path.resolve(REPO, "..", "shared", "tools", "k8s-strict-check.py");
+const SCHEMA_VERSION = "1.35";
+
+/** One set of objects judged by one set of constraints in one gator run. */
+export interface Group {
+    id: string;
+    constraints: K8sObject[];
+    objects: K8sObject[];
+    /** Other objects the templates see (data.inventory); never judged. */
+    inventory: K8sObject[];
+    /** Object mutants to keep per object, constraint mutants per constraint. */
+    objectMutants: number;
+    constraintMutants: number;
+}
+
+interface Variant {
+    value: K8sObject;
+    /** "" for the original; the mutations otherwise. */
+    ops: string;
+    mutant: boolean;
+}
+
+export interface Difference {
+    group: string;
+    object: string;
+    objectOps: string;
+    constraint: string;
+    constraintOps: string;
+    gator: string[];
+    pack: string[];
+}
+
+export interface SeedReport {
+    seed: number;
+    objectMutants: number;
+    constraintMutants: number;
+    /** Mutants the strict check refused (not admissible) or the pack's parameter check refused. */
+    refusedObjects: number;
+    refusedConstraints: number;
+    agree: number;
+    differ: Difference[];
+    admissionAgree: number;
+    admissionDiffer: Difference[];
+    gatorRuns: number;
+    gatorSeconds: number;
+}
+
+const protectObject = (p: Path) => p[0] === "apiVersion" || p[0] === "kind" || (p[0] === "metadata" && (p.length === 1 || p[1] === "name"));
+
+export const normalizeMessage = (m: string) => m.replace(/^\[Implied by [^\]]*\] /, "[Implied by <expansion>] ");
+
+const holdsNull = (v: unknown): boolean => v === null || (typeof v === "object" && Object.values(v as object).some(holdsNull));
+
+/**
+ * The object as it reaches admission: the API server sets metadata.namespace of a namespaced
+ * object to the request's namespace (here "default", as the pack assumes); gator takes the
+ * object as written, so it is given the namespace explicitly.
+ */
+export function inNamespace<T extends K8sObject>(o: T): T {
+    if (!o || typeof o !== "object" || !o.metadata || typeof o.metadata !== "object") return o;
+    const namespace = effectiveNamespace(o);
+    if (namespace === undefined || o.metadata.namespace === namespace) return o;
+    return { ...o, metadata: { ...o.metadata, namespace } };
+}
+
+function renamed<T extends K8sObject>(o: T, suffix: string): T {
+    const copy = structuredClone(o);
+    if (copy.metadata && typeof copy.metadata === "object" && typeof copy.metadata.name === "string") copy.metadata.name = `${copy.metadata.name}${suffix}`;
+    return copy;
+}
+
+/** "ok" or the first problem per object, from the strict check (one python process for all). */
+export function admissible(objects: readonly unknown[]): boolean[] {
+    if (objects.length === 0) return [];
+    const r = spawnSync("python3", [path.join(__dirname, "schema.py"), STRICT_CHECK, SCHEMA_VERSION], {
+        input: objects.map((o) => JSON.stringify(o)).join("\n") + "\n",
+        encoding: "utf8",
+        maxBuffer: 1024 * 1024 * 1024,
+    });
+    if (r.status !== 0) throw new Error(`tools/gatekeeper/schema.py failed: ${r.stderr || r.error?.message}`);
+    const lines = r.stdout.split("\n").filter((l) => l !== "");
+    if (lines.length !== objects.length) throw new Error(`tools/gatekeeper/schema.py judged ${lines.length} of ${objects.length} objects`);
+    return lines.map((l) => l === "ok");
+}
+
+function constraintMutant(c: K8sObject, rng: Rng, pool: ValuePool): { value: K8sObject; ops: string } | undefined {
+    const params = c.spec?.parameters;
+    if (params === undefined || params === null || typeof params !== "object") return undefined;
+    const copy = structuredClone(c);
+    if (rng.next() < 0.15) {
+        delete copy.spec.parameters;
+        return { value: copy, ops: "remove .spec.parameters" };
+    }
+    const m = mutate(params, rng, pool, { operations: ["remove", "replace", "empty", "grow"], maxOperations: 2 });
+    if (!m) return undefined;
+    // The API server drops nulls of a custom resource before validating it (gator does not).
+    copy.spec.parameters = decodedJson(m.value);
+    return { value: copy, ops: m.operations.map((o) => o.replace(/^(\w+) /, "$1 .spec.parameters")).join("; ") };
+}
+
+export function toConstraintInput(c: K8sObject) {
+    return { kind: c.kind ?? "", name: c.metadata?.name ?? "", enforcementAction: c.spec?.enforcementAction, match: c.spec?.match, parameters: c.spec?.parameters };
+}
+
+interface PreparedGroup {
+    group: Group;
+    objects: Variant[];
+    constraints: (Variant & { built: Constraint })[];
+}
+
+/** Mutants of every group, kept when admissible (objects) or accepted by the pack (parameters). */
+export function prepare(groups: readonly Group[], seed: number, pool: ValuePool, report: SeedReport): PreparedGroup[] {
+    const rng = seededRng(seed);
+    const candidates: { g: number; base: number; value: K8sObject; ops: string }[] = [];
+    groups.forEach((group, g) => {
+        group.objects.forEach((o, base) => {
+            candidates.push({ g, base, value: o, ops: "" });
+            for (let i = 0; i < group.objectMutants * 4 + 2; i++) {
+                const m = mutate(o, rng, pool, { protect: protectObject, maxOperations: 2 });
+                if (m) candidates.push({ g, base, value: m.value, ops: m.operations.join("; ") });
+            }
+        });
+    });
+    const ok = admissible(candidates.map((c) => c.value));
+    const prepared: PreparedGroup[] = groups.map((group) => ({ group, objects: [], constraints: [] }));
+    const kept = new Map<string, number>();
+    const seen = new Set<string>();
+    candidates.forEach((c, i) => {
+        const p = prepared[c.g];
+        const original = c.ops === "";
+        const text = `${c.g}:${JSON.stringify(c.value)}`;
+        if (seen.has(text)) return;
+        seen.add(text);
+        // A workload without its pod template: the API server requires one (spec.template,
+        // spec.jobTemplate.spec.template) and gator cannot expand it.
+        if (!ok[i] || (EXPANDABLE_KINDS.has(c.value.kind ?? "") && !expandPodTemplate(c.value))) {
+            if (!original) report.refusedObjects++;
+            return;
+        }
+        const k = `${c.g}/${c.base}`;
+        if (!original && (kept.get(k) ?? 0) >= p.group.objectMutants) return;
+        if (!original) {
+            kept.set(k, (kept.get(k) ?? 0) + 1);
+            report.objectMutants++;
+        }
+        const value = renamed(inNamespace(c.value), `-v${p.objects.length}`);
+        p.objects.push({ value, ops: c.ops, mutant: !original });
+        // What the API server hands to admission: the same object without its nulls.
+        if (holdsNull(value)) p.objects.push({ value: renamed(inNamespace(decodedJson(c.value) as K8sObject), `-v${p.objects.length}`), ops: `${c.ops} (as decoded)`, mutant: false });
+    });
+    prepared.forEach((p) => {
+        p.group.constraints.forEach((c, ci) => {
+            const add = (value: K8sObject, ops: string, mutant: boolean) => {
+                try {
+                    // Gatekeeper's constraint names have at most 63 characters.
+                    const suffix = `-p${ci}x${p.constraints.length}`;
+                    const named = mutant ? { ...value, metadata: { ...value.metadata, name: `${String(value.metadata?.name).slice(0, 63 - suffix.length)}${suffix}` } } : value;
+                    p.constraints.push({ value: named, ops, mutant, built: buildConstraint(toConstraintInput(named), templateRegistry) });
+                    if (mutant) report.constraintMutants++;
+                } catch {
+                    if (mutant) report.refusedConstraints++;
+                    else throw new Error(`${p.group.id}: the pack refuses the original constraint ${c.kind}/${c.metadata?.name}`);
+                }
+            };
+            add(c, "", false);
+            const texts = new Set([JSON.stringify(c.spec?.parameters ?? null)]);
+            for (let i = 0, made = 0; made < p.group.constraintMutants && i < p.group.constraintMutants * 4; i++) {
+                const m = constraintMutant(c, rng, pool);
+                if (!m) continue;
+                const t = JSON.stringify(m.value.spec?.parameters ?? null);
+                if (texts.has(t)) continue;
+                texts.add(t);
+                made++;
+                add(m.value, m.ops, true);
+            }
+        });
+    });
+    return prepared;
+}
+
+/** Gator on a prepared group; objects or constraints gator refuses are removed (and reported as differences). */
+function gatorVerdicts(gator: string, templates: readonly K8sObject[], p: PreparedGroup, report: SeedReport) {
+    for (let attempt = 0; attempt < 200; attempt++) {
+        const docs = [...templates, ...EXPANSION_TEMPLATES, ...p.constraints.map((c) => c.value), ...p.group.inventory.map(inNamespace), ...p.objects.map((o) => o.value)];
+        const t0 = Date.now();
+        const run = runGator(gator, docs);
+        report.gatorRuns++;
+        report.gatorSeconds += (Date.now() - t0) / 1000;
+        if (run.ok) return run.violations;
+        const constraint = /adding constraint "([^"]+)"/.exec(run.error)?.[1];
+        const reviewed = /reviewing (?:expanded resource )?\S+ ([^/\s]*)\/(\S+):/.exec(run.error) ?? /expanding resource (\S+):/.exec(run.error);
+        if (constraint) {
+            const c = p.constraints.find((x) => x.value.metadata?.name === constraint);
+            if (!c) throw new Error(`${p.group.id}: ${run.error}`);
+            report.differ.push({ group: p.group.id, object: "(none)", objectOps: "", constraint: `${c.value.kind}/${constraint}`, constraintOps: c.ops, gator: [`refused: ${run.error.split("\n")[0]}`], pack: ["accepted"] });
+            p.constraints.splice(p.constraints.indexOf(c), 1);
+            continue;
+        }
+        const unexpandable = /could not find source field "[^"]+" in resource (\S+)/.exec(run.error);
+        if (unexpandable) {
+            // A workload without its pod template: the API server requires one (spec.template,
+            // spec.jobTemplate.spec.template), so such an object never reaches admission.
+            const o = p.objects.find((x) => x.value.metadata?.name === unexpandable[1]);
+            if (!o) throw new Error(`${p.group.id}: ${run.error}`);
+            p.objects.splice(p.objects.indexOf(o), 1);
+            if (o.mutant) {
+                report.objectMutants--;
+                report.refusedObjects++;
+            }
+            continue;
+        }
+        if (reviewed) {
+            const name = reviewed.length === 3 ? reviewed[2] : reviewed[1];
+            const o = p.objects.find((x) => x.value.metadata?.name === name);
+            if (!o) throw new Error(`${p.group.id}: ${run.error}`);
+            report.differ.push({ group: p.group.id, object: objectKey(o.value), objectOps: o.ops, constraint: "(any)", constraintOps: "", gator: [`error: ${run.error.split("\n")[0]}`], pack: ["(evaluated)"] });
+            p.objects.splice(p.objects.indexOf(o), 1);
+            continue;
+        }
+        throw new Error(`${p.group.id}: ${run.error}`);
+    }
+    throw new Error(`${p.group.id}: gator kept failing`);
+}
+
+export function judge(gator: string, library: Library, p: PreparedGroup, report: SeedReport): void {
+    const kinds = [...new Set(p.constraints.map((c) => c.value.kind ?? ""))];
+    const templates = kinds.map((k) => {
+        const t = library.templates.get(k);
+        if (!t) throw new Error(`${p.group.id}: the library has no template for ${k}`);
+        return t;
+    });
+    const gatorViolations = gatorVerdicts(gator, templates, p, report);
+    const key = (object: string, constraint: string) => `${object}\u0000${constraint}`;
+    const byGator = new Map<string, string[]>();
+    for (const v of gatorViolations) {
+        const k = key(v.object, v.constraintName);
+        byGator.set(k, [...(byGator.get(k) ?? []), normalizeMessage(v.message)]);
+    }
+    const objects = p.objects.map((o) => o.value);
+    const results = evaluate(objects, p.constraints.map((c) => c.built), EMPTY_CONFIG, { inventory: [...p.group.inventory.map(inNamespace), ...objects] });
+    const byPack = new Map<string, string[]>();
+    for (const r of results) {
+        const k = key(objectKey(objects[r.objectIndex]), r.constraintName);
+        byPack.set(k, [...(byPack.get(k) ?? []), normalizeMessage(r.message)]);
+    }
+    const nsLabels = namespaceLabelsOf([...p.group.inventory, ...objects]);
+    for (const c of p.constraints) {
+        const name = c.value.metadata?.name ?? "";
+        const generated = generateAdmissionPolicies([c.built]);
+        for (const o of p.objects) {
+            const k = key(objectKey(o.value), name);
+            const g = [...(byGator.get(k) ?? [])].sort();
+            const mine = [...(byPack.get(k) ?? [])].sort();
+            const diff = (gatorSide: string[], packSide: string[]): Difference => ({
+                group: p.group.id,
+                object: objectKey(o.value),
+                objectOps: o.ops,
+                constraint: `${c.value.kind}/${name}`,
+                constraintOps: c.ops,
+                gator: gatorSide,
+                pack: packSide,
+            });
+            if (o.mutant || c.mutant) {
+                if (JSON.stringify(g) === JSON.stringify(mine)) report.agree++;
+                else report.differ.push(diff(g, mine));
+            }
+            // Admission never sees nulls (the decoded copy stands for the object there); templates
+            // that compare objects with others have no admission rule (docs/admission.md).
+            if (holdsNull(o.value) || !admissionRules.has(c.built.kind)) continue;
+            if (generated.policies.length === 0) {
+                if (g.length === 0) report.admissionAgree++;
+                else report.admissionDiffer.push(diff(g, [`admitted: no admission policy (${generated.skipped.map((s) => s.reason).join("; ")})`]));
+                continue;
+            }
+            const outcome = admit(generated.policies[0], generated.bindings[0], o.value, nsLabels);
+            const refused = outcome.failed.length > 0 || outcome.errors.length > 0;
+            if (refused === g.length > 0) report.admissionAgree++;
+            else report.admissionDiffer.push(diff(g, [refused ? `refused: ${[...outcome.failed, ...outcome.errors].join(" | ")}` : "admitted"]));
+        }
+    }
+}
+
+function libraryGroups(library: Library, perCase: number): Group[] {
+    return library.cases.map((c) => ({
+        id: c.id,
+        constraints: [c.constraint],
+        objects: [c.object],
+        inventory: c.inventory,
+        objectMutants: perCase,
+        constraintMutants: 3,
+    }));
+}
+
+function readDocs(file: string): K8sObject[] {
+    return parseAllDocuments(readFileSync(file, "utf8"))
+        .map((d) => d.toJS())
+        .filter((d): d is K8sObject => d !== null && typeof d === "object");
+}
+
+/** The rendered objects of a stack (npm run render, into a temporary folder) and its constraints. */
+function stackGroup(stack: string, perObject: number): Group {
+    const out = mkdtempSync(path.join(tmpdir(), `gatekeeper-render-${stack}-`));
+    try {
+        const r = spawnSync("npm", ["run", "-s", "render", "--", "--stack", stack, "--out", path.join(out, "render")], { cwd: REPO, encoding: "utf8", maxBuffer: 256 * 1024 * 1024 });
+        if (r.status !== 0) throw new Error(`render of stack ${stack} failed (exit ${r.status}): ${(r.stderr || r.stdout).slice(-2000)}`);
+        const objects = readDocs(path.join(out, "render", "manifests.yaml"));
+        const constraints = readDocs(path.join(REPO, "policies", "constraints", `${stack}.yaml`)).filter((d) => d.apiVersion?.startsWith("constraints.gatekeeper.sh/"));
+        return { id: `stack ${stack}`, constraints, objects, inventory: [], objectMutants: perObject, constraintMutants: 2 };
+    } finally {
+        rmSync(out, { recursive: true, force: true });
+    }
+}
+
+export interface Options {
+    library: string;
+    seeds: number[];
+    mutants: number;
+    stacks: string[];
+    gator: string;
+    show: number;
+}
+
+function ensureGator(explicit: string | undefined): string {
+    if (explicit) return explicit;
+    const build = path.join(__dirname, "build.sh");
+    const where = spawnSync("bash", [build, "--path"], { encoding: "utf8" }).stdout.trim();
+    if (existsSync(where)) return where;
+    console.log(`gatekeeper: gator is not in the tool cache (${where}); building it from the Go module proxy (about 10 min on 2 cores)`);
+    const r = spawnSync("bash", [build], { stdio: "inherit" });
+    if (r.status !== 0 || !existsSync(where)) throw new Error(`building gator failed (bash ${path.relative(REPO, build)})`);
+    return where;
+}
+
+export function runSeed(opts: Options, library: Library, stackGroups: Group[], seed: number, log: (l: string) => void): SeedReport {
+    const report: SeedReport = { seed, objectMutants: 0, constraintMutants: 0, refusedObjects: 0, refusedConstraints: 0, agree: 0, differ: [], admissionAgree: 0, admissionDiffer: [], gatorRuns: 0, gatorSeconds: 0 };
+    const pool = new ValuePool();
+    for (const c of library.cases) [c.object, c.constraint, ...c.inventory].forEach((o) => pool.add(o));
+    for (const g of stackGroups) [...g.objects, ...g.constraints].forEach((o) => pool.add(o));
+    const stackObjects = stackGroups.reduce((n, g) => n + g.objects.length, 0);
+    // About three quarters of the mutants from the library's cases, the rest from the stacks.
+    const libraryShare = stackObjects > 0 ? 0.75 : 1;
+    const perCase = Math.ceil((opts.mutants * libraryShare) / library.cases.length / 0.97);
+    const perObject = stackObjects > 0 ? Math.ceil((opts.mutants * (1 - libraryShare)) / stackObjects / 0.9) : 0;
+    const groups = [...libraryGroups(library, perCase), ...stackGroups.map((g) => ({ ...g, objectMutants: perObject }))];
+    const t0 = Date.now();
+    const prepared = prepare(groups, seed, pool, report);
+    log(`gatekeeper: seed ${seed}: ${report.objectMutants} admissible object mutants (${report.refusedObjects} refused by the strict check), ${report.constraintMutants} parameter mutants (${report.refusedConstraints} refused by the pack's schema check) in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+    prepared.forEach((p, i) => {
+        judge(opts.gator, library, p, report);
+        if ((i + 1) % 50 === 0) log(`gatekeeper: seed ${seed}: ${i + 1}/${prepared.length} groups, ${report.agree} agree, ${report.differ.length} differ`);
+    });
+    return report;
+}
+
+function formatDifference(d: Difference): string {
+    return [
+        `DIFF ${d.group}: ${d.object} × ${d.constraint}`,
+        ...(d.objectOps ? [`  object: ${d.objectOps}`] : []),
+        ...(d.constraintOps ? [`  constraint: ${d.constraintOps}`] : []),
+        `  gator: ${d.gator.length ? d.gator.map((m) => JSON.stringify(m)).join(", ") : "(none)"}`,
+        `  pack:  ${d.pack.length ? d.pack.map((m) => JSON.stringify(m)).join(", ") : "(none)"}`,
+    ].join("\n");
+}
+
+/** Differences grouped by constraint kind and the shape of the change, for a readable summary. */
+function classes(diffs: readonly Difference[]): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const d of diffs) {
+        const k = d.constraint.split("/")[0];
+        out.set(k, (out.get(k) ?? 0) + 1);
+    }
+    return new Map([...out.entries()].sort((a, b) => b[1] - a[1]));
+}
+
+export function parseArgs(argv: string[], env = process.env): Options | string {
+    const arg = (name: string) => {
+        const i = argv.indexOf(name);
+        return i >= 0 ? argv[i + 1] : undefined;
+    };
+    const library = arg("--library") ?? env.GATEKEEPER_LIBRARY ?? "";
+    const seeds = (arg("--seeds") ?? "1,2").split(",").map(Number);
+    if (seeds.some((s) => !Number.isInteger(s))) return `--seeds must be integers separated by commas, got ${arg("--seeds")}`;
+    const mutants = Number(arg("--mutants") ?? 20000);
+    if (!Number.isInteger(mutants) || mutants < 1) return `--mutants must be a positive integer, got ${arg("--mutants")}`;
+    const stacksArg = arg("--stacks") ?? "dev,prod";
+    const stacks = stacksArg === "none" ? [] : stacksArg.split(",");
+    const show = Number(arg("--show") ?? 20);
+    return { library, seeds, mutants, stacks, gator: arg("--gator") ?? "", show };
+}
+
+export function main(argv: string[], log = (l: string) => console.log(l)): number {
+    const opts = parseArgs(argv);
+    if (typeof opts === "string") {
+        console.error(`gatekeeper: ${opts}`);
+        return 2;
+    }
+    if (!opts.library) {
+        log("gatekeeper: skipped: no Gatekeeper library given (--library DIR or GATEKEEPER_LIBRARY: a checkout of open-policy-agent/gatekeeper-library at the commit in ../shared/conformance/gatekeeper/cases.json)");
+        return 0;
+    }
+    if (!existsSync(STRICT_CHECK)) {
+        console.error(`gatekeeper: ${STRICT_CHECK} is missing: the schema check needs ../shared`);
+        return 2;
+    }
+    let total = { agree: 0, differ: 0, admissionAgree: 0, admissionDiffer: 0 };
+    try {
+        const library = readLibrary(opts.library);
+        opts.gator = ensureGator(opts.gator || undefined);
+        const stacks = opts.stacks.map((s) => stackGroup(s, 1));
+        for (const seed of opts.seeds) {
+            const r = runSeed(opts, library, stacks, seed, log);
+            for (const d of r.differ.slice(0, opts.show)) log(formatDifference(d));
+            for (const d of r.admissionDiffer.slice(0, opts.show)) log(formatDifference(d).replace(/^DIFF/, "ADMISSION DIFF"));
+            const byKind = [...classes(r.differ)].map(([k, n]) => `${k} ${n}`).join(", ");
+            const admByKind = [...classes(r.admissionDiffer)].map(([k, n]) => `${k} ${n}`).join(", ");
+            log(`gatekeeper: seed ${seed}: ${r.objectMutants + r.constraintMutants} mutants (${r.objectMutants} objects, ${r.constraintMutants} parameter sets), ${r.agree + r.differ.length} judgements, ${r.agree} agree, ${r.differ.length} differ${byKind ? ` (${byKind})` : ""}; admission ${r.admissionAgree} agree, ${r.admissionDiffer.length} differ${admByKind ? ` (${admByKind})` : ""}; gator ${r.gatorRuns} runs, ${r.gatorSeconds.toFixed(0)} s`);
+            total = { agree: total.agree + r.agree, differ: total.differ + r.differ.length, admissionAgree: total.admissionAgree + r.admissionAgree, admissionDiffer: total.admissionDiffer + r.admissionDiffer.length };
+        }
+    } catch (err) {
+        console.error(`gatekeeper: ${(err as Error).message}`);
+        return 2;
+    }
+    log(`admission: ${total.admissionAgree} agree, ${total.admissionDiffer} differ`);
+    log(`gatekeeper: ${total.agree} agree, ${total.differ} differ`);
+    return total.differ + total.admissionDiffer > 0 ? 1 : 0;
+}
+
+if (require.main === module) process.exitCode = main(process.argv.slice(2));
