@@ -11,6 +11,10 @@ K8S_VERSION=1.36.3            # k8s.io/kubernetes v1.36.3, staging modules k8s.i
 ETCD_VERSION=3.6.16           # go.etcd.io/etcd/server/v3
 KWOK_VERSION=0.8.0            # sigs.k8s.io/kwok
 PULUMI_VERSION=3.259.0        # github.com/pulumi/pulumi/pkg/v3 and sdk/v3, and the Node.js language host
+# The kubernetes provider plugin: the pseudo-version of the commit tagged v4.25.0 (the proxy refuses
+# the tag). package.json pins @pulumi/kubernetes to the same version.
+KUBERNETES_PROVIDER_VERSION=4.25.0
+KUBERNETES_PROVIDER_MODULE=v4.0.0-20260115033456-f47bc2d6f199
 
 # Build outputs live outside the repository, one folder per binary and version.
 E2E_CACHE=${OPS_E2E_CACHE:-$HOME/.cache/ops-e2e}
