@@ -23,18 +23,16 @@ export GOFLAGS=${GOFLAGS:--buildvcs=false}
 # bin_path NAME VERSION -> path of the cached binary (present or not)
 bin_path() { printf '%s/%s-%s/%s\n' "$E2E_CACHE" "$1" "$2" "$1"; }
 
-# The binaries of the control plane, as "name version" lines: the e2e needs all of them.
+# The binaries of the control plane and of the Pulumi engine, as "name version" lines: the e2e
+# needs all of them. The Node.js language host is not among them: the e2e runs the program
+# through the Automation API (tools/e2e/engine.ts), which serves the language runtime itself.
 e2e_required() {
   local b
   for b in kube-apiserver kube-controller-manager kube-scheduler kubectl; do echo "$b $K8S_VERSION"; done
   echo "etcd $ETCD_VERSION"
   echo "kwok $KWOK_VERSION"
-}
-
-# The Pulumi engine: the e2e runs the steps these allow and says which it could not run.
-e2e_optional() {
   echo "pulumi $PULUMI_VERSION"
-  echo "pulumi-language-nodejs $PULUMI_VERSION"
+  echo "pulumi-resource-kubernetes $KUBERNETES_PROVIDER_VERSION"
 }
 
 kwok_stages() { printf '%s/stages.yaml\n' "$(dirname "$(bin_path kwok "$KWOK_VERSION")")"; }

@@ -34,7 +34,7 @@ interface Kind {
     inputs: string[];
     updatable?: string[];
     check?: (i: any) => string[];
-    create: (i: any) => Record<string, unknown>;
+    create: (i: any) => object;
 }
 
 export const KINDS: Record<string, Record<string, Kind>> = {
