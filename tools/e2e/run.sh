@@ -544,7 +544,12 @@ set +e
 export PULUMI_HOME="$WORK/pulumi-home" PULUMI_SKIP_UPDATE_CHECK=true PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true
 PULUMI_CONFIG_PASSPHRASE=$(openssl rand -hex 32); export PULUMI_CONFIG_PASSPHRASE
 ln -sf "$(bin_path pulumi "$PULUMI_VERSION")" "$WORK/bin/pulumi"
-export PATH="$WORK/bin:$PATH"
+ln -sf "$(bin_path pulumi-resource-kubernetes "$KUBERNETES_PROVIDER_VERSION")" "$WORK/bin/pulumi-resource-kubernetes"
+# tools/e2e/bin: the policy-pack analyzer shim and the STAND-IN random and tls providers (e2e only).
+export PATH="$WORK/bin:$E2E_DIR/bin:$PATH"
+# The providers talk to this run's API server only; helm's caches stay in the work folder.
+export KUBECONFIG="$WORK/pki/admin.kubeconfig" HELM_CACHE_HOME="$WORK/helm/cache" HELM_CONFIG_HOME="$WORK/helm/config" HELM_DATA_HOME="$WORK/helm/data"
+export OPS_JS_CACHE="${OPS_JS_CACHE:-$E2E_CACHE/js}"
 ETCD_PORT=$(free_port); ETCD_PEER_PORT=$(free_port); API_PORT=$(free_port)
 echo "e2e of stack $STACK, work folder $WORK"
 must "toolchain in $E2E_CACHE" toolchain
