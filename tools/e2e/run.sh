@@ -318,7 +318,7 @@ for r in res:
     d = os.path.join(sys.argv[2], p["chart"])
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "Chart.yaml"), "w") as f:
-        f.write(f"apiVersion: v2\nname: {p['chart']}\nversion: {p['version'].lstrip('v') if False else p['version']}\n"
+        f.write(f"apiVersion: v2\nname: {p['chart']}\nversion: {p['version']}\n"
                 "description: STAND-IN for the e2e (tools/e2e/run.sh), no objects; the real chart's repository is not reachable here\n")
 PY
   cp -r "$E2E_DIR/charts/hooked" "$dir/src/"
