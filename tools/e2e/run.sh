@@ -427,6 +427,9 @@ engine_drift() {
 # said; the PR diff names the same replacements.
 CHANGE='{"workflowWorkerReplicas": 2, "bookingLimitsMemory": "320Mi", "columnStoreDataVolumeSize": "6Gi"}'
 engine_change() {
+  # The render with the change: what the PR diff sees, and volumes for the claims it adds.
+  (cd "$REPO_DIR" && "$TSX" "$E2E_DIR/plan.ts" prepare ci "$CHANGE" "$WORK/volumes" "$WORK/change")
+  KUBECTL apply --server-side --field-manager ops-e2e -f "$WORK/change/volumes.json" > /dev/null
   cd "$WORK/project"
   pulumi config set --stack ci ops:workflowWorkerReplicas 2
   pulumi config set --stack ci ops:bookingLimitsMemory 320Mi
@@ -434,7 +437,7 @@ engine_change() {
   ENGINE preview ci change-preview
   ENGINE up ci change-up
   workloads
-  "$TSX" "$E2E_DIR/plan.ts" "$WORK/engine-change-preview.json" "$WORK/engine-change-up.json" ci "$CHANGE" "$WORK/render/manifests.yaml" | tee "$WORK/plan.txt"
+  "$TSX" "$E2E_DIR/plan.ts" check "$WORK/engine-change-preview.json" "$WORK/engine-change-up.json" "$WORK/change" "$WORK/render/manifests.yaml" | tee "$WORK/plan.txt"
 }
 
 # Step 5: the policy pack through the CLI (analyzer shim), timed against the plain preview; a stack
