@@ -8,6 +8,7 @@ import { describeRef, FieldChange, ObjectRef } from "./objects";
 import type { PolicyFinding } from "./policy";
 import type { StackDiffReport } from "./report";
 import { mermaidFlows } from "./explain";
+import { replacementLines } from "./replacementsMarkdown";
 
 export interface MarkdownOptions {
     /** Upper bound of the text length; field diffs are left out beyond it. */
@@ -92,6 +93,7 @@ export function renderMarkdown(r: StackDiffReport, options: MarkdownOptions = {}
         for (const [change, ref] of rows) head.push(`| ${change} | ${cell(ref.kind)} | ${cell(ref.namespace)} | ${cell(ref.name)} |`);
         head.push("");
     }
+    head.push(...replacementLines(r.replacements ?? []));
 
     head.push(...explainSection(r));
 

@@ -7,6 +7,7 @@ import { helmReleaseObjects } from "./helmReleases";
 import { diffObjects, ObjectDiff } from "./objects";
 import { diffFindings, PACK_MODULE, PolicyDiff, PolicyEvaluator, PolicyResource } from "./policy";
 import { explainDiff, ExplainDiff } from "./explain";
+import { findReplacements, Replacement } from "./replacements";
 
 export interface RevisionInfo {
     /** The revision as given (`main`, `origin/main`, a SHA) or "working tree". */
@@ -27,6 +28,8 @@ export interface StackDiffReport {
     policy: PolicyDiff;
     /** What the change does on the cluster (npm run explain on both sides). */
     explain?: ExplainDiff;
+    /** Changed objects `pulumi up` replaces instead of updating in place (replacements.ts). */
+    replacements?: Replacement[];
 }
 
 export interface RenderedSide {
@@ -67,7 +70,7 @@ export async function buildReport(stack: string, base: RenderedSide, head: Rende
         }
     }
     const explain = explainDiff(stack, base, head);
-    return { stack, base: base.info, head: head.info, notes, objects, policy, explain };
+    return { stack, base: base.info, head: head.info, notes, objects, policy, explain, replacements: findReplacements(objects.changed) };
 }
 
 export function hasChanges(r: StackDiffReport): boolean {

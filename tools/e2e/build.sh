@@ -3,8 +3,9 @@
 # one folder per binary and version; skips what is already there. Modules are named by
 # path and version only: each is required from a throwaway wrapper module made in the cache.
 #   bash tools/e2e/build.sh            # everything missing
-#   bash tools/e2e/build.sh k8s etcd   # some groups: k8s etcd kwok pulumi
-#   bash tools/e2e/build.sh --check    # status 0 when what the e2e needs is in the cache
+#   bash tools/e2e/build.sh k8s etcd   # some groups: k8s etcd kwok pulumi provider
+#   bash tools/e2e/build.sh --check    # status 0 when the control plane is in the cache (the engine
+#                                      # steps also need pulumi and the provider, or are skipped)
 . "$(dirname "$0")/lib.sh"
 
 build_k8s() {
@@ -54,50 +55,44 @@ build_kwok() {
   mv "$out.tmp.$$" "$out"
 }
 
-# The pulumi CLI. Its Node.js language host is a module of its own
-# (github.com/pulumi/pulumi/sdk/nodejs/cmd/pulumi-language-nodejs/v3), built when the proxy serves it.
+# The pulumi CLI. Its Node.js language host (a module of its own, refused by the proxy) is not
+# needed: the e2e runs the program through the Automation API (tools/e2e/engine.ts).
 build_pulumi() {
   local v=v$PULUMI_VERSION dir="$SRC/pulumi-$PULUMI_VERSION" gomod
-  local host=github.com/pulumi/pulumi/sdk/nodejs/cmd/pulumi-language-nodejs/v3
   local vf="-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$v"
-  if [[ ! -x $(bin_path pulumi "$PULUMI_VERSION") ]]; then
-    gomod=$(gomod_of github.com/pulumi/pulumi/pkg/v3 "$v")
-    [[ -f $gomod ]] || die "github.com/pulumi/pulumi/pkg/v3@$v: the Go module proxy did not serve it"
-    # pkg/v3 replaces sdk/v3 with a local folder (ignored here: it requires sdk/v3 at the same
-    # release) and one module with a fork by version, which a dependent must repeat.
-    grep -E '^replace .* => [a-z][^ ]+ v[0-9][^ ]*$' "$gomod" |
-      wrapper "$dir" github.com/pulumi/pulumi/pkg/v3 "$v" github.com/pulumi/pulumi/pkg/v3/cmd/pulumi
-    build pulumi "$PULUMI_VERSION" "$dir" github.com/pulumi/pulumi/pkg/v3/cmd/pulumi "$vf"
-  else
-    log "pulumi $PULUMI_VERSION: cached"
-  fi
-  if [[ ! -x $(bin_path pulumi-language-nodejs "$PULUMI_VERSION") ]]; then
-    local err
-    if err=$(cd "$SRC" && go mod download -json "$host@$v" 2>&1); then
-      wrapper "$dir-nodejs" "$host" "$v" "$host" < /dev/null
-      build pulumi-language-nodejs "$PULUMI_VERSION" "$dir-nodejs" "$host" "$vf"
-    else
-      log "pulumi-language-nodejs $PULUMI_VERSION: not served by the Go module proxy:"
-      log "  $(sed -n 's/^\s*"Error": "\(.*\)",\?$/\1/p' <<<"$err" | head -1)"
-    fi
-  fi
-  probe_providers
+  [[ -x $(bin_path pulumi "$PULUMI_VERSION") ]] && { log "pulumi $PULUMI_VERSION: cached"; return 0; }
+  gomod=$(gomod_of github.com/pulumi/pulumi/pkg/v3 "$v")
+  [[ -f $gomod ]] || die "github.com/pulumi/pulumi/pkg/v3@$v: the Go module proxy did not serve it"
+  # pkg/v3 replaces sdk/v3 with a local folder (ignored here: it requires sdk/v3 at the same
+  # release) and one module with a fork by version, which a dependent must repeat.
+  grep -E '^replace .* => [a-z][^ ]+ v[0-9][^ ]*$' "$gomod" |
+    wrapper "$dir" github.com/pulumi/pulumi/pkg/v3 "$v" github.com/pulumi/pulumi/pkg/v3/cmd/pulumi
+  build pulumi "$PULUMI_VERSION" "$dir" github.com/pulumi/pulumi/pkg/v3/cmd/pulumi "$vf"
 }
 
-# The provider plugins at the versions package.json pins (@pulumi/kubernetes, random, tls): says
-# whether the proxy serves their provider modules. Building them (each embeds a schema its own
-# build generates) is not written: on 2026-11-23 the proxy refused all three.
-probe_providers() {
-  local npm mod ver err
-  for npm in kubernetes:pulumi-kubernetes/provider/v4 random:pulumi-random/provider/v4 tls:pulumi-tls/provider/v5; do
-    ver=$(node -p "require('$REPO_DIR/package.json').dependencies['@pulumi/${npm%%:*}']")
-    mod="github.com/pulumi/${npm#*:}"
-    if err=$(cd "$SRC" && go mod download -json "$mod@v$ver" 2>&1); then
-      log "$mod@v$ver: served, but tools/e2e/build.sh does not build provider plugins yet"
-    else
-      log "$mod@v$ver: $(sed -n 's/^\s*"Error": "\(.*\)",\?$/\1/p' <<<"$err" | head -1)"
-    fi
-  done
+# The kubernetes provider plugin at KUBERNETES_PROVIDER_VERSION. The proxy refuses the module at
+# its tags but serves the pseudo-version of the tagged commit. Its command embeds two files that
+# its own `go generate` makes (generate.go: schema.json with the version set, and the terraform
+# mapping), so the command's package is copied from the module into the wrapper, generated there,
+# and built with the version ldflag. The module's `replace .../sdk/v4 => ../sdk` (a folder of its
+# repository) is ignored in a dependent: the sdk/v4 the module requires comes from the proxy.
+build_provider() {
+  local name=pulumi-resource-kubernetes ver=$KUBERNETES_PROVIDER_VERSION
+  local mod=github.com/pulumi/pulumi-kubernetes/provider/v4 pv=$KUBERNETES_PROVIDER_MODULE
+  local dir="$SRC/kubernetes-provider-$ver" moddir cmd t0
+  [[ -x $(bin_path "$name" "$ver") ]] && { log "$name $ver: cached"; return 0; }
+  moddir=$(cd "$SRC" && go mod download -json "$mod@$pv" | sed -n 's/^\s*"Dir": "\(.*\)",$/\1/p')
+  [[ -d $moddir ]] || die "$mod@$pv: the Go module proxy did not serve it"
+  cmd="$dir/cmd/$name"
+  mkdir -p "$cmd"
+  cp "$moddir/cmd/$name/main.go" "$moddir/cmd/$name/generate.go" "$moddir/cmd/$name/schema.json" \
+     "$moddir/cmd/$name/terraform-mapping.json" "$cmd/"
+  chmod u+w "$cmd"/*
+  wrapper "$dir" "$mod" "$pv" < /dev/null
+  t0=$(now_s)
+  (cd "$cmd" && VERSION=$ver go run generate.go) || die "$name $ver: go generate (generate.go) failed"
+  log "$name $ver: embedded schema generated in $(elapsed "$t0")"
+  build "$name" "$ver" "$dir" "./cmd/$name" "-X $mod/pkg/version.Version=$ver"
 }
 
 if [[ ${1:-} == --check ]]; then
@@ -105,16 +100,17 @@ if [[ ${1:-} == --check ]]; then
   echo "not in $E2E_CACHE: $(echo $missing)"; exit 1
 fi
 
-groups=("$@"); ((${#groups[@]})) || groups=(k8s etcd kwok pulumi)
+groups=("$@"); ((${#groups[@]})) || groups=(k8s etcd kwok pulumi provider)
 for g in "${groups[@]}"; do
   case $g in
     k8s) build_k8s ;;
     etcd) build_etcd ;;
     kwok) build_kwok ;;
     pulumi) build_pulumi ;;
-    *) die "unknown group '$g' (expected k8s, etcd, kwok or pulumi)" ;;
+    provider) build_provider ;;
+    *) die "unknown group '$g' (expected k8s, etcd, kwok, pulumi or provider)" ;;
   esac
 done
 missing=$(toolchain_missing) || { log "still missing: $(echo $missing)"; exit 1; }
-for b in $(e2e_optional | tr ' ' '-'); do [[ -x $E2E_CACHE/$b/${b%-*} ]] || log "not built: $b"; done
-log "control plane toolchain complete in $E2E_CACHE"
+missing=$(engine_missing) || { log "control plane complete; the engine steps still miss: $(echo $missing)"; exit 1; }
+log "e2e toolchain complete in $E2E_CACHE"

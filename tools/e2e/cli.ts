@@ -2,7 +2,8 @@
  * The e2e's object steps (called by tools/e2e/run.sh):
  *   tsx tools/e2e/cli.ts crds <manifests.yaml> <crds.json.gz> <out.json>
  *   tsx tools/e2e/cli.ts standins <manifests.yaml> <kubelet-config.yaml> <volume-dir> <out-dir>  (node.json, volumes.json)
- *   tsx tools/e2e/cli.ts compare <manifests.yaml> <live.json>
+ *   tsx tools/e2e/cli.ts compare <manifests.yaml> <live.json> [--generated-secrets]
+ *   tsx tools/e2e/cli.ts pool <manifests.yaml> <pool.yaml> <kubelet-config.yaml> <volume-dir> <out-dir>  (prod's nodes, volumes)
  *   tsx tools/e2e/cli.ts lists <manifests.yaml> <dir>
  * Outputs are JSON Lists (kubectl reads YAML as 1.1, the yaml package writes 1.2: JSON means the
  * same to both), written to a temp file and renamed into place.
@@ -52,16 +53,51 @@ function main(argv: string[]): number {
         console.log(`node ${node.metadata!.name} (allocatable ${JSON.stringify(node.status.allocatable)}), ${volumes.length} pre-bound volumes`);
         return 0;
     }
-    if (cmd === "compare" && args.length === 2) {
+    if (cmd === "compare" && (args.length === 2 || (args.length === 3 && args[2] === "--generated-secrets"))) {
         const [manifests, liveFile] = args;
         const live = (JSON.parse(fs.readFileSync(liveFile, "utf8")).items ?? []) as K8sObject[];
-        const rendered = readManifests(manifests);
+        let rendered = readManifests(manifests);
+        const keyProblems: string[] = [];
+        if (args[2] === "--generated-secrets") {
+            // The engine made the values (random, tls, the stack's secrets); the render has
+            // placeholders. A Secret's keys must be the render's; its values are not compared.
+            const liveSecret = new Map(live.filter((o) => o.kind === "Secret").map((o) => [`${o.metadata?.namespace}/${o.metadata?.name}`, o]));
+            rendered = rendered.map((o) => {
+                if (o.kind !== "Secret" || o.apiVersion !== "v1") return o;
+                const want = [...Object.keys(o.stringData ?? {}), ...Object.keys(o.data ?? {})].sort();
+                const l = liveSecret.get(`${o.metadata?.namespace}/${o.metadata?.name}`);
+                const got = Object.keys(l?.data ?? {}).sort();
+                if (l && JSON.stringify(want) !== JSON.stringify(got)) keyProblems.push(`Secret ${o.metadata?.namespace}/${o.metadata?.name}: keys ${got.join(",")}, rendered ${want.join(",")}`);
+                const { stringData: _s, data: _d, ...rest } = o;
+                return rest as K8sObject;
+            });
+        }
         const r = compareWithCluster(rendered, live, ["app.kubernetes.io/part-of", "ops-environment"]);
+        r.differing.push(...keyProblems);
         for (const m of r.missing) console.log(`missing on the cluster: ${m}`);
         for (const d of r.differing) console.log(`differs: ${d}`);
         for (const e of r.extra) console.log(`on the cluster, not in the render: ${e}`);
         console.log(`${rendered.length} rendered objects: ${r.missing.length} missing, ${r.differing.length} differences, ${r.extra.length} extra`);
         return r.missing.length + r.differing.length + r.extra.length === 0 ? 0 : 1;
+    }
+    if (cmd === "pool" && args.length === 5) {
+        // Prod's worker pool (node/pool.yaml: count and capacity of each node, the program's own
+        // figures), each node less the kubelet's reservations, like the ci node.
+        const [manifests, poolFile, kubeletConfig, volumeDir, outDir] = args;
+        const pool = YAML.parse(fs.readFileSync(poolFile, "utf8")) as { count: number; cpu: string; memory: string };
+        if (!(Number.isInteger(pool.count) && pool.count > 0) || !pool.cpu || !pool.memory) throw new Error(`${poolFile}: expected count (integer > 0), cpu and memory`);
+        const kubelet = YAML.parse(fs.readFileSync(kubeletConfig, "utf8"));
+        const nodes = Array.from({ length: pool.count }, (_, i) => {
+            // The pool says no disk size: 100Gi is this e2e's assumption (docs/e2e.md), 110 pods the kubelet's default.
+            const node = fakeNode(`kwok-prod-${i}`, { cpu: String(pool.cpu), memory: String(pool.memory), pods: "110", ephemeralStorage: "100Gi" }, kubelet);
+            node.metadata!.labels = { ...node.metadata!.labels, "ops-e2e/pool": "prod", "topology.kubernetes.io/zone": `zone-${i % 3}` };
+            return node;
+        });
+        fs.mkdirSync(outDir, { recursive: true });
+        writeList(path.join(outDir, "node.json"), nodes);
+        writeList(path.join(outDir, "volumes.json"), standInVolumes(readManifests(manifests), volumeDir));
+        console.log(`${nodes.length} nodes (allocatable ${JSON.stringify(nodes[0].status.allocatable)})`);
+        return 0;
     }
     if (cmd === "lists" && args.length === 2) {
         // The render as JSON Lists for kubectl: manifests.yaml is YAML 1.2 (the yaml package), in
@@ -76,7 +112,7 @@ function main(argv: string[]): number {
         console.log(`${all.length} objects`);
         return 0;
     }
-    throw new Error("usage: cli.ts crds <manifests> <crds.json.gz> <out.json> | standins <manifests> <kubelet-config> <volume-dir> <out-dir> | compare <manifests> <live.json> | lists <manifests> <dir>");
+    throw new Error("usage: cli.ts crds <manifests> <crds.json.gz> <out.json> | standins <manifests> <kubelet-config> <volume-dir> <out-dir> | compare <manifests> <live.json> [--generated-secrets] | pool <manifests> <pool.yaml> <kubelet-config> <volume-dir> <out-dir> | lists <manifests> <dir>");
 }
 
 try {

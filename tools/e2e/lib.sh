@@ -12,6 +12,10 @@ K8S_VERSION=1.36.3            # k8s.io/kubernetes v1.36.3, staging modules k8s.i
 ETCD_VERSION=3.6.16           # go.etcd.io/etcd/server/v3
 KWOK_VERSION=0.8.0            # sigs.k8s.io/kwok
 PULUMI_VERSION=3.259.0        # github.com/pulumi/pulumi/pkg/v3 and sdk/v3, and the Node.js language host
+# The kubernetes provider plugin: the pseudo-version of the commit tagged v4.25.0 (the proxy refuses
+# the tag). package.json pins @pulumi/kubernetes to the same version.
+KUBERNETES_PROVIDER_VERSION=4.25.0
+KUBERNETES_PROVIDER_MODULE=v4.0.0-20260115033456-f47bc2d6f199
 
 # Build outputs live outside the repository, one folder per binary and version.
 E2E_CACHE=${OPS_E2E_CACHE:-$HOME/.cache/ops-e2e}
@@ -28,10 +32,21 @@ e2e_required() {
   echo "kwok $KWOK_VERSION"
 }
 
-# The Pulumi engine: the e2e runs the steps these allow and says which it could not run.
-e2e_optional() {
+# The Pulumi engine's binaries: without them the engine steps are said to be skipped, and why. The
+# Node.js language host is not among them: the e2e runs the program through the Automation API
+# (tools/e2e/engine.ts), which serves the language runtime itself.
+e2e_engine() {
   echo "pulumi $PULUMI_VERSION"
-  echo "pulumi-language-nodejs $PULUMI_VERSION"
+  echo "pulumi-resource-kubernetes $KUBERNETES_PROVIDER_VERSION"
+}
+
+# engine_missing -> prints the engine binaries not in the cache; status 0 when all are there.
+engine_missing() {
+  local name version missing=0
+  while read -r name version; do
+    if [[ ! -x $(bin_path "$name" "$version") ]]; then echo "$name-$version"; missing=1; fi
+  done < <(e2e_engine)
+  return $missing
 }
 
 kwok_stages() { printf '%s/stages.yaml\n' "$(dirname "$(bin_path kwok "$KWOK_VERSION")")"; }

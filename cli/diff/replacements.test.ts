@@ -1,0 +1,41 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { diffObjects } from "./objects";
+import { findReplacements } from "./replacements";
+import { replacementLines } from "./replacementsMarkdown";
+
+const sts = (storage: string, replicas: number) => ({
+    apiVersion: "apps/v1", kind: "StatefulSet", metadata: { name: "postgres", namespace: "data" },
+    spec: {
+        replicas, serviceName: "postgres", selector: { matchLabels: { app: "postgres" } },
+        template: { spec: { containers: [{ name: "postgres", image: "postgres:15", resources: { limits: { memory: replicas === 1 ? "1Gi" : "2Gi" } } }] } },
+        volumeClaimTemplates: [{ metadata: { name: "data" }, spec: { resources: { requests: { storage } } } }],
+    },
+});
+
+test("a StatefulSet's volumeClaimTemplates change is a replacement; replicas and a container limit are updates in place", () => {
+    const inPlace = diffObjects([sts("10Gi", 1)], [sts("10Gi", 2)]);
+    assert.equal(inPlace.changed.length, 1);
+    assert.deepEqual(findReplacements(inPlace.changed), []);
+    const replaced = findReplacements(diffObjects([sts("10Gi", 1)], [sts("20Gi", 1)]).changed);
+    assert.deepEqual(replaced, [{ apiVersion: "apps/v1", kind: "StatefulSet", namespace: "data", name: "postgres", fields: ["spec.volumeClaimTemplates[0].spec.resources.requests.storage"] }]);
+    assert.match(replacementLines(replaced).join("\n"), /\*\*replace\*\* StatefulSet data\/postgres: `spec\.volumeClaimTemplates\[0\]\.spec\.resources\.requests\.storage`/);
+});
+
+test("the provider's other force-new fields: Deployment selector, Job template, ConfigMap data, Service clusterIP, Pod container image; not a Deployment's template", () => {
+    const cases: Array<[object, object, boolean]> = [
+        [{ apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "d" }, spec: { selector: { matchLabels: { a: "1" } } } }, { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "d" }, spec: { selector: { matchLabels: { a: "2" } } } }, true],
+        [{ apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "d" }, spec: { template: { spec: { containers: [{ name: "c", image: "a" }] } } } }, { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "d" }, spec: { template: { spec: { containers: [{ name: "c", image: "b" }] } } } }, false],
+        [{ apiVersion: "batch/v1", kind: "Job", metadata: { name: "j" }, spec: { template: { spec: { restartPolicy: "Never" } } } }, { apiVersion: "batch/v1", kind: "Job", metadata: { name: "j" }, spec: { template: { spec: { restartPolicy: "OnFailure" } } } }, true],
+        [{ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "c" }, data: { "app.conf": "a" } }, { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "c" }, data: { "app.conf": "b" } }, true],
+        [{ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "c", labels: { a: "1" } } }, { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "c", labels: { a: "2" } } }, false],
+        [{ apiVersion: "v1", kind: "Service", metadata: { name: "s" }, spec: { clusterIP: "None" } }, { apiVersion: "v1", kind: "Service", metadata: { name: "s" }, spec: { clusterIP: "10.0.0.1" } }, true],
+        [{ apiVersion: "v1", kind: "Service", metadata: { name: "s" }, spec: { ports: [{ name: "p", port: 1 }] } }, { apiVersion: "v1", kind: "Service", metadata: { name: "s" }, spec: { ports: [{ name: "p", port: 2 }] } }, false],
+        [{ apiVersion: "v1", kind: "Pod", metadata: { name: "p" }, spec: { containers: [{ name: "c", image: "a" }] } }, { apiVersion: "v1", kind: "Pod", metadata: { name: "p" }, spec: { containers: [{ name: "c", image: "b" }] } }, true],
+    ];
+    for (const [a, b, replace] of cases) {
+        const d = diffObjects([a], [b]);
+        assert.equal(d.changed.length, 1, JSON.stringify(b));
+        assert.equal(findReplacements(d.changed).length > 0, replace, JSON.stringify(b));
+    }
+});
