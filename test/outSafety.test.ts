@@ -35,7 +35,7 @@ test("the repository, a parent of it, and a non-empty folder without a render ma
         assert.throws(() => prepareOutput(dir), new RegExp(`--out ${dir.replace(/[/.]/g, "\\$&")} is the repository or a folder that contains it; .*nothing was rendered or written`));
     const docs = path.join(ROOT, "docs");
     const before = fs.readdirSync(docs).sort();
-    assert.throws(() => prepareOutput(docs), /docs holds files that no render wrote \(.*usage\.md.*\) and no \.rendered marker; .*nothing was rendered or written/);
+    assert.throws(() => prepareOutput(docs), /docs holds files that no render wrote \(.*\.md.*\) and no \.rendered marker; .*nothing was rendered or written/);
     assert.throws(() => writeOutputAtomically(docs, files), /holds files that no render wrote/);
     assert.deepEqual(fs.readdirSync(docs).sort(), before);
     assert.ok(!fs.existsSync(path.join(ROOT, ".docs.lock")));

@@ -71,7 +71,14 @@ export function removeStaleWorktrees(repo: string): string[] {
         } catch {
             // gone already; pruned below
         }
-        fs.rmSync(parent, { recursive: true, force: true });
+        // A killed diff's own children (git still checking out the worktree, a render) may still be
+        // writing there: retry while the folder fills (ENOTEMPTY), and never stop this diff for it.
+        try {
+            fs.rmSync(parent, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+        } catch (e) {
+            process.stderr.write(`could not remove the leftover ${parent} of an earlier diff: ${(e as Error).message}\n`);
+            continue;
+        }
         removed.push(dir);
     }
     if (removed.length > 0) {
