@@ -11,6 +11,7 @@ import { Booking } from "./components/booking";
 import { Bridge } from "./components/bridge";
 import { ColumnStore } from "./components/columnStore";
 import { Namespaces } from "./components/namespaces";
+import { programOwned } from "./components/lib/fieldOwnership";
 import { DECLARED_FLOWS_FILE, declaredFlowsJson, resetDeclaredFlows } from "./components/lib/network";
 import { AdmissionPolicies } from "./components/platform/admissionPolicies";
 import { Addons } from "./components/platform/addons";
@@ -31,7 +32,8 @@ export function main() {
     // The flows components declare (components/lib/network.ts), collected afresh for this run.
     resetDeclaredFlows();
 
-    // One namespace per area, each with its guardrails; the add-ons the applications rely on.
+    // One namespace per area, each with its guardrails; the add-ons the applications rely on. Every object of
+    // the program takes back fields another manager changed (components/lib/fieldOwnership.ts).
     const namespaces = new Namespaces("namespaces", {
         config,
         names: [
@@ -52,12 +54,12 @@ export function main() {
             config.gitops.chatUi.namespace,
             config.gitops.dashboard.namespace,
         ],
-    });
+    }, programOwned());
     // The same rule catalogue at admission, for what Argo CD and people create (issue 12).
-    const admissionPolicies = new AdmissionPolicies("admission-policies", { config, stack: pulumi.getStack() });
-    const addons = new Addons("addons", { config, namespace: (name) => namespaces.namespace(name) });
+    const admissionPolicies = new AdmissionPolicies("admission-policies", { config, stack: pulumi.getStack() }, programOwned());
+    const addons = new Addons("addons", { config, namespace: (name) => namespaces.namespace(name) }, programOwned());
     // Ingresses are admitted by the ingress controller's webhook: applications come after it.
-    const inNamespaces = { dependsOn: [namespaces, addons.charts.ingressNginx] };
+    const inNamespaces = programOwned({ dependsOn: [namespaces, addons.charts.ingressNginx] });
 
     // The model bridge is in front of the agent server: it forwards to the instance on bridgeAgentServerPort.
     const bridge = new Bridge("bridge", { config }, inNamespaces);
@@ -85,20 +87,20 @@ export function main() {
         config,
         postgres: { host: postgres.host, port: postgres.port, namespace: postgres.namespace, selector: postgres.selector, database: config.workflow.database, secretName: workflowStoreSecrets.postgres },
         redis: { host: redis.host, port: redis.port, namespace: redis.namespace, selector: redis.selector, secretName: workflowStoreSecrets.redis },
-    }, { dependsOn: [...inNamespaces.dependsOn, postgres, redis] });
+    }, { ...inNamespaces, dependsOn: [...inNamespaces.dependsOn, postgres, redis] });
 
     // Applications with their own data: booking (SQLite), search engine (snapshots), column store.
     const booking = new Booking("booking", { config }, inNamespaces);
-    const searchEngine = new SearchEngine("search-engine", { config }, { dependsOn: [...inNamespaces.dependsOn, objectStore] });
+    const searchEngine = new SearchEngine("search-engine", { config }, { ...inNamespaces, dependsOn: [...inNamespaces.dependsOn, objectStore] });
     const columnStore = new ColumnStore("column-store", { config }, inNamespaces);
 
     // The platform on top: issuers, vertical autoscalers, GitOps, alerts (each after the add-on whose CRDs it needs).
-    const issuers = new Issuers("issuers", { config, certManager: addons.charts.certManager });
+    const issuers = new Issuers("issuers", { config, certManager: addons.charts.certManager }, programOwned());
     new VerticalAutoscalers("vertical-autoscalers", { config, vpa: addons.charts.vpa }, inNamespaces);
-    const gitops = new GitOps("gitops", { config, argoCd: addons.charts.argoCd, namespace: (name) => namespaces.namespace(name) });
-    new Monitoring("monitoring", { config, monitoring: addons.charts.monitoring });
+    const gitops = new GitOps("gitops", { config, argoCd: addons.charts.argoCd, namespace: (name) => namespaces.namespace(name) }, programOwned());
+    new Monitoring("monitoring", { config, monitoring: addons.charts.monitoring }, programOwned());
     // Source repositories (section 8.3): mirror clones with the GitOps deploy key.
-    new SourceMirror("source-mirror", { config }, { dependsOn: [gitops] });
+    new SourceMirror("source-mirror", { config }, programOwned({ dependsOn: [gitops] }));
 
     return {
         agentServerUrls: agentServer.urls,

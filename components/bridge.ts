@@ -13,6 +13,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { StackConfig } from "../config";
 import { agentServerInstance } from "./agentServer";
 import { cpuAutoscaler, disruptionBudget } from "./lib/availability";
+import { AUTOSCALED_REPLICAS } from "./lib/fieldOwnership";
 import { webIngress } from "./lib/ingress";
 import { appLabels } from "./lib/labels";
 import { allowOnly, ingressController, podsIn } from "./lib/network";
@@ -86,7 +87,7 @@ export class Bridge extends pulumi.ComponentResource {
                     }),
                 },
             },
-        }, child);
+        }, { ...child, ...AUTOSCALED_REPLICAS });
 
         new k8s.core.v1.Service(name, {
             metadata: { name: APP, namespace: ns, labels: l.labels },

@@ -29,6 +29,7 @@ import * as pulumi from "@pulumi/pulumi";
 import * as random from "@pulumi/random";
 import type { StackConfig } from "../config";
 import { cpuAutoscaler, disruptionBudget } from "./lib/availability";
+import { AUTOSCALED_REPLICAS } from "./lib/fieldOwnership";
 import { backupCronJob, BackupJobs, scriptFile } from "./lib/backupCronJob";
 import { hostOf, webIngress } from "./lib/ingress";
 import { appLabels, reloaderAnnotations } from "./lib/labels";
@@ -241,7 +242,7 @@ export class Workflow extends pulumi.ComponentResource {
                 persistentVolumeClaimRetentionPolicy: { whenDeleted: "Retain", whenScaled: "Retain" },
                 volumeClaimTemplates: [dataClaim(cfg, worker.labels)],
             },
-        }, { ...child, dependsOn: [encryption, external, workerServices.headless] });
+        }, { ...child, ...AUTOSCALED_REPLICAS, dependsOn: [encryption, external, workerServices.headless] });
         cpuAutoscaler(`${APP}-worker`, {
             namespace: ns, labels: worker.labels, target: { kind: "StatefulSet", name: `${APP}-worker` },
             minReplicas: w.workerReplicas, maxReplicas: w.maxWorkerReplicas, cpuUtilization: w.workerCpuUtilization, scaleDownWindow: w.workerScaleDownWindow,

@@ -24,6 +24,8 @@ export interface RegisteredResource {
     inputs: Record<string, unknown>;
     /** URNs of the resources this one waits for (dependsOn and input dependencies). */
     dependencies: string[];
+    /** The ignoreChanges option, when set (property paths the engine leaves as they are). */
+    ignoreChanges?: string[];
 }
 
 export interface ProgramRun {
@@ -66,7 +68,8 @@ export async function runProgram(opts: RunOptions): Promise<ProgramRun> {
         // The engine refuses two resources with one URN; the mock monitor would silently overwrite.
         if (seen.has(urn)) errors.push(`duplicate resource URN ${urn}`);
         seen.add(urn);
-        resources.push({ urn, type, name, parent: parent || undefined, custom: req.getCustom(), inputs: req.getObject()?.toJavaScript() ?? {}, dependencies: req.getDependenciesList?.() ?? [] });
+        const ignoreChanges: string[] = req.getIgnorechangesList?.() ?? [];
+        resources.push({ urn, type, name, parent: parent || undefined, custom: req.getCustom(), inputs: req.getObject()?.toJavaScript() ?? {}, dependencies: req.getDependenciesList?.() ?? [], ...(ignoreChanges.length ? { ignoreChanges } : {}) });
         return register(req, callback);
     };
 
