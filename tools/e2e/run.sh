@@ -445,8 +445,10 @@ engine_drift() {
 }
 
 # Step 4: a change of configuration: in place where possible, replaced where not, as the preview
-# said; the PR diff names the same replacements.
-CHANGE='{"workflowWorkerReplicas": 2, "bookingLimitsMemory": "320Mi", "columnStoreDataVolumeSize": "6Gi"}'
+# said; the PR diff names the same replacements. The replacement is the object store's provisioning
+# Job (a Job's template is immutable on the API server): a StatefulSet's volumeClaimTemplates would
+# be the other candidate, but provider 4.25.0 cannot preview that replacement (docs/e2e.md).
+CHANGE='{"workflowWorkerReplicas": 2, "bookingLimitsMemory": "320Mi", "objectStoreBuckets": ["search-snapshots", "e2e-exports"]}'
 engine_change() {
   # The render with the change: what the PR diff sees, and volumes for the claims it adds.
   (cd "$REPO_DIR" && "$TSX" "$E2E_DIR/plan.ts" prepare ci "$CHANGE" "$WORK/volumes" "$WORK/change")
@@ -454,7 +456,8 @@ engine_change() {
   cd "$WORK/project"
   pulumi config set --stack ci ops:workflowWorkerReplicas 2
   pulumi config set --stack ci ops:bookingLimitsMemory 320Mi
-  pulumi config set --stack ci ops:columnStoreDataVolumeSize 6Gi
+  pulumi config set --stack ci --path 'ops:objectStoreBuckets[0]' search-snapshots
+  pulumi config set --stack ci --path 'ops:objectStoreBuckets[1]' e2e-exports
   ENGINE preview ci change-preview
   ENGINE up ci change-up
   workloads
@@ -524,13 +527,32 @@ engine_prod() {
   echo "RESULT: pulumi destroy ci: nothing of ci left ($(cat "$WORK/time-destroy-ci") s); prod: $(KUBECTL get node -l ops-e2e/pool=prod --no-headers | wc -l) nodes, pulumi up $(EJ up-prod 'r["summary"]') in $(EJ up-prod 'round(r["seconds"], 1)') s"
 }
 
-# Step 8: pulumi destroy leaves nothing of either stack.
+# Step 8: pulumi destroy leaves nothing of either stack. prod protects its PersistentVolumeClaims
+# (the program sets protect in prod: data outlives an accidental destroy), so the first destroy
+# must refuse them and leave them on the cluster; decommissioning is `pulumi state unprotect`, then
+# destroy (docs/e2e.md).
+pvcs_of() { python3 -c 'import sys, yaml; print("\n".join(sorted(d["metadata"]["namespace"] + "/" + d["metadata"]["name"] for d in yaml.safe_load_all(open(sys.argv[1])) if d and d.get("kind") == "PersistentVolumeClaim")))' "$1"; }
 engine_destroy() {
+  local t0 want protected live; t0=$(now_s)
+  want=$(pvcs_of "$WORK/render-prod/manifests.yaml")
+  protected=$(cd "$WORK/project" && pulumi stack export --stack prod | python3 -c '
+import json, sys
+for r in json.load(sys.stdin)["deployment"]["resources"]:
+    if r.get("protect"):
+        m = (r.get("outputs") or {}).get("metadata") or {}
+        print(r["type"].rsplit(":", 1)[-1] + " " + m.get("namespace", "") + "/" + m.get("name", ""))' | sort)
+  [[ $protected == "$(sed 's/^/PersistentVolumeClaim /' <<<"$want")" ]] || { echo "protected in prod's state:"; echo "$protected"; echo "expected exactly the claims of the render:"; echo "$want"; return 1; }
+  if ENGINE destroy prod destroy-protected; then echo "pulumi destroy of prod passed although its claims are protected"; return 1; fi
+  grep -q 'cannot be deleted' "$WORK/logs/engine-destroy-protected.log" || { echo "the failed destroy does not say the protected claims cannot be deleted"; return 1; }
+  live=$(KUBECTL get pvc -A -o jsonpath='{range .items[*]}{.metadata.namespace}/{.metadata.name}{"\n"}{end}' | sort)
+  [[ $live == "$want" ]] || { echo "after the refused destroy the cluster has these claims:"; echo "$live"; echo "expected:"; echo "$want"; return 1; }
+  (cd "$WORK/project" && pulumi state unprotect --all --yes --stack prod)
   ENGINE destroy prod destroy-prod
   local left; left=$(left_of "$WORK/render-prod/manifests.yaml"; left_of "$WORK/render/manifests.yaml")
   [[ -z $left ]] || { echo "left behind:"; echo "$left"; return 1; }
   KUBECTL delete pv -l ops-e2e/stand-in=storage --wait --timeout=60s > /dev/null
-  echo "RESULT: pulumi destroy prod in $(EJ destroy-prod 'round(r["seconds"], 1)') s; nothing of either stack left (ci destroyed in step 7)"
+  echo "RESULT: prod's $(wc -l <<<"$want") protected claims refused by the first pulumi destroy and still on the cluster; after pulumi state unprotect --all, destroyed"
+  echo "RESULT: pulumi destroy prod in $(secs "$t0") s in all; nothing of either stack left (ci destroyed in step 7)"
 }
 
 # The speed section: the engine against kubectl server-side apply of the same render plus its waits.
