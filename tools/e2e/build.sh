@@ -81,6 +81,7 @@ build_provider() {
   local mod=github.com/pulumi/pulumi-kubernetes/provider/v4 pv=$KUBERNETES_PROVIDER_MODULE
   local dir="$SRC/kubernetes-provider-$ver" moddir cmd t0
   [[ -x $(bin_path "$name" "$ver") ]] && { log "$name $ver: cached"; return 0; }
+  mkdir -p "$SRC"
   moddir=$(cd "$SRC" && go mod download -json "$mod@$pv" | sed -n 's/^\s*"Dir": "\(.*\)",$/\1/p')
   [[ -d $moddir ]] || die "$mod@$pv: the Go module proxy did not serve it"
   cmd="$dir/cmd/$name"
