@@ -38,6 +38,7 @@ const CERT_MANAGER_ANNOTATIONS = new Set(["cert-manager.io/issuer", "cert-manage
 /** Annotations read by something other than the three products above, with the reader. */
 const OTHER_READERS: Record<string, string> = {
     "kubernetes.io/ingress.allow-http": "the Gatekeeper httpsonly constraint (policies/constraints)",
+    "pulumi.com/patchForce": "the kubernetes provider 4.25.0, pkg/await/await.go patchForce (every object: components/lib/fieldOwnership.ts)",
 };
 
 const ON_OFF = new Set(["proxy-buffering", "proxy-request-buffering"]);
