@@ -497,8 +497,11 @@ engine_policy() {
   admission=$(grep -oE "ValidatingAdmissionPolicy '[^']+' with binding '[^']+' denied request: \[[^]]+\]" "$WORK/logs/engine-pack-broken.log" | sort -u | tr '\n' ' ')
   [[ $live == *allowed-repos* || $admission == *allowed-repos* ]] || { echo "on the deployed cluster neither the pack nor the admission policies name the rule"; return 1; }
   echo "RESULT: pulumi preview --policy-pack policies: passes, $(EJ pack-1 'len(r["policyViolations"])') advisory results; median $(median <<<"$times") s of$times"
-  echo "RESULT: bridgeImage from quay.io/busybox, on the empty cluster: exits non-zero, the pack's mandatory: $named"
-  echo "RESULT: the same on the deployed cluster: exits non-zero, ${live:+the pack's mandatory: $live; }${admission:+refused at the preview's dry-run: $admission}"
+  echo "RESULT: bridgeImage from quay.io/busybox, on the empty cluster: exits non-zero, the pack's mandatory: $(tr '\n' ' ' <<<"$named" | cut -c1-240)"
+  local said=""
+  [[ -z $live ]] || said+="the pack's mandatory: ${live%%$'\n'*}; "
+  [[ -z $admission ]] || said+="refused at the preview's dry-run by the stack's own admission policy: $admission"
+  echo "RESULT: the same on the deployed cluster: exits non-zero, $said"
 }
 
 # Step 6: chart hooks through helm.v3.Release: install, upgrade on a values change, uninstall.
