@@ -1,0 +1,77 @@
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { test } from "node:test";
+import { ALONE, discover, groupSource, plan } from "./run";
+
+test("every test file runs exactly once: alone or in one group", () => {
+    const files = discover();
+    assert.ok(files.length > 100, `${files.length} test files`);
+    for (const f of ALONE) assert.ok(files.includes(f), `ALONE names ${f}, which is not a test file`);
+    const p = plan(files);
+    const placed = [...p.alone, ...p.groups.flatMap((g) => g.files)];
+    assert.deepEqual([...placed].sort(), files);
+});
+
+test("a file goes to the group with the longest prefix of its path, a split group round-robin, the rest to the group without prefixes", () => {
+    const groups = [
+        { name: "program", prefixes: ["test/"], split: 2 },
+        { name: "backups", prefixes: ["test/backups/"] },
+        { name: "units", prefixes: [] },
+    ];
+    const p = plan(["cli/a.test.ts", "test/a.test.ts", "test/b.test.ts", "test/backups/c.test.ts", "test/c.test.ts", "test/alone.test.ts"], ["test/alone.test.ts"], groups);
+    assert.deepEqual(p, {
+        alone: ["test/alone.test.ts"],
+        groups: [
+            { name: "program-1", files: ["test/a.test.ts", "test/c.test.ts"] },
+            { name: "program-2", files: ["test/b.test.ts"] },
+            { name: "backups", files: ["test/backups/c.test.ts"] },
+            { name: "units", files: ["cli/a.test.ts"] },
+        ],
+    });
+    assert.throws(() => plan(["cli/a.test.ts"], [], [{ name: "program", prefixes: ["test/"] }]), /cli\/a\.test\.ts belongs to no group/);
+});
+
+test("discover finds *.test.ts under the test folders, not the integration and product tests, not node_modules", () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "run-discover-"));
+    try {
+        for (const f of ["test/a.test.ts", "test/x.integration.ts", "test/products/p.products.ts", "policies/t/b.test.ts", "tools/node_modules/m/c.test.ts", "docs/d.test.ts"]) {
+            fs.mkdirSync(path.dirname(path.join(root, f)), { recursive: true });
+            fs.writeFileSync(path.join(root, f), "");
+        }
+        assert.deepEqual(discover(root), ["policies/t/b.test.ts", "test/a.test.ts"]);
+    } finally {
+        fs.rmSync(root, { recursive: true, force: true });
+    }
+});
+
+test("a group file runs each member's tests, with its own hooks, in a suite named by its path; a failure in one fails the run, the others still run", () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "run-group-"));
+    try {
+        const member = (name: string, body: string) => {
+            fs.mkdirSync(path.join(root, "test"), { recursive: true });
+            fs.writeFileSync(path.join(root, "test", name), `import assert from "node:assert/strict";\nimport { before, test } from "node:test";\n${body}\n`);
+        };
+        member("a.test.ts", 'let ready = false;\nbefore(() => { ready = true; });\ntest("a one", () => assert.ok(ready));\ntest("a two", () => assert.fail("a two fails"));');
+        member("b.test.ts", 'const x: number = 1;\ntest("b one", () => assert.equal(x, 1));');
+        const group = path.join(root, "g.test.cjs");
+        fs.writeFileSync(group, groupSource(["test/a.test.ts", "test/b.test.ts"], root));
+        // A run of its own, not a subtest of this one (node:test marks its children with NODE_TEST_CONTEXT).
+        const env = { ...process.env };
+        delete env.NODE_TEST_CONTEXT;
+        const r = spawnSync(process.execPath, ["--import", "tsx", "--test", "--test-reporter=tap", group], { cwd: path.resolve(__dirname, "..", ".."), env, encoding: "utf8" });
+        assert.equal(r.status, 1, r.stdout + r.stderr);
+        const lines = r.stdout.split("\n");
+        const result = (name: string) => lines.find((l) => new RegExp(`^\\s*(not )?ok \\d+ - ${name}$`).test(l))?.trim().replace(/ \d+ -/, " -");
+        assert.equal(result("a one"), "ok - a one");
+        assert.equal(result("a two"), "not ok - a two");
+        assert.equal(result("test/a.test.ts"), "not ok - test/a.test.ts");
+        assert.equal(result("b one"), "ok - b one");
+        assert.equal(result("test/b.test.ts"), "ok - test/b.test.ts");
+        assert.match(r.stdout, /# tests 3\n# suites 2\n# pass 2\n# fail 1/);
+    } finally {
+        fs.rmSync(root, { recursive: true, force: true });
+    }
+});

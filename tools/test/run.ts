@@ -1,0 +1,117 @@
+/**
+ * npm test: every *.test.ts under test/, components/, config/, policies/, cli/ and tools/, through
+ * node:test, in fewer processes than files.
+ *
+ * node:test runs each file in a process of its own; starting node with tsx and loading the modules
+ * again costs about a second of CPU per file, which for 150 files on 2 cores was a third of npm
+ * test's time. Here the files of a group share one process: a group file (written to a temporary
+ * folder for the run) requires each member file inside a suite named by its path, so its tests
+ * and hooks run as they would alone, one file after the other. The processes run side by side,
+ * the slowest first.
+ *
+ *   npm test                          every test file
+ *   npm test -- test/diff.test.ts     only these files (in their groups); --flags go to node --test
+ *
+ * OPS_TEST_CONCURRENCY: how many processes at once (default: the number of cores, plus one for
+ * the time the processes wait on their child processes).
+ */
+import { spawn } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+
+const ROOT = path.resolve(__dirname, "..", "..");
+export const DIRS = ["test", "components", "config", "policies", "cli", "tools"];
+
+/**
+ * Files that run in a process of their own: they wait on child processes (the render CLI, a
+ * compiled policy pack) while the groups go on. A name here that is not a test file is an error.
+ */
+export const ALONE = ["test/render.test.ts", "test/outSafety.test.ts", "tools/e2e/analyzerShim.test.ts"];
+
+/**
+ * The groups in the order they start. A file goes to the group with the longest prefix of its path
+ * (a group without prefixes takes the rest); a group with `split` is dealt round-robin into that
+ * many processes. The program tests (test/) render stacks, most of npm test's time.
+ */
+export const GROUPS: Array<{ name: string; prefixes: string[]; split?: number }> = [
+    { name: "program", prefixes: ["test/"], split: 3 },
+    { name: "backups", prefixes: ["test/backups/"] },
+    { name: "units", prefixes: [] },
+];
+
+export function discover(root = ROOT): string[] {
+    const out: string[] = [];
+    const walk = (dir: string) => {
+        for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+            if (e.name === "node_modules" || e.name.startsWith(".")) continue;
+            const full = path.join(dir, e.name);
+            if (e.isDirectory()) walk(full);
+            else if (e.isFile() && e.name.endsWith(".test.ts")) out.push(path.relative(root, full));
+        }
+    };
+    for (const d of DIRS) if (fs.existsSync(path.join(root, d))) walk(path.join(root, d));
+    return out.sort();
+}
+
+export interface Plan {
+    alone: string[];
+    groups: Array<{ name: string; files: string[] }>;
+}
+
+/** Where each file runs: ALONE's files alone, the others in their group's processes (empty ones left out). */
+export function plan(files: string[], alone = ALONE, groups = GROUPS): Plan {
+    const own = files.filter((f) => alone.includes(f));
+    const members = groups.map(() => [] as string[]);
+    for (const f of files.filter((x) => !own.includes(x))) {
+        let best = groups.findIndex((g) => g.prefixes.length === 0);
+        let length = -1;
+        groups.forEach((g, i) => g.prefixes.forEach((p) => {
+            if (f.startsWith(p) && p.length > length) [best, length] = [i, p.length];
+        }));
+        if (best === -1) throw new Error(`${f} belongs to no group (tools/test/run.ts GROUPS has no group without prefixes)`);
+        members[best].push(f);
+    }
+    const out: Plan["groups"] = [];
+    groups.forEach((g, i) => {
+        const n = g.split ?? 1;
+        for (let k = 0; k < n; k++) out.push({ name: n > 1 ? `${g.name}-${k + 1}` : g.name, files: members[i].filter((_, j) => j % n === k) });
+    });
+    return { alone: own, groups: out.filter((g) => g.files.length > 0) };
+}
+
+/** The text of a group file: each member file's tests as one suite named by its path. */
+export function groupSource(files: string[], root = ROOT): string {
+    const lines = ['"use strict";', "// Written by tools/test/run.ts for one npm test run.", 'const { describe } = require("node:test");'];
+    for (const f of files) lines.push(`describe(${JSON.stringify(f)}, () => { require(${JSON.stringify(path.join(root, f))}); });`);
+    return lines.join("\n") + "\n";
+}
+
+function main(): void {
+    const argv = process.argv.slice(2);
+    const flags = argv.filter((a) => a.startsWith("--"));
+    const wanted = argv.filter((a) => !a.startsWith("--")).map((a) => path.relative(ROOT, path.resolve(a)));
+    const files = discover();
+    const stale = ALONE.filter((f) => !files.includes(f));
+    if (stale.length > 0) throw new Error(`tools/test/run.ts: ALONE names what is not a test file: ${stale.join(", ")}`);
+    const unknown = wanted.filter((f) => !files.includes(f));
+    if (unknown.length > 0) throw new Error(`not a *.test.ts file under ${DIRS.join("/, ")}/: ${unknown.join(", ")}`);
+    const p = plan(wanted.length > 0 ? wanted : files);
+
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ops-test-groups-"));
+    const groupFiles = p.groups.map((g) => {
+        const file = path.join(dir, `${g.name}.test.cjs`);
+        fs.writeFileSync(file, groupSource(g.files));
+        return file;
+    });
+    const concurrency = Number(process.env.OPS_TEST_CONCURRENCY) || (os.availableParallelism?.() ?? os.cpus().length) + 1;
+    const reporter = flags.some((f) => f.startsWith("--test-reporter")) ? [] : ["--test-reporter=spec"];
+    const child = spawn(process.execPath, ["--import", "tsx", "--test", `--test-concurrency=${concurrency}`, ...reporter, ...flags, ...groupFiles, ...p.alone], { cwd: ROOT, stdio: "inherit" });
+    for (const sig of ["SIGINT", "SIGTERM"] as const) process.on(sig, () => child.kill(sig));
+    child.on("exit", (code, signal) => {
+        fs.rmSync(dir, { recursive: true, force: true });
+        process.exitCode = code ?? (signal ? 1 : 0);
+    });
+}
+
+if (require.main === module) main();
