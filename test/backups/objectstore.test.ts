@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
-import { FIXED_STAMP, assertTwoFoldersOneStamp, backupEntries, describeRun, fixedStampDate, runScript, tempDir, touchDaysAgo, treeHashes } from './servers';
+import { FIXED_STAMP, agedBackups, assertTwoFoldersOneStamp, backupEntries, describeRun, fixedStampDate, runScript, tempDir, treeHashes } from './servers';
 
 const ACCESS = 'backup-access-key';
 const SECRET = 'S3cr3t/with+special"chars\\';
@@ -158,12 +158,7 @@ describe('object store backup scripts (stub mc on PATH; the real mc and MinIO ru
 
   test('retention only after success; failures (bad keys, unreachable, one bucket failing) delete and change nothing', async () => {
     const s = setup();
-    const old = path.join(s.backupDir, '2020-01-01T040000Z');
-    const young = path.join(s.backupDir, '2020-01-02T040000Z');
-    for (const p of [old, young]) fs.mkdirSync(path.join(p, 'uploads'), { recursive: true });
-    fs.writeFileSync(path.join(old, 'uploads', 'x'), 'old');
-    touchDaysAgo(old, 8);
-    touchDaysAgo(young, 6);
+    const { old, young } = agedBackups(s.backupDir, 'uploads/x');
     const hashes = treeHashes(s.backupDir);
 
     const badKey = await s.runIt('objectstore-backup', { OBJECTSTORE_SECRET_KEY: 'wrong-secret' });

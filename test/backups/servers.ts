@@ -164,6 +164,22 @@ export function touchDaysAgo(p: string, days: number): void {
   execFileSync('touch', ['-d', `${days} days ago`, p]);
 }
 
+/**
+ * Two dated folders in a backup directory for the retention tests: `old` 8 days old (deleted by
+ * RETENTION_DAYS=7) and `young` 6 days old (kept), each holding `file` (a path inside the folder).
+ */
+export function agedBackups(backupDir: string, file: string, content = 'old'): { old: string; young: string } {
+  const old = path.join(backupDir, '2020-01-01T040000Z');
+  const young = path.join(backupDir, '2020-01-02T040000Z');
+  for (const p of [old, young]) {
+    fs.mkdirSync(path.dirname(path.join(p, file)), { recursive: true });
+    fs.writeFileSync(path.join(p, file), content);
+  }
+  touchDaysAgo(old, 8);
+  touchDaysAgo(young, 6);
+  return { old, young };
+}
+
 /** The stamp that fixedStampDate's `date` answers. */
 export const FIXED_STAMP = '2030-01-01T000000Z';
 
