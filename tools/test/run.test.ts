@@ -47,7 +47,7 @@ test("discover finds *.test.ts under the test folders, not the integration and p
     }
 });
 
-test("a group file runs each member's tests, with its own hooks, in a suite named by its path; a failure in one fails the run, the others still run", () => {
+test("a group file runs each member's tests, with its own hooks, in a suite named by its path; a failure in one fails the run, the others still run; a member loaded before its suite is an error", () => {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "run-group-"));
     try {
         const member = (name: string, body: string) => {
@@ -56,8 +56,11 @@ test("a group file runs each member's tests, with its own hooks, in a suite name
         };
         member("a.test.ts", 'let ready = false;\nbefore(() => { ready = true; });\ntest("a one", () => assert.ok(ready));\ntest("a two", () => assert.fail("a two fails"));');
         member("b.test.ts", 'const x: number = 1;\ntest("b one", () => assert.equal(x, 1));');
+        // c requires d, as policies/admission/agreement.test.ts requires the template tests: d's own suite says so.
+        member("c.test.ts", 'require("./d.test");\ntest("c one", () => undefined);');
+        member("d.test.ts", 'test("d one", () => undefined);');
         const group = path.join(root, "g.test.cjs");
-        fs.writeFileSync(group, groupSource(["test/a.test.ts", "test/b.test.ts"], root));
+        fs.writeFileSync(group, groupSource(["test/a.test.ts", "test/b.test.ts", "test/c.test.ts", "test/d.test.ts"], root));
         // A run of its own, not a subtest of this one (node:test marks its children with NODE_TEST_CONTEXT).
         const env = { ...process.env };
         delete env.NODE_TEST_CONTEXT;
@@ -70,7 +73,9 @@ test("a group file runs each member's tests, with its own hooks, in a suite name
         assert.equal(result("test/a.test.ts"), "not ok - test/a.test.ts");
         assert.equal(result("b one"), "ok - b one");
         assert.equal(result("test/b.test.ts"), "ok - test/b.test.ts");
-        assert.match(r.stdout, /# tests 3\n# suites 2\n# pass 2\n# fail 1/);
+        assert.equal(result("d one"), "ok - d one");
+        assert.equal(result("test/d.test.ts"), "not ok - test/d.test.ts");
+        assert.match(r.stdout, /test\/d\.test\.ts was loaded by another test file of its group before its own suite: name it in ALONE of tools\/test\/run\.ts/);
     } finally {
         fs.rmSync(root, { recursive: true, force: true });
     }

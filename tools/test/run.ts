@@ -24,10 +24,13 @@ const ROOT = path.resolve(__dirname, "..", "..");
 export const DIRS = ["test", "components", "config", "policies", "cli", "tools"];
 
 /**
- * Files that run in a process of their own: they wait on child processes (the render CLI, a
- * compiled policy pack) while the groups go on. A name here that is not a test file is an error.
+ * Files that run in a process of their own: those that wait on child processes (the render CLI, a
+ * compiled policy pack) while the groups go on, and policies/admission/agreement.test.ts, which
+ * runs the template and spec rule tests again inside itself to record their fixtures (in a group
+ * those files would be loaded once, by whichever came first). A name here that is not a test file
+ * is an error.
  */
-export const ALONE = ["test/render.test.ts", "test/outSafety.test.ts", "tools/e2e/analyzerShim.test.ts"];
+export const ALONE = ["test/render.test.ts", "test/outSafety.test.ts", "tools/e2e/analyzerShim.test.ts", "policies/admission/agreement.test.ts"];
 
 /**
  * The groups in the order they start. A file goes to the group with the longest prefix of its path
@@ -80,10 +83,24 @@ export function plan(files: string[], alone = ALONE, groups = GROUPS): Plan {
     return { alone: own, groups: out.filter((g) => g.files.length > 0) };
 }
 
-/** The text of a group file: each member file's tests as one suite named by its path. */
+/**
+ * The text of a group file: each member file's tests as one suite named by its path. A member that
+ * is already loaded when its suite starts (another test file required it) would run nothing there:
+ * that is an error naming it, not a silent empty suite.
+ */
 export function groupSource(files: string[], root = ROOT): string {
-    const lines = ['"use strict";', "// Written by tools/test/run.ts for one npm test run.", 'const { describe } = require("node:test");'];
-    for (const f of files) lines.push(`describe(${JSON.stringify(f)}, () => { require(${JSON.stringify(path.join(root, f))}); });`);
+    const lines = [
+        '"use strict";',
+        "// Written by tools/test/run.ts for one npm test run.",
+        'const { describe } = require("node:test");',
+        "function member(name, file) {",
+        "    describe(name, () => {",
+        "        if (require.cache[require.resolve(file)]) throw new Error(`${name} was loaded by another test file of its group before its own suite: name it in ALONE of tools/test/run.ts`);",
+        "        require(file);",
+        "    });",
+        "}",
+    ];
+    for (const f of files) lines.push(`member(${JSON.stringify(f)}, ${JSON.stringify(path.join(root, f))});`);
     return lines.join("\n") + "\n";
 }
 
