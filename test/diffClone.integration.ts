@@ -32,7 +32,8 @@ describe("npm run diff between two commits of a clone (real git worktree)", { ti
     let tmp: string;
     let clone: string;
     const git = (...args: string[]) => execFileSync("git", ["-C", clone, "-c", "user.name=diff test", "-c", "user.email=diff@test.invalid", ...args], { encoding: "utf8" }).trim();
-    const runDiff = (...args: string[]) => spawnSync("npx", ["--no", "--", "tsx", "cli/diff.ts", ...args], { cwd: clone, encoding: "utf8", timeout: 150_000 });
+    // As `npm run diff` runs it (package.json: node --import tsx cli/diff.ts), without npm's and npx's processes.
+    const runDiff = (...args: string[]) => spawnSync(process.execPath, ["--import", "tsx", "cli/diff.ts", ...args], { cwd: clone, encoding: "utf8", timeout: 150_000 });
 
     before(() => {
         tmp = fs.mkdtempSync(path.join(os.tmpdir(), "diff-test-"));
