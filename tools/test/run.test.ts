@@ -4,34 +4,31 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { test } from "node:test";
-import { ALONE, discover, groupSource, plan } from "./run";
+import { discover, groupSource, JOBS, plan } from "./run";
 
-test("every test file runs exactly once: alone or in one group", () => {
+test("every test file runs exactly once, and every file JOBS names is a test file", () => {
     const files = discover();
     assert.ok(files.length > 100, `${files.length} test files`);
-    for (const f of ALONE) assert.ok(files.includes(f), `ALONE names ${f}, which is not a test file`);
-    const p = plan(files);
-    const placed = [...p.alone, ...p.groups.flatMap((g) => g.files)];
-    assert.deepEqual([...placed].sort(), files);
+    for (const f of JOBS.flatMap((j) => j.files ?? [])) assert.ok(files.includes(f), `JOBS names ${f}, which is not a test file`);
+    assert.deepEqual(plan(files).flatMap((j) => j.files).sort(), files);
 });
 
-test("a file goes to the group with the longest prefix of its path, a split group round-robin, the rest to the group without prefixes", () => {
-    const groups = [
+test("a file goes to the job naming it, else the longest prefix of its path, else the job without either; a split job round-robin", () => {
+    const jobs = [
         { name: "program", prefixes: ["test/"], split: 2 },
         { name: "backups", prefixes: ["test/backups/"] },
-        { name: "units", prefixes: [] },
+        { name: "alone", files: ["test/alone.test.ts"] },
+        { name: "units" },
     ];
-    const p = plan(["cli/a.test.ts", "test/a.test.ts", "test/b.test.ts", "test/backups/c.test.ts", "test/c.test.ts", "test/alone.test.ts"], ["test/alone.test.ts"], groups);
-    assert.deepEqual(p, {
-        alone: ["test/alone.test.ts"],
-        groups: [
-            { name: "program-1", files: ["test/a.test.ts", "test/c.test.ts"] },
-            { name: "program-2", files: ["test/b.test.ts"] },
-            { name: "backups", files: ["test/backups/c.test.ts"] },
-            { name: "units", files: ["cli/a.test.ts"] },
-        ],
-    });
-    assert.throws(() => plan(["cli/a.test.ts"], [], [{ name: "program", prefixes: ["test/"] }]), /cli\/a\.test\.ts belongs to no group/);
+    const files = ["cli/a.test.ts", "test/a.test.ts", "test/b.test.ts", "test/backups/c.test.ts", "test/c.test.ts", "test/alone.test.ts"];
+    assert.deepEqual(plan(files, jobs), [
+        { name: "program-1", files: ["test/a.test.ts", "test/c.test.ts"] },
+        { name: "program-2", files: ["test/b.test.ts"] },
+        { name: "backups", files: ["test/backups/c.test.ts"] },
+        { name: "alone", files: ["test/alone.test.ts"] },
+        { name: "units", files: ["cli/a.test.ts"] },
+    ]);
+    assert.throws(() => plan(["cli/a.test.ts"], [{ name: "program", prefixes: ["test/"] }]), /cli\/a\.test\.ts belongs to no job/);
 });
 
 test("discover finds *.test.ts under the test folders, not the integration and product tests, not node_modules", () => {
@@ -75,7 +72,7 @@ test("a group file runs each member's tests, with its own hooks, in a suite name
         assert.equal(result("test/b.test.ts"), "ok - test/b.test.ts");
         assert.equal(result("d one"), "ok - d one");
         assert.equal(result("test/d.test.ts"), "not ok - test/d.test.ts");
-        assert.match(r.stdout, /test\/d\.test\.ts was loaded by another test file of its group before its own suite: name it in ALONE of tools\/test\/run\.ts/);
+        assert.match(r.stdout, /test\/d\.test\.ts was loaded by another test file of its group before its own suite: give it a job of its own in JOBS of tools\/test\/run\.ts/);
     } finally {
         fs.rmSync(root, { recursive: true, force: true });
     }

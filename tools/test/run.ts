@@ -4,13 +4,13 @@
  *
  * node:test runs each file in a process of its own; starting node with tsx and loading the modules
  * again costs about a second of CPU per file, which for 150 files on 2 cores was a third of npm
- * test's time. Here the files of a group share one process: a group file (written to a temporary
+ * test's time. Here the files of a job share one process: a group file (written to a temporary
  * folder for the run) requires each member file inside a suite named by its path, so its tests
  * and hooks run as they would alone, one file after the other. The processes run side by side,
  * the slowest first.
  *
  *   npm test                          every test file
- *   npm test -- test/diff.test.ts     only these files (in their groups); --flags go to node --test
+ *   npm test -- test/diff.test.ts     only these files (in their jobs); --flags go to node --test
  *
  * OPS_TEST_CONCURRENCY: how many processes at once (default: the number of cores, plus one for
  * the time the processes wait on their child processes).
@@ -24,23 +24,30 @@ const ROOT = path.resolve(__dirname, "..", "..");
 export const DIRS = ["test", "components", "config", "policies", "cli", "tools"];
 
 /**
- * Files that run in a process of their own: those that wait on child processes (the render CLI, a
- * compiled policy pack) while the groups go on, and policies/admission/agreement.test.ts, which
- * runs the template and spec rule tests again inside itself to record their fixtures (in a group
- * those files would be loaded once, by whichever came first). A name here that is not a test file
+ * The processes of a run, in the order they start (node:test starts its files sorted by name: the
+ * group files are numbered in this order). A file goes to the job that names it in `files`, else to
+ * the job with the longest prefix of its path, else to the job without either; a job with `split`
+ * is dealt round-robin into that many processes. The program tests (test/) render stacks, most of
+ * npm test's time, so they start first. The files named alone wait on child processes of their
+ * own (the render CLI, a compiled policy pack) while the others go on; agreement.test runs the
+ * template and spec rule tests again inside itself to record their fixtures (in a shared process
+ * those files would be loaded once, by whichever came first). A named file that is not a test file
  * is an error.
  */
-export const ALONE = ["test/render.test.ts", "test/outSafety.test.ts", "tools/e2e/analyzerShim.test.ts", "policies/admission/agreement.test.ts"];
-
-/**
- * The groups in the order they start. A file goes to the group with the longest prefix of its path
- * (a group without prefixes takes the rest); a group with `split` is dealt round-robin into that
- * many processes. The program tests (test/) render stacks, most of npm test's time.
- */
-export const GROUPS: Array<{ name: string; prefixes: string[]; split?: number }> = [
+export interface Job {
+    name: string;
+    prefixes?: string[];
+    files?: string[];
+    split?: number;
+}
+export const JOBS: Job[] = [
     { name: "program", prefixes: ["test/"], split: 3 },
     { name: "backups", prefixes: ["test/backups/"] },
-    { name: "units", prefixes: [] },
+    { name: "render-cli", files: ["test/render.test.ts"] },
+    { name: "out-safety", files: ["test/outSafety.test.ts"] },
+    { name: "analyzer-shim", files: ["tools/e2e/analyzerShim.test.ts"] },
+    { name: "agreement", files: ["policies/admission/agreement.test.ts"] },
+    { name: "units" },
 ];
 
 export function discover(root = ROOT): string[] {
@@ -57,30 +64,27 @@ export function discover(root = ROOT): string[] {
     return out.sort();
 }
 
-export interface Plan {
-    alone: string[];
-    groups: Array<{ name: string; files: string[] }>;
-}
-
-/** Where each file runs: ALONE's files alone, the others in their group's processes (empty ones left out). */
-export function plan(files: string[], alone = ALONE, groups = GROUPS): Plan {
-    const own = files.filter((f) => alone.includes(f));
-    const members = groups.map(() => [] as string[]);
-    for (const f of files.filter((x) => !own.includes(x))) {
-        let best = groups.findIndex((g) => g.prefixes.length === 0);
-        let length = -1;
-        groups.forEach((g, i) => g.prefixes.forEach((p) => {
-            if (f.startsWith(p) && p.length > length) [best, length] = [i, p.length];
-        }));
-        if (best === -1) throw new Error(`${f} belongs to no group (tools/test/run.ts GROUPS has no group without prefixes)`);
+/** Which files each process runs, in the order they start (empty ones left out). */
+export function plan(files: string[], jobs = JOBS): Array<{ name: string; files: string[] }> {
+    const members = jobs.map(() => [] as string[]);
+    for (const f of files) {
+        let best = jobs.findIndex((j) => j.files?.includes(f));
+        if (best === -1) {
+            let length = -1;
+            jobs.forEach((j, i) => j.prefixes?.forEach((p) => {
+                if (f.startsWith(p) && p.length > length) [best, length] = [i, p.length];
+            }));
+        }
+        if (best === -1) best = jobs.findIndex((j) => !j.files && !j.prefixes);
+        if (best === -1) throw new Error(`${f} belongs to no job (tools/test/run.ts JOBS has no job without files and prefixes)`);
         members[best].push(f);
     }
-    const out: Plan["groups"] = [];
-    groups.forEach((g, i) => {
-        const n = g.split ?? 1;
-        for (let k = 0; k < n; k++) out.push({ name: n > 1 ? `${g.name}-${k + 1}` : g.name, files: members[i].filter((_, j) => j % n === k) });
+    const out: Array<{ name: string; files: string[] }> = [];
+    jobs.forEach((j, i) => {
+        const n = j.split ?? 1;
+        for (let k = 0; k < n; k++) out.push({ name: n > 1 ? `${j.name}-${k + 1}` : j.name, files: members[i].filter((_, x) => x % n === k) });
     });
-    return { alone: own, groups: out.filter((g) => g.files.length > 0) };
+    return out.filter((j) => j.files.length > 0);
 }
 
 /**
@@ -95,7 +99,7 @@ export function groupSource(files: string[], root = ROOT): string {
         'const { describe } = require("node:test");',
         "function member(name, file) {",
         "    describe(name, () => {",
-        "        if (require.cache[require.resolve(file)]) throw new Error(`${name} was loaded by another test file of its group before its own suite: name it in ALONE of tools/test/run.ts`);",
+        "        if (require.cache[require.resolve(file)]) throw new Error(`${name} was loaded by another test file of its group before its own suite: give it a job of its own in JOBS of tools/test/run.ts`);",
         "        require(file);",
         "    });",
         "}",
@@ -109,21 +113,21 @@ function main(): void {
     const flags = argv.filter((a) => a.startsWith("--"));
     const wanted = argv.filter((a) => !a.startsWith("--")).map((a) => path.relative(ROOT, path.resolve(a)));
     const files = discover();
-    const stale = ALONE.filter((f) => !files.includes(f));
-    if (stale.length > 0) throw new Error(`tools/test/run.ts: ALONE names what is not a test file: ${stale.join(", ")}`);
+    const stale = JOBS.flatMap((j) => j.files ?? []).filter((f) => !files.includes(f));
+    if (stale.length > 0) throw new Error(`tools/test/run.ts: JOBS names what is not a test file: ${stale.join(", ")}`);
     const unknown = wanted.filter((f) => !files.includes(f));
     if (unknown.length > 0) throw new Error(`not a *.test.ts file under ${DIRS.join("/, ")}/: ${unknown.join(", ")}`);
-    const p = plan(wanted.length > 0 ? wanted : files);
+    const jobs = plan(wanted.length > 0 ? wanted : files);
 
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ops-test-groups-"));
-    const groupFiles = p.groups.map((g) => {
-        const file = path.join(dir, `${g.name}.test.cjs`);
-        fs.writeFileSync(file, groupSource(g.files));
+    const groupFiles = jobs.map((j, i) => {
+        const file = path.join(dir, `${String(i + 1).padStart(2, "0")}-${j.name}.test.cjs`);
+        fs.writeFileSync(file, groupSource(j.files));
         return file;
     });
     const concurrency = Number(process.env.OPS_TEST_CONCURRENCY) || (os.availableParallelism?.() ?? os.cpus().length) + 1;
     const reporter = flags.some((f) => f.startsWith("--test-reporter")) ? [] : ["--test-reporter=spec"];
-    const child = spawn(process.execPath, ["--import", "tsx", "--test", `--test-concurrency=${concurrency}`, ...reporter, ...flags, ...groupFiles, ...p.alone], { cwd: ROOT, stdio: "inherit" });
+    const child = spawn(process.execPath, ["--import", "tsx", "--test", `--test-concurrency=${concurrency}`, ...reporter, ...flags, ...groupFiles], { cwd: ROOT, stdio: "inherit" });
     for (const sig of ["SIGINT", "SIGTERM"] as const) process.on(sig, () => child.kill(sig));
     child.on("exit", (code, signal) => {
         fs.rmSync(dir, { recursive: true, force: true });
