@@ -28,12 +28,12 @@ new k8s.core.v1.ConfigMap("diff-fixture-config", { metadata: { name: "diff-fixtu
 new k8s.core.v1.Secret("diff-fixture-secret", { metadata: { name: "diff-fixture-secret", namespace: "default", labels: { rev: "head" } }, stringData: { token: "${HEAD_SECRET}" } });
 `;
 
-describe("npm run diff between two commits of a clone (real git worktree)", { timeout: 300_000 }, () => {
+describe("npm run diff between two commits of a clone (real git worktree)", { timeout: 1_200_000 }, () => {
     let tmp: string;
     let clone: string;
     const git = (...args: string[]) => execFileSync("git", ["-C", clone, "-c", "user.name=diff test", "-c", "user.email=diff@test.invalid", ...args], { encoding: "utf8" }).trim();
     // As `npm run diff` runs it (package.json: node --import tsx cli/diff.ts), without npm's and npx's processes.
-    const runDiff = (...args: string[]) => spawnSync(process.execPath, ["--import", "tsx", "cli/diff.ts", ...args], { cwd: clone, encoding: "utf8", timeout: 150_000 });
+    const runDiff = (...args: string[]) => spawnSync(process.execPath, ["--import", "tsx", "cli/diff.ts", ...args], { cwd: clone, encoding: "utf8", timeout: 400_000 });
 
     before(() => {
         tmp = fs.mkdtempSync(path.join(os.tmpdir(), "diff-test-"));
