@@ -75,7 +75,7 @@ done
 log "writing SHA256SUMS"
 write_sums "$work"
 fsync_tree "$work"
-mv "$work" "$final" || die "could not move the finished backup into place ($final)"
+publish_backup_folder || die "could not move the finished backup into place ($final): $(oneline "$publish_err")"
 sync "$BACKUP_DIR" 2>/dev/null || true
 log "backup complete: $final ($count buckets)"
 

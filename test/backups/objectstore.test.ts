@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
-import { backupEntries, describeRun, runScript, tempDir, touchDaysAgo, treeHashes } from './servers';
+import { FIXED_STAMP, agedBackups, assertTwoFoldersOneStamp, backupEntries, describeRun, fixedStampDate, runScript, tempDir, treeHashes } from './servers';
 
 const ACCESS = 'backup-access-key';
 const SECRET = 'S3cr3t/with+special"chars\\';
@@ -88,7 +88,7 @@ function setup() {
     MC_STUB_SECRET: SECRET,
   };
   const calls = (): Call[] => (fs.existsSync(log) ? fs.readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l)) : []);
-  const runIt = (name: string, extra: Record<string, string | undefined> = {}) => runScript(name, { ...env, ...extra }, { pathPrepend: [bin] });
+  const runIt = (name: string, extra: Record<string, string | undefined> = {}, pathPrepend: string[] = []) => runScript(name, { ...env, ...extra }, { pathPrepend: [...pathPrepend, bin] });
   return { store, backupDir, env, calls, objects, runIt };
 }
 
@@ -158,12 +158,7 @@ describe('object store backup scripts (stub mc on PATH; the real mc and MinIO ru
 
   test('retention only after success; failures (bad keys, unreachable, one bucket failing) delete and change nothing', async () => {
     const s = setup();
-    const old = path.join(s.backupDir, '2020-01-01T040000Z');
-    const young = path.join(s.backupDir, '2020-01-02T040000Z');
-    for (const p of [old, young]) fs.mkdirSync(path.join(p, 'uploads'), { recursive: true });
-    fs.writeFileSync(path.join(old, 'uploads', 'x'), 'old');
-    touchDaysAgo(old, 8);
-    touchDaysAgo(young, 6);
+    const { old, young } = agedBackups(s.backupDir, 'uploads/x');
     const hashes = treeHashes(s.backupDir);
 
     const badKey = await s.runIt('objectstore-backup', { OBJECTSTORE_SECRET_KEY: 'wrong-secret' });
@@ -188,6 +183,17 @@ describe('object store backup scripts (stub mc on PATH; the real mc and MinIO ru
     assert.match(ok.stdout, /retention: deleting .*2020-01-01T040000Z/);
     assert.ok(!fs.existsSync(old), '8 days old: deleted');
     assert.ok(fs.existsSync(young), '6 days old: kept');
+  });
+
+  test('two backups started in the same second both land, in two folders, neither inside the other', async () => {
+    const s = setup();
+    const date = fixedStampDate();
+    const [a, b] = await Promise.all([0, 1].map(() => s.runIt('objectstore-backup', { RETENTION_DAYS: '0' }, [date])));
+    assert.equal(a.code, 0, describeRun(a));
+    assert.equal(b.code, 0, describeRun(b));
+    assertTwoFoldersOneStamp(s.backupDir);
+    assert.match(a.stdout + b.stdout, new RegExp(`backup complete: .*${FIXED_STAMP}-2 `));
+    for (const folder of [FIXED_STAMP, `${FIXED_STAMP}-2`]) for (const [rel, bytes] of Object.entries(s.objects)) assert.deepEqual(fs.readFileSync(path.join(s.backupDir, folder, rel)), bytes, `${folder}/${rel}`);
   });
 });
 

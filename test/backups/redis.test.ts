@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 import {
   REDIS_NEEDS, Resp, assertBinaries, backupEntries, describeRun, runScript, skipUnless, describeNeeding, startRedis, tempDir,
-  touchDaysAgo, treeHashes, type RedisServer, type RespValue,
+  agedBackups, treeHashes, type RedisServer, type RespValue,
 } from './servers';
 
 const TTL = 3600;
@@ -199,14 +199,7 @@ describeNeeding('redis backup scripts (real redis-server)', { skip: skipUnless(R
   });
 
   test('retention and failure: wrong password / server down fail clearly, delete nothing, change nothing', async () => {
-    const old = path.join(backupDir, '2020-01-01T000000Z');
-    const young = path.join(backupDir, '2020-01-05T000000Z');
-    for (const p of [old, young]) {
-      fs.mkdirSync(p);
-      fs.writeFileSync(path.join(p, 'dump.rdb'), 'REDIS-old');
-    }
-    touchDaysAgo(old, 8);
-    touchDaysAgo(young, 6);
+    const { old, young } = agedBackups(backupDir, 'dump.rdb', 'REDIS-old');
     const hashes = treeHashes(backupDir);
 
     const bad = await runScript('redis-backup', { ...env(), REDISCLI_AUTH: 'wrong-password' });

@@ -4,6 +4,7 @@
 //
 // Every server and temporary directory is registered in a cleanup list that also runs on
 // process exit, so servers are stopped even when a test fails or throws.
+import assert from 'node:assert/strict';
 import { suiteNeeding } from '../skip';
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -161,6 +162,43 @@ export function tempDir(prefix: string): { dir: string; remove: () => void } {
 /** Set the modification time of a path like `touch -d "<n> days ago"`. */
 export function touchDaysAgo(p: string, days: number): void {
   execFileSync('touch', ['-d', `${days} days ago`, p]);
+}
+
+/**
+ * Two dated folders in a backup directory for the retention tests: `old` 8 days old (deleted by
+ * RETENTION_DAYS=7) and `young` 6 days old (kept), each holding `file` (a path inside the folder).
+ */
+export function agedBackups(backupDir: string, file: string, content = 'old'): { old: string; young: string } {
+  const old = path.join(backupDir, '2020-01-01T040000Z');
+  const young = path.join(backupDir, '2020-01-02T040000Z');
+  for (const p of [old, young]) {
+    fs.mkdirSync(path.dirname(path.join(p, file)), { recursive: true });
+    fs.writeFileSync(path.join(p, file), content);
+  }
+  touchDaysAgo(old, 8);
+  touchDaysAgo(young, 6);
+  return { old, young };
+}
+
+/** The stamp that fixedStampDate's `date` answers. */
+export const FIXED_STAMP = '2030-01-01T000000Z';
+
+/**
+ * A folder holding a `date` that gives every backup the same dated folder name (FIXED_STAMP), as two
+ * CronJob runs started in the same second get, and runs the real date otherwise: put it first on PATH.
+ */
+export function fixedStampDate(): string {
+  const bin = tempDir('fixed-date').dir;
+  fs.writeFileSync(path.join(bin, 'date'), `#!/bin/sh\ncase "$*" in *%H%M%SZ*) echo ${FIXED_STAMP} ;; *) exec /bin/date "$@" ;; esac\n`, { mode: 0o755 });
+  return bin;
+}
+
+/** Two backups published under one stamp: both folders there, neither holding the other (or a partial folder). */
+export function assertTwoFoldersOneStamp(dir: string): void {
+  assert.deepEqual(fs.readdirSync(dir).sort(), [FIXED_STAMP, `${FIXED_STAMP}-2`]);
+  for (const e of fs.readdirSync(dir)) {
+    assert.ok(!fs.readdirSync(path.join(dir, e)).some((inner) => inner.startsWith('.partial') || inner.startsWith(FIXED_STAMP.slice(0, 4))), `${e} holds another backup`);
+  }
 }
 
 /** Relative path -> sha256 of every file under dir (to prove earlier backups stay byte-identical). */

@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { before, test } from 'node:test';
 import {
-  SQLITE_NEEDS, assertBinaries, backupEntries, describeRun, run, runScript, skipUnless, describeNeeding, sleep, tempDir, touchDaysAgo, treeHashes,
+  SQLITE_NEEDS, assertBinaries, backupEntries, describeRun, run, runScript, skipUnless, describeNeeding, sleep, tempDir, agedBackups, treeHashes,
 } from './servers';
 
 const SCHEMA = `
@@ -141,14 +141,7 @@ describeNeeding('sqlite backup scripts (real sqlite3)', { skip: skipUnless(SQLIT
     const env = { BACKUP_DIR: backupDir, RETENTION_DAYS: '7', SQLITE_DB: db };
     const first = await runScript('sqlite-backup', env);
     assert.equal(first.code, 0, describeRun(first));
-    const old = path.join(backupDir, '2020-01-01T000000Z');
-    const young = path.join(backupDir, '2020-01-03T000000Z');
-    for (const p of [old, young]) {
-      fs.mkdirSync(p);
-      fs.writeFileSync(path.join(p, 'app.db'), 'old');
-    }
-    touchDaysAgo(old, 8);
-    touchDaysAgo(young, 6);
+    const { old, young } = agedBackups(backupDir, 'app.db');
     const hashes = treeHashes(backupDir);
 
     const missing = await runScript('sqlite-backup', { ...env, SQLITE_DB: path.join(data, 'nope.db') });

@@ -18,16 +18,14 @@ import { test, after } from "node:test";
 import * as assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
 import * as fs from "node:fs";
-import * as net from "node:net";
 import * as path from "node:path";
 import * as readline from "node:readline";
-import { install, opencodeBinary } from "../../tools/products/install";
-import { PRODUCTS } from "../../tools/products/pins";
 import { loadFetchedDefinition, processEnvReads } from "../../tools/products/fetchedDefinitions";
 import { GATEWAY_MCP, GATEWAY_TOOLS } from "../../components/agentServerConfig";
 import { find, renderStack } from "../render";
 import { freePort } from "../backups/servers";
-import { NOBODY, podEnv, podRoot, runnableCopy, type PodRoot } from "./pod";
+import { collect, listening, podEnv, stop, type PodRoot } from "./pod";
+import { startOpencode, type Opencode, type OpencodeOptions } from "./opencodeServer";
 import type { RenderResult } from "../../cli/harness/render";
 
 const NS = "agent";
@@ -51,31 +49,6 @@ after(async () => {
     for (const r of roots) r.remove();
 });
 
-function stop(c: ChildProcess): Promise<void> {
-    return new Promise((resolve) => {
-        if (c.exitCode !== null || c.signalCode !== null) return resolve();
-        c.once("exit", () => resolve());
-        c.kill("SIGTERM");
-        setTimeout(() => c.kill("SIGKILL"), 10_000).unref();
-    });
-}
-
-function tcpConnects(port: number): Promise<boolean> {
-    return new Promise((resolve) => {
-        const s = net.connect({ host: "127.0.0.1", port, timeout: 1000 }, () => { s.destroy(); resolve(true); });
-        s.on("error", () => resolve(false));
-        s.on("timeout", () => { s.destroy(); resolve(false); });
-    });
-}
-
-async function listening(proc: ChildProcess, port: number, what: string, out: () => string): Promise<void> {
-    const deadline = Date.now() + 60_000;
-    while (!(await tcpConnects(port))) {
-        if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`${what} did not listen on 127.0.0.1:${port} (exit ${proc.exitCode}): ${out().slice(-2000)}`);
-        await new Promise((res) => setTimeout(res, 250));
-    }
-}
-
 async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
     const deadline = Date.now() + ms;
     for (;;) {
@@ -86,46 +59,12 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 
     }
 }
 
-function collect(proc: ChildProcess): () => string {
-    let out = "";
-    proc.stdout?.on("data", (b) => (out += b));
-    proc.stderr?.on("data", (b) => (out += b));
-    return () => out;
-}
-
-interface Opencode { port: number; env: Record<string, string>; auth: string; out: () => string }
-
-/** The agent server instance the bridge forwards to, as opencode-products runs it (rendered file and environment, as nobody under root). */
-async function startOpencode(r: RenderResult, instance: string, opts: { config?: (c: any) => any; withoutPassword?: boolean } = {}): Promise<Opencode> {
-    install(PRODUCTS.opencode);
-    const spec = find(r, "Deployment", instance, NS).spec.template.spec;
-    const c = spec.containers.find((x: any) => x.name === "server");
-    const root = podRoot(r, spec, c, NS);
-    roots.push(root);
-    if (opts.config) {
-        const file = root.at("/etc/agent-server/config.json");
-        fs.chmodSync(path.dirname(file), 0o755);
-        fs.writeFileSync(file, JSON.stringify(opts.config(JSON.parse(fs.readFileSync(file, "utf8")))), { mode: 0o444 });
-        fs.chmodSync(path.dirname(file), 0o555);
-    }
-    const mounts: string[] = c.volumeMounts.map((m: any) => m.mountPath);
-    const env = podEnv(r, c, NS, (_n, v) => (mounts.some((m) => v === m || v.startsWith(`${m}/`)) ? root.at(v) : v));
-    if (opts.withoutPassword) delete env.OPENCODE_SERVER_PASSWORD;
-    const port = await freePort();
-    const args = [...c.args];
-    args[args.indexOf("--port") + 1] = String(port);
-    args[args.indexOf("--hostname") + 1] = "127.0.0.1";
-    const proc = spawn(runnableCopy(opencodeBinary(), root.root), args, {
-        cwd: root.at(c.workingDir),
-        env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...env },
-        ...(process.getuid?.() === 0 ? { uid: NOBODY.uid, gid: NOBODY.gid } : {}),
-        stdio: ["ignore", "pipe", "pipe"],
-    });
-    running.push(proc);
-    const out = collect(proc);
-    await listening(proc, port, "opencode serve", out);
-    const auth = `Basic ${Buffer.from(`${env.OPENCODE_SERVER_USERNAME}:${env.OPENCODE_SERVER_PASSWORD}`).toString("base64")}`;
-    return { port, env, auth, out };
+/** The agent server instance the bridge forwards to, as opencode-products runs it. */
+async function startAgentServer(r: RenderResult, instance: string, opts: OpencodeOptions = {}): Promise<Opencode> {
+    const oc = await startOpencode(r, instance, NS, opts);
+    running.push(oc.proc);
+    roots.push(oc.root);
+    return oc;
 }
 
 interface Bridge { port: number; env: Record<string, string>; out: () => string }
@@ -166,7 +105,7 @@ test("opencode-bridge: its sources read exactly the recorded environment names",
 
 test("opencode-bridge in front of the agent server: /v1/models lists DEFAULT_MODEL, /health names OPENCODE_BASE; with basic authentication on, what it forwards is refused (401)", { skip: bridgeSkip }, async () => {
     const r = await renderStack("dev");
-    const oc = await startOpencode(r, bridgeTarget(r));
+    const oc = await startAgentServer(r, bridgeTarget(r));
     const b = await startBridge(r, oc.port);
     const models = await http(b.port, "/v1/models");
     assert.equal(models.status, 200, models.body);
@@ -185,7 +124,7 @@ test("opencode-bridge in front of the agent server: /v1/models lists DEFAULT_MOD
 
 test("opencode-bridge reaches the agent server when the agent server accepts it: event stream connected, sessions listed through the bridge", { skip: bridgeSkip }, async () => {
     const r = await renderStack("dev");
-    const oc = await startOpencode(r, bridgeTarget(r), { withoutPassword: true });
+    const oc = await startAgentServer(r, bridgeTarget(r), { withoutPassword: true });
     const created = JSON.parse((await http(oc.port, "/session", { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" })).body);
     assert.match(created.id, /^ses_/);
     const b = await startBridge(r, oc.port);
@@ -277,7 +216,7 @@ test("sub2api-admin exits at once with the specification's GATEWAY_* names (SUB2
 test("the agent server (opencode) starts sub2api-admin from the rendered configuration: GET /mcp reports it connected", { skip: adminSkip }, async () => {
     const r = await renderStack("dev");
     const { command } = renderedToolServer(r);
-    const oc = await startOpencode(r, bridgeTarget(r), { config: (c) => ({ ...c, mcp: { ...c.mcp, [GATEWAY_MCP]: { ...c.mcp[GATEWAY_MCP], command } } }) });
+    const oc = await startAgentServer(r, bridgeTarget(r), { config: (c) => ({ ...c, mcp: { ...c.mcp, [GATEWAY_MCP]: { ...c.mcp[GATEWAY_MCP], command } } }) });
     const status = await until("opencode's tool server status", async () => {
         const res = await http(oc.port, "/mcp", { headers: { Authorization: oc.auth } });
         const body = res.status === 200 ? JSON.parse(res.body) : undefined;

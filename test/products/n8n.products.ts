@@ -22,7 +22,7 @@ import { install, n8nBinary } from "../../tools/products/install";
 import { PRODUCTS } from "../../tools/products/pins";
 import { find, podSpecOf, renderStack } from "../render";
 import { assertBinaries, describeRun, freePort, isCI, PG_NEEDS, REDIS_NEEDS, runScript, skipUnless, startPostgres, startRedis, tempDir, type PgServer, type RedisServer } from "../backups/servers";
-import { podEnv } from "./pod";
+import { podEnv, stop } from "./pod";
 
 const NS = "workflow";
 const needs = [...PG_NEEDS(), ...REDIS_NEEDS];
@@ -74,12 +74,6 @@ function startN8n(args: string[], env: Record<string, string>): { child: ChildPr
     return { child, out: () => out };
 }
 
-const stop = (c: ChildProcess) => new Promise<void>((resolve) => {
-    if (c.exitCode !== null || c.signalCode !== null) return resolve();
-    c.once("exit", () => resolve());
-    c.kill("SIGTERM");
-    setTimeout(() => c.kill("SIGKILL"), 20_000).unref();
-});
 
 before(async () => {
     if (skip) return;
@@ -111,7 +105,7 @@ before(async () => {
 });
 
 after(async () => {
-    for (const c of procs) await stop(c);
+    for (const c of procs) await stop(c, 20_000);
     await redis?.stop();
     pg?.stop();
 });

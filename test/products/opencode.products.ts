@@ -9,26 +9,22 @@
  */
 import { test, before, after } from "node:test";
 import * as assert from "node:assert/strict";
-import { spawn, type ChildProcess } from "node:child_process";
 import * as fs from "node:fs";
-import * as net from "node:net";
 import * as path from "node:path";
 import { extractOpencode, loadDefinition } from "../../tools/products/definitions";
-import { install, opencodeBinary } from "../../tools/products/install";
 import { PRODUCTS } from "../../tools/products/pins";
 import { agentServer } from "../../config/areas/agent";
 import { find, renderStack } from "../render";
-import { freePort } from "../backups/servers";
-import { NOBODY, podEnv, podRoot, runnableCopy, type PodRoot } from "./pod";
+import { stop, tcpConnects, type PodRoot } from "./pod";
+import { startOpencode, type Opencode } from "./opencodeServer";
 
 const NS = "agent";
 /** Section 4.1's health path (the stack config's agentServerHealthPath default). */
 const HEALTH = agentServer.healthPath.default!;
 let pod: PodRoot;
-let child: ChildProcess | undefined;
+let server: Opencode | undefined;
 let port = 0;
 let auth = "";
-let output = "";
 let rendered: any;
 
 async function get(p: string, headers: Record<string, string> = {}) {
@@ -36,68 +32,16 @@ async function get(p: string, headers: Record<string, string> = {}) {
     return { status: res.status, body: await res.text() };
 }
 
-function tcpConnects(p: number): Promise<boolean> {
-    return new Promise((resolve) => {
-        const s = net.connect({ host: "127.0.0.1", port: p, timeout: 1000 }, () => { s.destroy(); resolve(true); });
-        s.on("error", () => resolve(false));
-        s.on("timeout", () => { s.destroy(); resolve(false); });
-    });
-}
-
-async function startOpencode(configText?: string): Promise<{ child: ChildProcess; port: number; root: PodRoot; out: () => string }> {
-    const r = await renderStack("dev");
-    const d = find(r, "Deployment", "agent-server-4000", NS);
-    const spec = d.spec.template.spec;
-    const c = spec.containers.find((x: any) => x.name === "server");
-    const root = podRoot(r, spec, c, NS);
-    if (configText !== undefined) {
-        const file = root.at("/etc/agent-server/config.json");
-        fs.chmodSync(path.dirname(file), 0o755);
-        fs.writeFileSync(file, configText, { mode: 0o444 });
-        fs.chmodSync(path.dirname(file), 0o555);
-    }
-    const mounts: string[] = c.volumeMounts.map((m: any) => m.mountPath);
-    const env = podEnv(r, c, NS, (_name, value) => (mounts.some((m) => value === m || value.startsWith(`${m}/`)) ? root.at(value) : value));
-    const p = await freePort();
-    const args = [...c.args];
-    args[args.indexOf("--port") + 1] = String(p);
-    args[args.indexOf("--hostname") + 1] = "127.0.0.1";
-    const bin = runnableCopy(opencodeBinary(), root.root);
-    let out = "";
-    const proc = spawn(bin, args, { cwd: root.at(c.workingDir), env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...env }, ...asUnprivileged(), stdio: ["ignore", "pipe", "pipe"] });
-    proc.stdout!.on("data", (b) => (out += b));
-    proc.stderr!.on("data", (b) => (out += b));
-    const deadline = Date.now() + 60_000;
-    while (!(await tcpConnects(p))) {
-        if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`opencode serve did not listen (exit ${proc.exitCode}): ${out.slice(-2000)}`);
-        await new Promise((res) => setTimeout(res, 250));
-    }
-    rendered = { r, c, env };
-    return { child: proc, port: p, root, out: () => out };
-}
-
-/** As root, run as nobody so the read-only mounts are really read-only to opencode; otherwise as the current user. */
-const asUnprivileged = () => (process.getuid?.() === 0 ? { uid: NOBODY.uid, gid: NOBODY.gid } : {});
-
-const stop = (c?: ChildProcess) => new Promise<void>((resolve) => {
-    if (!c || c.exitCode !== null) return resolve();
-    c.once("exit", () => resolve());
-    c.kill("SIGTERM");
-    setTimeout(() => c.kill("SIGKILL"), 10_000).unref();
-});
-
 before(async () => {
-    install(PRODUCTS.opencode);
-    const s = await startOpencode();
-    child = s.child; port = s.port; pod = s.root;
-    const { env } = rendered;
-    auth = `Basic ${Buffer.from(`${env.OPENCODE_SERVER_USERNAME}:${env.OPENCODE_SERVER_PASSWORD}`).toString("base64")}`;
-    output = "";
-    s.child.stdout!.on("data", (b) => (output += b));
+    const r = await renderStack("dev");
+    server = await startOpencode(r, "agent-server-4000", NS);
+    ({ port, auth } = server);
+    pod = server.root;
+    rendered = { c: server.container, env: server.env };
 });
 
 after(async () => {
-    await stop(child);
+    await stop(server?.proc);
     pod?.remove();
 });
 
@@ -150,20 +94,20 @@ test("opencode writes only to the writable volumes: its data and state folders e
     }
     const cfg = pod.at("/etc/agent-server");
     assert.deepEqual(fs.readdirSync(cfg), ["config.json"]);
-    assert.doesNotMatch(output, /EACCES|EROFS|read-only file system/i);
+    assert.doesNotMatch(server!.out(), /EACCES|EROFS|read-only file system/i);
 });
 
 test("a configuration file with a key opencode does not know is refused (so acceptance above means something)", async () => {
     const r = await renderStack("dev");
     const good = JSON.parse(find(r, "ConfigMap", "agent-server-config", NS).data["config.json"]);
-    const s = await startOpencode(JSON.stringify({ ...good, wf_placeholder_setting: true }));
+    const s = await startOpencode(r, "agent-server-4000", NS, { config: () => ({ ...good, wf_placeholder_setting: true }) });
     try {
         const res = await fetch(`http://127.0.0.1:${s.port}/config`, { headers: { Authorization: auth } });
         const body = await res.text();
         assert.notEqual(res.status, 200, `opencode accepted an unknown key: ${body.slice(0, 200)}`);
         assert.match(body + s.out(), /wf_placeholder_setting|ConfigInvalid|Unrecognized/i);
     } finally {
-        await stop(s.child);
+        await stop(s.proc);
         s.root.remove();
     }
 });

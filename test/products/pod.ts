@@ -3,9 +3,12 @@
  * resolved from the rendered Secrets (placeholder-shaped values of the render, never printed), its
  * volume mounts as folders under a temporary root (read-only mounts owned by root, writable ones
  * by the user the process runs as, so a write outside them fails like under readOnlyRootFilesystem),
- * and container paths in environment values rewritten to those folders.
+ * and container paths in environment values rewritten to those folders; its output collected, waiting
+ * for its port, stopping it.
  */
+import type { ChildProcess } from "node:child_process";
 import * as fs from "node:fs";
+import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import { find } from "../render";
@@ -66,4 +69,39 @@ export function runnableCopy(bin: string, dir: string): string {
     fs.copyFileSync(bin, target);
     fs.chmodSync(target, 0o755);
     return target;
+}
+
+/** Everything the process writes to stdout and stderr, so far. */
+export function collect(proc: ChildProcess): () => string {
+    let out = "";
+    proc.stdout?.on("data", (b) => (out += b));
+    proc.stderr?.on("data", (b) => (out += b));
+    return () => out;
+}
+
+export function tcpConnects(port: number): Promise<boolean> {
+    return new Promise((resolve) => {
+        const s = net.connect({ host: "127.0.0.1", port, timeout: 1000 }, () => { s.destroy(); resolve(true); });
+        s.on("error", () => resolve(false));
+        s.on("timeout", () => { s.destroy(); resolve(false); });
+    });
+}
+
+/** Waits (60 s at most) until the process listens on 127.0.0.1:port; fails with its output when it exits first. */
+export async function listening(proc: ChildProcess, port: number, what: string, out: () => string): Promise<void> {
+    const deadline = Date.now() + 60_000;
+    while (!(await tcpConnects(port))) {
+        if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`${what} did not listen on 127.0.0.1:${port} (exit ${proc.exitCode}): ${out().slice(-2000)}`);
+        await new Promise((res) => setTimeout(res, 250));
+    }
+}
+
+/** SIGTERM, then SIGKILL after `killAfterMs`; resolves when the process has exited. */
+export function stop(c: ChildProcess | undefined, killAfterMs = 10_000): Promise<void> {
+    return new Promise((resolve) => {
+        if (!c || c.exitCode !== null || c.signalCode !== null) return resolve();
+        c.once("exit", () => resolve());
+        c.kill("SIGTERM");
+        setTimeout(() => c.kill("SIGKILL"), killAfterMs).unref();
+    });
 }

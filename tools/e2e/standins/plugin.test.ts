@@ -41,29 +41,27 @@ async function withPlugin<T>(name: string, fn: (client: any) => Promise<T>): Pro
 
 const call = <T>(client: any, method: string, req: unknown) => new Promise<T>((resolve, reject) => client[method](req, (err: Error | null, res: T) => (err ? reject(err) : resolve(res))));
 
-test("pulumi-resource-random serves the provider protocol: its SDK's version, and a RandomPassword of the asked length", { timeout: 120_000 }, async () => {
-    await withPlugin("random", async (client) => {
+/** Starts the plugin, checks that GetPluginInfo reports its SDK's version, and returns what Create makes of (urn, properties). */
+async function create(name: string, urn: string, properties: Record<string, unknown>): Promise<{ id: string; outs: any }> {
+    return withPlugin(name, async (client) => {
         const info: any = await call(client, "getPluginInfo", new Empty());
-        assert.equal(info.getVersion(), sdkVersion("random"));
+        assert.equal(info.getVersion(), sdkVersion(name));
         const req = new proto.CreateRequest();
-        req.setUrn("urn:pulumi:ci::ops::ops:Redis$random:index/randomPassword:RandomPassword::redis-password");
-        req.setProperties(Struct.fromJavaScript({ length: 32, special: false }));
+        req.setUrn(urn);
+        req.setProperties(Struct.fromJavaScript(properties));
         const res: any = await call(client, "create", req);
-        const outs = res.getProperties().toJavaScript();
-        assert.match(outs.result, /^[A-Za-z0-9]{32}$/);
-        assert.ok(res.getId());
+        return { id: res.getId(), outs: res.getProperties().toJavaScript() };
     });
+}
+
+test("pulumi-resource-random serves the provider protocol: its SDK's version, and a RandomPassword of the asked length", { timeout: 120_000 }, async () => {
+    const { id, outs } = await create("random", "urn:pulumi:ci::ops::ops:Redis$random:index/randomPassword:RandomPassword::redis-password", { length: 32, special: false });
+    assert.match(outs.result, /^[A-Za-z0-9]{32}$/);
+    assert.ok(id);
 });
 
 test("pulumi-resource-tls serves the provider protocol: an ED25519 PrivateKey with its OpenSSH public key", { timeout: 120_000 }, async () => {
-    await withPlugin("tls", async (client) => {
-        const info: any = await call(client, "getPluginInfo", new Empty());
-        assert.equal(info.getVersion(), sdkVersion("tls"));
-        const req = new proto.CreateRequest();
-        req.setUrn("urn:pulumi:ci::ops::ops:platform:GitOps$tls:index/privateKey:PrivateKey::gitops-deploy-key");
-        req.setProperties(Struct.fromJavaScript({ algorithm: "ED25519" }));
-        const outs = ((await call(client, "create", req)) as any).getProperties().toJavaScript();
-        assert.match(outs.publicKeyOpenssh, /^ssh-ed25519 AAAA/);
-        assert.match(outs.privateKeyOpenssh, /^-----BEGIN OPENSSH PRIVATE KEY-----/);
-    });
+    const { outs } = await create("tls", "urn:pulumi:ci::ops::ops:platform:GitOps$tls:index/privateKey:PrivateKey::gitops-deploy-key", { algorithm: "ED25519" });
+    assert.match(outs.publicKeyOpenssh, /^ssh-ed25519 AAAA/);
+    assert.match(outs.privateKeyOpenssh, /^-----BEGIN OPENSSH PRIVATE KEY-----/);
 });
