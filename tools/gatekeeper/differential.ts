@@ -148,46 +148,64 @@ interface PreparedGroup {
     constraints: (Variant & { built: Constraint })[];
 }
 
+/** Rounds of object mutants: a base short of its quota after a round gets more candidates, sized by how many of its candidates were admissible so far. */
+const MUTATION_ROUNDS = 4;
+
 /** Mutants of every group, kept when admissible (objects) or accepted by the pack (parameters). */
 export function prepare(groups: readonly Group[], seed: number, pool: ValuePool, report: SeedReport): PreparedGroup[] {
     const rng = seededRng(seed);
-    const candidates: { g: number; base: number; value: K8sObject; ops: string }[] = [];
-    groups.forEach((group, g) => {
-        group.objects.forEach((o, base) => {
-            candidates.push({ g, base, value: o, ops: "" });
-            for (let i = 0; i < group.objectMutants * 4 + 2; i++) {
-                const m = mutate(o, rng, pool, { protect: protectObject, maxOperations: 2 });
-                if (m) candidates.push({ g, base, value: m.value, ops: m.operations.join("; ") });
-            }
-        });
-    });
-    const ok = admissible(candidates.map((c) => c.value));
     const prepared: PreparedGroup[] = groups.map((group) => ({ group, objects: [], constraints: [] }));
     const kept = new Map<string, number>();
+    const tried = new Map<string, number>();
+    const usable = new Map<string, number>();
     const seen = new Set<string>();
-    candidates.forEach((c, i) => {
-        const p = prepared[c.g];
-        const original = c.ops === "";
-        const text = `${c.g}:${JSON.stringify(c.value)}`;
-        if (seen.has(text)) return;
-        seen.add(text);
-        // A workload without its pod template: the API server requires one (spec.template,
-        // spec.jobTemplate.spec.template) and gator cannot expand it.
-        if (!ok[i] || (EXPANDABLE_KINDS.has(c.value.kind ?? "") && !expandPodTemplate(c.value))) {
-            if (!original) report.refusedObjects++;
-            return;
-        }
-        const k = `${c.g}/${c.base}`;
-        if (!original && (kept.get(k) ?? 0) >= p.group.objectMutants) return;
-        if (!original) {
-            kept.set(k, (kept.get(k) ?? 0) + 1);
-            report.objectMutants++;
-        }
-        const value = renamed(inNamespace(c.value), `-v${p.objects.length}`);
-        p.objects.push({ value, ops: c.ops, mutant: !original });
-        // What the API server hands to admission: the same object without its nulls.
-        if (holdsNull(value)) p.objects.push({ value: renamed(inNamespace(decodedJson(c.value) as K8sObject), `-v${p.objects.length}`), ops: `${c.ops} (as decoded)`, mutant: false });
-    });
+    for (let round = 0; round < MUTATION_ROUNDS; round++) {
+        const candidates: { g: number; base: number; value: K8sObject; ops: string }[] = [];
+        groups.forEach((group, g) => {
+            group.objects.forEach((o, base) => {
+                if (round === 0) candidates.push({ g, base, value: o, ops: "" });
+                const k = `${g}/${base}`;
+                const short = group.objectMutants - (kept.get(k) ?? 0);
+                if (short <= 0) return;
+                const t = tried.get(k) ?? 0;
+                // No admissible candidate yet (e.g. a kind the schemas do not know): no more rounds.
+                if (t > 0 && (usable.get(k) ?? 0) === 0) return;
+                const rate = t === 0 ? 0.25 : Math.max((usable.get(k) ?? 0) / t, 0.02);
+                const n = Math.min(Math.ceil(short / rate) + 2, short * 50 + 2);
+                tried.set(k, t + n);
+                for (let i = 0; i < n; i++) {
+                    const m = mutate(o, rng, pool, { protect: protectObject, maxOperations: 2 });
+                    if (m) candidates.push({ g, base, value: m.value, ops: m.operations.join("; ") });
+                }
+            });
+        });
+        if (candidates.length === 0) break;
+        const ok = admissible(candidates.map((c) => c.value));
+        candidates.forEach((c, i) => {
+            const p = prepared[c.g];
+            const original = c.ops === "";
+            const text = `${c.g}:${JSON.stringify(c.value)}`;
+            if (seen.has(text)) return;
+            seen.add(text);
+            // A workload without its pod template: the API server requires one (spec.template,
+            // spec.jobTemplate.spec.template) and gator cannot expand it.
+            if (!ok[i] || (EXPANDABLE_KINDS.has(c.value.kind ?? "") && !expandPodTemplate(c.value))) {
+                if (!original) report.refusedObjects++;
+                return;
+            }
+            const k = `${c.g}/${c.base}`;
+            if (!original) usable.set(k, (usable.get(k) ?? 0) + 1);
+            if (!original && (kept.get(k) ?? 0) >= p.group.objectMutants) return;
+            if (!original) {
+                kept.set(k, (kept.get(k) ?? 0) + 1);
+                report.objectMutants++;
+            }
+            const value = renamed(inNamespace(c.value), `-v${p.objects.length}`);
+            p.objects.push({ value, ops: c.ops, mutant: !original });
+            // What the API server hands to admission: the same object without its nulls.
+            if (holdsNull(value)) p.objects.push({ value: renamed(inNamespace(decodedJson(c.value) as K8sObject), `-v${p.objects.length}`), ops: `${c.ops} (as decoded)`, mutant: false });
+        });
+    }
     prepared.forEach((p) => {
         p.group.constraints.forEach((c, ci) => {
             const add = (value: K8sObject, ops: string, mutant: boolean) => {
