@@ -11,7 +11,8 @@ The strict check applies the API server's pod rules to the pod templates of work
 server applies the same rules to a Pod (ValidatePodCreate and ValidatePodTemplateSpec both run
 ValidatePodSpec, k8s.io/kubernetes pkg/apis/core/validation), so they are applied here to Pods too,
 with the rules of ephemeral containers (image required, a name no other container of the pod
-has: validateEphemeralContainers). Validating admission runs after that validation, so a Pod
+has: validateEphemeralContainers); and a pod template needs a spec with containers, also when
+its spec is null. Validating admission runs after that validation, so a Pod
 that fails it never reaches Gatekeeper. Also from the API server, not in the strict check: on
 create, a HorizontalPodAutoscaler's scaleTargetRef.apiVersion must name an API group, except for
 a ReplicationController (pkg/registry/autoscaling/horizontalpodautoscaler/strategy.go,
@@ -57,6 +58,16 @@ def pod_rules(check, obj):
     return out
 
 
+def template_rules(check, obj):
+    """A workload's pod template without a spec (or with a null one) has no containers: the
+    strict check validates only a template spec that is an object."""
+    path = check.POD_TEMPLATE_PATHS.get(obj.get("kind"))
+    template = check.get(decoded(obj), *path) if path else None
+    if isinstance(template, dict) and not isinstance(template.get("spec"), dict):
+        return [("error", "." + ".".join(path) + ".spec.containers", "[api] Required value (at least one container)")]
+    return []
+
+
 def hpa_rules(obj):
     ref = decoded((obj.get("spec") or {}).get("scaleTargetRef")) if isinstance(obj.get("spec"), dict) else None
     if not isinstance(ref, dict):
@@ -86,6 +97,8 @@ def main():
         try:
             obj = json.loads(line)
             issues = check.validate_object(obj, schemas, True, check.REDACTION_MARKER)
+            if isinstance(obj, dict):
+                issues += template_rules(check, obj)
             if isinstance(obj, dict) and obj.get("apiVersion") == "v1" and obj.get("kind") == "Pod":
                 issues += pod_rules(check, obj)
             if isinstance(obj, dict) and str(obj.get("apiVersion", "")).startswith("autoscaling/") and obj.get("kind") == "HorizontalPodAutoscaler":

@@ -26,6 +26,8 @@ testNeeding(
             ["scaleTargetRef without apiVersion", hpa({ kind: "Deployment", name: "web" }), false],
             ["scaleTargetRef v1 Deployment (no group)", hpa({ apiVersion: "v1", kind: "Deployment", name: "web" }), false],
             ["scaleTargetRef v1 ReplicationController", hpa({ apiVersion: "v1", kind: "ReplicationController", name: "web" }), true],
+            ["a Deployment whose pod template has a null spec", { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "web" }, spec: { selector: { matchLabels: { app: "web" } }, template: { metadata: { labels: { app: "web" } }, spec: null } } }, false],
+            ["a Deployment with containers", { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "web" }, spec: { selector: { matchLabels: { app: "web" } }, template: { metadata: { labels: { app: "web" } }, spec: { containers: [{ name: "a", image: "x" }] } } } }, true],
             ["scaleTargetRef a/b/c", hpa({ apiVersion: "a/b/c", kind: "Deployment", name: "web" }), false],
         ];
         const got = admissible(cases.map(([, o]) => o));

@@ -124,6 +124,13 @@ describe("pod expansion", () => {
         ]);
     });
 
+    test("a pod template whose metadata is null expands to a Pod without name or namespace, as Gatekeeper's expansion leaves it (issue 21)", () => {
+        const deployment = { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "d", namespace: "shop" }, spec: { template: { ...template, metadata: null } } };
+        // matched() reports "<Kind> <namespace>/<name>": the Pod has neither; a namespaces list does not filter it out.
+        assert.deepEqual(matched({ ...podMatch, namespaces: ["elsewhere"] }, [deployment]), ["[Implied by Deployment/d] Pod -/"]);
+        assert.deepEqual(matched({ ...podMatch, labelSelector: { matchExpressions: [{ key: "app", operator: "DoesNotExist" }] } }, [deployment]), ["[Implied by Deployment/d] Pod -/"]);
+    });
+
     test("labelSelector applies to the pod template's labels", () => {
         const deployment = { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "d", labels: { owner: "x" } }, spec: { template } };
         assert.equal(matched({ ...podMatch, labelSelector: { matchLabels: { app: "web" } } }, [deployment]).length, 1);
