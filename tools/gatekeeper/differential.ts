@@ -1,7 +1,7 @@
 /**
  * Gatekeeper's own engine as the oracle (issue 21):
  *
- *   npm run test:gatekeeper -- --library DIR [--seeds 1,2] [--mutants 20000] [--stacks dev,prod] [--gator BIN] [--show 20]
+ *   npm run test:gatekeeper -- --library DIR [--seeds 1,2] [--mutants 20000] [--stacks dev,prod] [--gator BIN] [--show 20] [--gator-timeout 1800]
  *
  * DIR is a checkout of the Gatekeeper library at the commit shared/conformance/gatekeeper names
  * (also GATEKEEPER_LIBRARY); without it the command says so and skips (exit 0). gator is built
@@ -237,11 +237,11 @@ export function prepare(groups: readonly Group[], seed: number, pool: ValuePool,
 }
 
 /** Gator on a prepared group; objects or constraints gator refuses are removed (and reported as differences). */
-function gatorVerdicts(gator: string, templates: readonly K8sObject[], p: PreparedGroup, report: SeedReport) {
+function gatorVerdicts(gator: string, templates: readonly K8sObject[], p: PreparedGroup, report: SeedReport, timeoutSeconds: number) {
     for (let attempt = 0; attempt < 200; attempt++) {
         const docs = [...templates, ...EXPANSION_TEMPLATES, ...p.constraints.map((c) => c.value), ...p.group.inventory.map(inNamespace), ...p.objects.map((o) => o.value)];
         const t0 = Date.now();
-        const run = runGator(gator, docs);
+        const run = runGator(gator, docs, timeoutSeconds * 1000);
         report.gatorRuns++;
         report.gatorSeconds += (Date.now() - t0) / 1000;
         if (run.ok) return run.violations;
@@ -280,14 +280,14 @@ function gatorVerdicts(gator: string, templates: readonly K8sObject[], p: Prepar
     throw new Error(`${p.group.id}: gator kept failing`);
 }
 
-export function judge(gator: string, library: Library, p: PreparedGroup, report: SeedReport): void {
+export function judge(gator: string, library: Library, p: PreparedGroup, report: SeedReport, gatorTimeoutSeconds = 600): void {
     const kinds = [...new Set(p.constraints.map((c) => c.value.kind ?? ""))];
     const templates = kinds.map((k) => {
         const t = library.templates.get(k);
         if (!t) throw new Error(`${p.group.id}: the library has no template for ${k}`);
         return t;
     });
-    const gatorViolations = gatorVerdicts(gator, templates, p, report);
+    const gatorViolations = gatorVerdicts(gator, templates, p, report, gatorTimeoutSeconds);
     const key = (object: string, constraint: string) => `${object}\u0000${constraint}`;
     const byGator = new Map<string, string[]>();
     for (const v of gatorViolations) {
@@ -376,6 +376,8 @@ export interface Options {
     stacks: string[];
     gator: string;
     show: number;
+    /** Seconds one gator run may take (a stack batch holds thousands of objects). */
+    gatorTimeout: number;
 }
 
 function ensureGator(explicit: string | undefined): string {
@@ -404,7 +406,7 @@ export function runSeed(opts: Options, library: Library, stackGroups: Group[], s
     const prepared = prepare(groups, seed, pool, report);
     log(`gatekeeper: seed ${seed}: ${report.objectMutants} admissible object mutants (${report.refusedObjects} refused by the strict check), ${report.constraintMutants} parameter mutants (${report.refusedConstraints} refused by the pack's schema check) in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
     prepared.forEach((p, i) => {
-        judge(opts.gator, library, p, report);
+        judge(opts.gator, library, p, report, opts.gatorTimeout);
         if ((i + 1) % 50 === 0) log(`gatekeeper: seed ${seed}: ${i + 1}/${prepared.length} groups, ${report.agree} agree, ${report.differ.length} differ`);
     });
     return report;
@@ -443,7 +445,9 @@ export function parseArgs(argv: string[], env = process.env): Options | string {
     const stacksArg = arg("--stacks") ?? "dev,prod";
     const stacks = stacksArg === "none" ? [] : stacksArg.split(",");
     const show = Number(arg("--show") ?? 20);
-    return { library, seeds, mutants, stacks, gator: arg("--gator") ?? "", show };
+    const gatorTimeout = Number(arg("--gator-timeout") ?? 1800);
+    if (!Number.isFinite(gatorTimeout) || gatorTimeout <= 0) return `--gator-timeout must be a positive number of seconds, got ${arg("--gator-timeout")}`;
+    return { library, seeds, mutants, stacks, gator: arg("--gator") ?? "", show, gatorTimeout };
 }
 
 export function main(argv: string[], log = (l: string) => console.log(l)): number {
