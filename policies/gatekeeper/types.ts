@@ -62,3 +62,18 @@ export interface TemplateRule<P = any> {
     parameterSchema: Record<string, unknown> | null;
     validate(ctx: RuleContext<P>): Violation[];
 }
+
+/**
+ * Thrown by a template where the library's Rego fails to evaluate (for example OPA's
+ * eval_conflict_error: a function with two different outputs for the same input). Gatekeeper
+ * (constraint framework, drivers/rego Query) then reports the error text as the message of one
+ * violation of every constraint of that template that matched the object, with each constraint's
+ * enforcement action; the engine does the same (evaluate.ts). `message` is OPA's error text,
+ * e.g. "template:50: eval_conflict_error: functions must not produce multiple outputs for same inputs".
+ */
+export class RegoEvalError extends Error {
+    constructor(message: string) {
+        super(message);
+        this.name = "RegoEvalError";
+    }
+}

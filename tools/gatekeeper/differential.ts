@@ -1,7 +1,7 @@
 /**
  * Gatekeeper's own engine as the oracle (issue 21):
  *
- *   npm run test:gatekeeper -- --library DIR [--seeds 1,2] [--mutants 20000] [--stacks dev,prod] [--gator BIN] [--show 20]
+ *   npm run test:gatekeeper -- --library DIR [--seeds 1,2] [--mutants 20000] [--stacks dev,prod] [--gator BIN] [--show 20] [--gator-timeout 1800]
  *
  * DIR is a checkout of the Gatekeeper library at the commit shared/conformance/gatekeeper names
  * (also GATEKEEPER_LIBRARY); without it the command says so and skips (exit 0). gator is built
@@ -148,46 +148,64 @@ interface PreparedGroup {
     constraints: (Variant & { built: Constraint })[];
 }
 
+/** Rounds of object mutants: a base short of its quota after a round gets more candidates, sized by how many of its candidates were admissible so far. */
+const MUTATION_ROUNDS = 4;
+
 /** Mutants of every group, kept when admissible (objects) or accepted by the pack (parameters). */
 export function prepare(groups: readonly Group[], seed: number, pool: ValuePool, report: SeedReport): PreparedGroup[] {
     const rng = seededRng(seed);
-    const candidates: { g: number; base: number; value: K8sObject; ops: string }[] = [];
-    groups.forEach((group, g) => {
-        group.objects.forEach((o, base) => {
-            candidates.push({ g, base, value: o, ops: "" });
-            for (let i = 0; i < group.objectMutants * 4 + 2; i++) {
-                const m = mutate(o, rng, pool, { protect: protectObject, maxOperations: 2 });
-                if (m) candidates.push({ g, base, value: m.value, ops: m.operations.join("; ") });
-            }
-        });
-    });
-    const ok = admissible(candidates.map((c) => c.value));
     const prepared: PreparedGroup[] = groups.map((group) => ({ group, objects: [], constraints: [] }));
     const kept = new Map<string, number>();
+    const tried = new Map<string, number>();
+    const usable = new Map<string, number>();
     const seen = new Set<string>();
-    candidates.forEach((c, i) => {
-        const p = prepared[c.g];
-        const original = c.ops === "";
-        const text = `${c.g}:${JSON.stringify(c.value)}`;
-        if (seen.has(text)) return;
-        seen.add(text);
-        // A workload without its pod template: the API server requires one (spec.template,
-        // spec.jobTemplate.spec.template) and gator cannot expand it.
-        if (!ok[i] || (EXPANDABLE_KINDS.has(c.value.kind ?? "") && !expandPodTemplate(c.value))) {
-            if (!original) report.refusedObjects++;
-            return;
-        }
-        const k = `${c.g}/${c.base}`;
-        if (!original && (kept.get(k) ?? 0) >= p.group.objectMutants) return;
-        if (!original) {
-            kept.set(k, (kept.get(k) ?? 0) + 1);
-            report.objectMutants++;
-        }
-        const value = renamed(inNamespace(c.value), `-v${p.objects.length}`);
-        p.objects.push({ value, ops: c.ops, mutant: !original });
-        // What the API server hands to admission: the same object without its nulls.
-        if (holdsNull(value)) p.objects.push({ value: renamed(inNamespace(decodedJson(c.value) as K8sObject), `-v${p.objects.length}`), ops: `${c.ops} (as decoded)`, mutant: false });
-    });
+    for (let round = 0; round < MUTATION_ROUNDS; round++) {
+        const candidates: { g: number; base: number; value: K8sObject; ops: string }[] = [];
+        groups.forEach((group, g) => {
+            group.objects.forEach((o, base) => {
+                if (round === 0) candidates.push({ g, base, value: o, ops: "" });
+                const k = `${g}/${base}`;
+                const short = group.objectMutants - (kept.get(k) ?? 0);
+                if (short <= 0) return;
+                const t = tried.get(k) ?? 0;
+                // No admissible candidate yet (e.g. a kind the schemas do not know): no more rounds.
+                if (t > 0 && (usable.get(k) ?? 0) === 0) return;
+                const rate = t === 0 ? 0.25 : Math.max((usable.get(k) ?? 0) / t, 0.02);
+                const n = Math.min(Math.ceil(short / rate) + 2, short * 50 + 2);
+                tried.set(k, t + n);
+                for (let i = 0; i < n; i++) {
+                    const m = mutate(o, rng, pool, { protect: protectObject, maxOperations: 2 });
+                    if (m) candidates.push({ g, base, value: m.value, ops: m.operations.join("; ") });
+                }
+            });
+        });
+        if (candidates.length === 0) break;
+        const ok = admissible(candidates.map((c) => c.value));
+        candidates.forEach((c, i) => {
+            const p = prepared[c.g];
+            const original = c.ops === "";
+            const text = `${c.g}:${JSON.stringify(c.value)}`;
+            if (seen.has(text)) return;
+            seen.add(text);
+            // A workload without its pod template: the API server requires one (spec.template,
+            // spec.jobTemplate.spec.template) and gator cannot expand it.
+            if (!ok[i] || (EXPANDABLE_KINDS.has(c.value.kind ?? "") && !expandPodTemplate(c.value))) {
+                if (!original) report.refusedObjects++;
+                return;
+            }
+            const k = `${c.g}/${c.base}`;
+            if (!original) usable.set(k, (usable.get(k) ?? 0) + 1);
+            if (!original && (kept.get(k) ?? 0) >= p.group.objectMutants) return;
+            if (!original) {
+                kept.set(k, (kept.get(k) ?? 0) + 1);
+                report.objectMutants++;
+            }
+            const value = renamed(inNamespace(c.value), `-v${p.objects.length}`);
+            p.objects.push({ value, ops: c.ops, mutant: !original });
+            // What the API server hands to admission: the same object without its nulls.
+            if (holdsNull(value)) p.objects.push({ value: renamed(inNamespace(decodedJson(c.value) as K8sObject), `-v${p.objects.length}`), ops: `${c.ops} (as decoded)`, mutant: false });
+        });
+    }
     prepared.forEach((p) => {
         p.group.constraints.forEach((c, ci) => {
             const add = (value: K8sObject, ops: string, mutant: boolean) => {
@@ -219,11 +237,11 @@ export function prepare(groups: readonly Group[], seed: number, pool: ValuePool,
 }
 
 /** Gator on a prepared group; objects or constraints gator refuses are removed (and reported as differences). */
-function gatorVerdicts(gator: string, templates: readonly K8sObject[], p: PreparedGroup, report: SeedReport) {
+function gatorVerdicts(gator: string, templates: readonly K8sObject[], p: PreparedGroup, report: SeedReport, timeoutSeconds: number) {
     for (let attempt = 0; attempt < 200; attempt++) {
         const docs = [...templates, ...EXPANSION_TEMPLATES, ...p.constraints.map((c) => c.value), ...p.group.inventory.map(inNamespace), ...p.objects.map((o) => o.value)];
         const t0 = Date.now();
-        const run = runGator(gator, docs);
+        const run = runGator(gator, docs, timeoutSeconds * 1000);
         report.gatorRuns++;
         report.gatorSeconds += (Date.now() - t0) / 1000;
         if (run.ok) return run.violations;
@@ -262,14 +280,14 @@ function gatorVerdicts(gator: string, templates: readonly K8sObject[], p: Prepar
     throw new Error(`${p.group.id}: gator kept failing`);
 }
 
-export function judge(gator: string, library: Library, p: PreparedGroup, report: SeedReport): void {
+export function judge(gator: string, library: Library, p: PreparedGroup, report: SeedReport, gatorTimeoutSeconds = 600): void {
     const kinds = [...new Set(p.constraints.map((c) => c.value.kind ?? ""))];
     const templates = kinds.map((k) => {
         const t = library.templates.get(k);
         if (!t) throw new Error(`${p.group.id}: the library has no template for ${k}`);
         return t;
     });
-    const gatorViolations = gatorVerdicts(gator, templates, p, report);
+    const gatorViolations = gatorVerdicts(gator, templates, p, report, gatorTimeoutSeconds);
     const key = (object: string, constraint: string) => `${object}\u0000${constraint}`;
     const byGator = new Map<string, string[]>();
     for (const v of gatorViolations) {
@@ -358,6 +376,8 @@ export interface Options {
     stacks: string[];
     gator: string;
     show: number;
+    /** Seconds one gator run may take (a stack batch holds thousands of objects). */
+    gatorTimeout: number;
 }
 
 function ensureGator(explicit: string | undefined): string {
@@ -386,7 +406,7 @@ export function runSeed(opts: Options, library: Library, stackGroups: Group[], s
     const prepared = prepare(groups, seed, pool, report);
     log(`gatekeeper: seed ${seed}: ${report.objectMutants} admissible object mutants (${report.refusedObjects} refused by the strict check), ${report.constraintMutants} parameter mutants (${report.refusedConstraints} refused by the pack's schema check) in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
     prepared.forEach((p, i) => {
-        judge(opts.gator, library, p, report);
+        judge(opts.gator, library, p, report, opts.gatorTimeout);
         if ((i + 1) % 50 === 0) log(`gatekeeper: seed ${seed}: ${i + 1}/${prepared.length} groups, ${report.agree} agree, ${report.differ.length} differ`);
     });
     return report;
@@ -425,7 +445,9 @@ export function parseArgs(argv: string[], env = process.env): Options | string {
     const stacksArg = arg("--stacks") ?? "dev,prod";
     const stacks = stacksArg === "none" ? [] : stacksArg.split(",");
     const show = Number(arg("--show") ?? 20);
-    return { library, seeds, mutants, stacks, gator: arg("--gator") ?? "", show };
+    const gatorTimeout = Number(arg("--gator-timeout") ?? 1800);
+    if (!Number.isFinite(gatorTimeout) || gatorTimeout <= 0) return `--gator-timeout must be a positive number of seconds, got ${arg("--gator-timeout")}`;
+    return { library, seeds, mutants, stacks, gator: arg("--gator") ?? "", show, gatorTimeout };
 }
 
 export function main(argv: string[], log = (l: string) => console.log(l)): number {

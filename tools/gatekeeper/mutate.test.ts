@@ -61,4 +61,7 @@ test("without a library path the command skips; bad seeds are an error", () => {
     assert.equal((parseArgs([], {}) as { library: string }).library, "");
     assert.equal((parseArgs([], { GATEKEEPER_LIBRARY: "/x" }) as { library: string }).library, "/x");
     assert.match(parseArgs(["--seeds", "1,x"], {}) as string, /--seeds must be integers/);
+    assert.equal((parseArgs(["--library", "/x"], {}) as { gatorTimeout: number }).gatorTimeout, 1800);
+    assert.equal((parseArgs(["--library", "/x", "--gator-timeout", "3600"], {}) as { gatorTimeout: number }).gatorTimeout, 3600);
+    assert.match(parseArgs(["--gator-timeout", "0"], {}) as string, /--gator-timeout must be a positive number/);
 });

@@ -16,7 +16,8 @@ export const admission: AdmissionRule<Params> = {
     checks: (p, s) => {
         const both = [{ resource: "cpu" as const }, { resource: "memory" as const }];
         const memoryRatio = toNumber(p.ratio);
-        const cpuRatio = p.cpuRatio !== undefined ? toNumber(p.cpuRatio) : memoryRatio;
+        // As the library's object.get(input.parameters, "cpuRatio", input.parameters.ratio): no CPU ratio without `ratio`.
+        const cpuRatio = p.ratio === undefined ? undefined : p.cpuRatio !== undefined ? toNumber(p.cpuRatio) : memoryRatio;
         const ratioOk = (c: string, resource: string, ratio: number | undefined) => {
             if (ratio === undefined) return "true";
             const l = resourceValue(c, "limits", resource);

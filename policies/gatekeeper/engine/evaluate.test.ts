@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import type { K8sObject, TemplateRule } from "../types";
+import { RegoEvalError, type K8sObject, type TemplateRule } from "../types";
 import { buildConstraint, createTemplateRegistry, parseGatekeeperConfig } from "./constraints";
 import { createEvaluator, evaluate } from "./evaluate";
 import { matched, obj, probe } from "./test-support";
@@ -124,6 +124,13 @@ describe("pod expansion", () => {
         ]);
     });
 
+    test("a pod template whose metadata is null expands to a Pod without name or namespace, as Gatekeeper's expansion leaves it (issue 21)", () => {
+        const deployment = { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "d", namespace: "shop" }, spec: { template: { ...template, metadata: null } } };
+        // matched() reports "<Kind> <namespace>/<name>": the Pod has neither; a namespaces list does not filter it out.
+        assert.deepEqual(matched({ ...podMatch, namespaces: ["elsewhere"] }, [deployment]), ["[Implied by Deployment/d] Pod -/"]);
+        assert.deepEqual(matched({ ...podMatch, labelSelector: { matchExpressions: [{ key: "app", operator: "DoesNotExist" }] } }, [deployment]), ["[Implied by Deployment/d] Pod -/"]);
+    });
+
     test("labelSelector applies to the pod template's labels", () => {
         const deployment = { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "d", labels: { owner: "x" } }, spec: { template } };
         assert.equal(matched({ ...podMatch, labelSelector: { matchLabels: { app: "web" } } }, [deployment]).length, 1);
@@ -204,6 +211,33 @@ describe("template failures and duplicates", () => {
         assert.equal(results[0].error, true);
         assert.equal(results[0].message, "template test-rule failed: boom");
         assert.equal(results[0].blocking, true);
+    });
+
+    test("a Rego evaluation error is one violation of every matching constraint of the template, as Gatekeeper reports it", () => {
+        // Gatekeeper runs the matching constraints of a template in one query; when it fails
+        // (frameworks drivers/rego Query), each constraint gets the error text as its message.
+        const conflict = "template:50: eval_conflict_error: functions must not produce multiple outputs for same inputs";
+        const failsOnTwo = rule(({ parameters }) => {
+            if ((parameters as { fail?: boolean }).fail) throw new RegoEvalError(conflict);
+            return [{ msg: "ordinary" }];
+        });
+        const other: TemplateRule = { ...rule(() => [{ msg: "other template" }]), kind: "OtherRule", template: "other-rule" };
+        const registry = createTemplateRegistry([failsOnTwo, other]);
+        const constraints = [
+            buildConstraint({ kind: "TestRule", name: "fails", match: podMatch, parameters: { fail: true } }, registry),
+            buildConstraint({ kind: "TestRule", name: "fine", match: podMatch, enforcementAction: "warn" }, registry),
+            buildConstraint({ kind: "TestRule", name: "elsewhere", match: { kinds: [{ apiGroups: [""], kinds: ["ConfigMap"] }] } }, registry),
+            buildConstraint({ kind: "OtherRule", name: "o", match: podMatch }, registry),
+        ];
+        const results = evaluate([pod("a")], constraints);
+        assert.deepEqual(
+            results.map((r) => [r.constraintName, r.message, r.enforcementAction, r.blocking, r.error ?? false]),
+            [
+                ["fails", conflict, "deny", true, false],
+                ["fine", conflict, "warn", false, false],
+                ["o", "other template", "deny", true, false],
+            ],
+        );
     });
 
     test("the same violation reported twice counts once, as in Rego's violation set", () => {

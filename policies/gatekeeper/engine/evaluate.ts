@@ -1,4 +1,4 @@
-import type { K8sObject, Review, RuleContext, Violation } from "../types";
+import { RegoEvalError, type K8sObject, type Review, type RuleContext, type Violation } from "../types";
 import { EMPTY_CONFIG, type Constraint, type EnforcementAction, type GatekeeperConfig } from "./constraints";
 import { EXPANDABLE_KINDS, expandPodTemplate } from "./expansion";
 import { parseApiVersion } from "./gvk";
@@ -116,7 +116,8 @@ function describe(obj: K8sObject, generated: boolean, inventory: StackInventory,
         kind,
         name: obj.metadata?.name ?? "",
         labels: obj.metadata?.labels,
-        namespace: effectiveNamespace(obj, isClusterScoped),
+        // A Pod expanded from a template whose metadata is null has no namespace (expansion.ts).
+        namespace: generated && obj.metadata === null ? undefined : effectiveNamespace(obj, isClusterScoped),
         isNamespace: isNamespaceObject(group, kind),
         generated,
         namespaceLabels: inventory.namespaceLabels,
@@ -132,6 +133,10 @@ function runConstraints(
     report: (constraint: Constraint, violation: Violation, error: boolean) => void,
 ): void {
     let review: Review | undefined;
+    const outcomes: { constraint: Constraint; violations: Violation[] }[] = [];
+    // Gatekeeper evaluates the constraints of one template that match an object in one Rego query:
+    // when it fails, every one of them gets one violation whose message is the error.
+    let evalErrors: Map<string, string> | undefined;
     for (const constraint of constraints) {
         if (!constraint.compiledMatch.matches(d.target)) continue;
         review ??= {
@@ -142,14 +147,22 @@ function runConstraints(
             namespace: d.target.namespace,
         };
         const ctx: RuleContext = { review, parameters: constraint.parameters, inventory };
-        let violations: Violation[];
         try {
-            violations = constraint.rule.validate(ctx);
+            outcomes.push({ constraint, violations: constraint.rule.validate(ctx) });
         } catch (err) {
+            if (err instanceof RegoEvalError) {
+                evalErrors ??= new Map();
+                if (!evalErrors.has(constraint.kind)) evalErrors.set(constraint.kind, err.message);
+                outcomes.push({ constraint, violations: [] });
+                continue;
+            }
             report(constraint, { msg: `template ${constraint.rule.template} failed: ${(err as Error).message ?? err}` }, true);
-            continue;
         }
-        for (const violation of distinct(violations)) report(constraint, violation, false);
+    }
+    for (const { constraint, violations } of outcomes) {
+        const evalError = evalErrors?.get(constraint.kind);
+        if (evalError !== undefined) report(constraint, { msg: evalError }, false);
+        else for (const violation of distinct(violations)) report(constraint, violation, false);
     }
 }
 

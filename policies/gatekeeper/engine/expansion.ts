@@ -33,6 +33,9 @@ export function expandPodTemplate(parent: K8sObject): K8sObject | undefined {
         if (template === undefined || template === null) return undefined;
     }
     if (typeof template !== "object") return undefined;
+    // Gatekeeper's expandResource sets name and namespace with unstructured setters, which give up
+    // on a metadata that is null: the Pod then has neither (nor labels).
+    if (template.metadata === null) return { apiVersion: "v1", kind: "Pod", metadata: null as never, spec: template.spec ?? {} };
     const metadata: NonNullable<K8sObject["metadata"]> = { ...(template.metadata ?? {}) };
     metadata.name = `${parent.metadata?.name ?? ""}-pod`.toLowerCase();
     if (parent.metadata?.namespace) metadata.namespace = parent.metadata.namespace;

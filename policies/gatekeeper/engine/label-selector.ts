@@ -10,7 +10,8 @@ export interface LabelSelectorRequirement {
     values?: string[];
 }
 
-export type LabelPredicate = (labels: Record<string, string> | undefined) => boolean;
+/** `labels` null (metadata.labels: null) is no labels, as Gatekeeper's GetLabels() returns an empty map. */
+export type LabelPredicate = (labels: Record<string, string> | undefined | null) => boolean;
 
 /**
  * Compiles a selector once so matching an object is a few lookups.
@@ -24,7 +25,7 @@ export function compileLabelSelector(selector: LabelSelector, where: string): La
     const checks: LabelPredicate[] = [];
     for (const [key, value] of Object.entries(selector.matchLabels ?? {})) {
         const expected = String(value);
-        checks.push((labels) => labels !== undefined && labels[key] === expected);
+        checks.push((labels) => labels != null && labels[key] === expected);
     }
     (selector.matchExpressions ?? []).forEach((req, i) => {
         checks.push(compileRequirement(req, `${where}.matchExpressions[${i}]`));
@@ -41,8 +42,8 @@ function compileRequirement(req: LabelSelectorRequirement, where: string): Label
     }
     const { key } = req;
     const values = new Set((req.values ?? []).map(String));
-    const has = (labels: Record<string, string> | undefined) =>
-        labels !== undefined && Object.prototype.hasOwnProperty.call(labels, key);
+    const has = (labels: Record<string, string> | undefined | null) =>
+        labels != null && Object.prototype.hasOwnProperty.call(labels, key);
     switch (req.operator) {
         case "In":
             if (values.size === 0) throw new Error(`${where}: operator In needs at least one value`);

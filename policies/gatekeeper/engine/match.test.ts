@@ -87,6 +87,17 @@ describe("labelSelector", () => {
         assert.deepEqual(names(expr("DoesNotExist")), ["c"]);
     });
 
+    test("metadata.labels: null is no labels (issue 21: the match threw)", () => {
+        const nullLabels = pod("d", "n");
+        nullLabels.metadata = { ...nullLabels.metadata, labels: null as never };
+        const only = (match: object) => matched(match, [nullLabels]).map((m) => m.split("/")[1]);
+        const expr = (operator: string, values?: string[]) => ({ labelSelector: { matchExpressions: [{ key: "app", operator, values }] } });
+        assert.deepEqual(only(expr("DoesNotExist")), ["d"]);
+        assert.deepEqual(only(expr("NotIn", ["web"])), ["d"]);
+        assert.deepEqual(only(expr("Exists")), []);
+        assert.deepEqual(only({ labelSelector: { matchLabels: { app: "web" } } }), []);
+    });
+
     test("matchLabels and matchExpressions are ANDed", () => {
         const match = {
             labelSelector: { matchLabels: { app: "web" }, matchExpressions: [{ key: "tier", operator: "In", values: ["back"] }] },

@@ -38,6 +38,16 @@ test("cpuRatio, when given, replaces ratio for CPU", () => {
     ]);
 });
 
+test("without ratio, cpuRatio alone checks nothing: the Rego's object.get(..., input.parameters.ratio) is undefined (issue 21)", () => {
+    const pod = validPod();
+    pod.spec.containers[0].resources.limits.cpu = "4";
+    pod.spec.containers[0].resources.requests.cpu = "50m";
+    assert.deepEqual(checkTemplate(rule, pod, { cpuRatio: "10" }), []);
+    assert.deepEqual(checkTemplate(rule, pod, { ratio: "100", cpuRatio: "10" }), [
+        "container <app> cpu limit <4> is higher than the maximum allowed ratio of <10>",
+    ]);
+});
+
 test("limits and requests must both be set", () => {
     const pod = validPod();
     delete pod.spec.containers[0].resources.requests;

@@ -41,7 +41,9 @@ export const rule: TemplateRule<Params> = {
     },
     validate({ review, parameters }) {
         const memoryRatio = toNumber(parameters.ratio);
-        const cpuRatio = parameters.cpuRatio !== undefined ? toNumber(parameters.cpuRatio) : memoryRatio;
+        // object.get(input.parameters, "cpuRatio", input.parameters.ratio): undefined without `ratio`,
+        // even when cpuRatio is set (a call with an undefined argument is undefined).
+        const cpuRatio = parameters.ratio === undefined ? undefined : parameters.cpuRatio !== undefined ? toNumber(parameters.cpuRatio) : memoryRatio;
         const messages: string[] = [];
         // Ephemeral containers cannot set resources.
         for (const { container, kind } of checkedContainers(review.object, parameters.exemptImages)) {

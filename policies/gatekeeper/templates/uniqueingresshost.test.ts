@@ -19,3 +19,19 @@ test("a host already used by another Ingress, in any namespace, is refused", () 
         "ingress host conflicts with an existing ingress <www.example.com>",
     ]);
 });
+
+test("a null host is a value the Rego compares: it conflicts with another Ingress's null host only (issue 21)", () => {
+    // gator: "ingress host conflicts with an existing ingress <null>" when both hold a null host.
+    const withNull = (name: string, host: string | null, namespace = "shop"): K8sObject => ({
+        apiVersion: "networking.k8s.io/v1",
+        kind: "Ingress",
+        metadata: { name, namespace },
+        spec: { rules: [{ host }, { host: `${name}.example.com` }] },
+    });
+    assert.deepEqual(checkTemplate(rule, withNull("web", null), {}, [withNull("api", null)]), ["ingress host conflicts with an existing ingress <null>"]);
+    assert.deepEqual(checkTemplate(rule, withNull("web", null), {}, [withNull("api", "shop.example.com")]), []);
+    assert.deepEqual(checkTemplate(rule, withNull("web", "null"), {}, [withNull("api", null)]), []);
+    // A rule without a host is no host at all.
+    const hostless: K8sObject = { apiVersion: "networking.k8s.io/v1", kind: "Ingress", metadata: { name: "web", namespace: "shop" }, spec: { rules: [{}] } };
+    assert.deepEqual(checkTemplate(rule, hostless, {}, [{ ...hostless, metadata: { name: "api", namespace: "shop" } }]), []);
+});

@@ -2,7 +2,7 @@ import type { K8sObject, TemplateRule } from "../types";
 import { derivedFrom } from "../engine/derived-index";
 import { parseApiVersion } from "../engine/gvk";
 import { DEFAULT_NAMESPACE } from "../engine/scope";
-import { violations } from "./lib/pod";
+import { regoFormat, violations } from "./lib/pod";
 
 export type Params = Record<string, never>;
 
@@ -18,20 +18,25 @@ export const rule: TemplateRule<Params> = {
         if (review.kind.kind !== "Ingress" || !INGRESS_GROUPS.has(review.kind.group)) return [];
         const rules: unknown = review.object.spec?.rules;
         if (!Array.isArray(rules)) return [];
-        const hosts = new Set(rules.map((r) => r?.host).filter((h): h is string => typeof h === "string"));
+        // Any defined host is compared, null included (Rego's `other.spec.rules[_].host == host`).
+        const hosts = new Map<string, unknown>();
+        for (const r of rules) if (r?.host !== undefined) hosts.set(hostKey(r.host), r.host);
         if (hosts.size === 0) return [];
         const name = review.object.metadata?.name;
         const byHost = derivedFrom(inventory.list("Ingress"), "uniqueingresshost:byHost", ingressesByHost);
         const messages: string[] = [];
-        for (const host of hosts) {
-            const users = byHost.get(host) ?? [];
+        for (const [key, host] of hosts) {
+            const users = byHost.get(key) ?? [];
             if (users.some((u) => u.name !== name || u.namespace !== review.namespace)) {
-                messages.push(`ingress host conflicts with an existing ingress <${host}>`);
+                messages.push(`ingress host conflicts with an existing ingress <${regoFormat(host)}>`);
             }
         }
         return violations(messages);
     },
 };
+
+/** Hosts compare as Rego values: a string by its text, null (or any other value) by its JSON. */
+const hostKey = (host: unknown) => (typeof host === "string" ? host : `\u0000${JSON.stringify(host)}`);
 
 interface IngressRef {
     name: string | undefined;
@@ -46,9 +51,10 @@ function ingressesByHost(ingresses: readonly K8sObject[]): Map<string, IngressRe
         if (!Array.isArray(rules)) continue;
         const ref = { name: ingress.metadata?.name, namespace: ingress.metadata?.namespace || DEFAULT_NAMESPACE };
         for (const r of rules) {
-            if (typeof r?.host !== "string") continue;
-            let users = byHost.get(r.host);
-            if (!users) byHost.set(r.host, (users = []));
+            if (r?.host === undefined) continue;
+            const key = hostKey(r.host);
+            let users = byHost.get(key);
+            if (!users) byHost.set(key, (users = []));
             users.push(ref);
         }
     }

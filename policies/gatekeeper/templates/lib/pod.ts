@@ -83,7 +83,7 @@ function regoTerm(value: unknown): string {
     if (Array.isArray(value)) return `[${value.map(regoTerm).join(", ")}]`;
     if (value instanceof Set) {
         if (value.size === 0) return "set()";
-        return `{${[...value].map(regoTerm).sort().join(", ")}}`;
+        return `{${[...value].sort(regoCompare).map(regoTerm).join(", ")}}`;
     }
     const entries = Object.keys(value)
         .sort()
@@ -117,8 +117,39 @@ export function violations(messages: readonly (string | undefined)[]): Violation
     return unique.map((msg) => ({ msg }));
 }
 
-const REGO_TYPE_ORDER = ["null", "boolean", "number", "string", "array", "object"];
-const regoType = (v: unknown) => (v === null ? "null" : Array.isArray(v) ? "array" : typeof v);
+const REGO_TYPE_ORDER = ["null", "boolean", "number", "string", "array", "object", "set"];
+const regoType = (v: unknown) => (v === null ? "null" : Array.isArray(v) ? "array" : v instanceof Set ? "set" : typeof v);
+
+/**
+ * OPA's ordering of values (ast.Compare), the order of a set's members and of its rendering:
+ * by type first (null < boolean < number < string < array < object < set), then false < true,
+ * numbers by value, strings by their characters, arrays and sets element by element (a prefix
+ * first), objects by their sorted keys and then the values under them.
+ */
+export function regoCompare(a: unknown, b: unknown): number {
+    const ta = REGO_TYPE_ORDER.indexOf(regoType(a));
+    const tb = REGO_TYPE_ORDER.indexOf(regoType(b));
+    if (ta !== tb) return ta < tb ? -1 : 1;
+    if (a === null) return 0;
+    if (typeof a === "boolean" || typeof a === "number" || typeof a === "string") return a === b ? 0 : a < (b as typeof a) ? -1 : 1;
+    if (Array.isArray(a) || a instanceof Set) {
+        const x = a instanceof Set ? [...a].sort(regoCompare) : a;
+        const y = b instanceof Set ? [...b].sort(regoCompare) : (b as unknown[]);
+        for (let i = 0; i < Math.min(x.length, y.length); i++) {
+            const c = regoCompare(x[i], y[i]);
+            if (c !== 0) return c;
+        }
+        return x.length - y.length < 0 ? -1 : x.length > y.length ? 1 : 0;
+    }
+    const ka = Object.keys(a as object).sort(regoCompare);
+    const kb = Object.keys(b as object).sort(regoCompare);
+    for (let i = 0; i < Math.min(ka.length, kb.length); i++) {
+        if (ka[i] !== kb[i]) return ka[i] < kb[i] ? -1 : 1;
+        const c = regoCompare((a as Record<string, unknown>)[ka[i]], (b as Record<string, unknown>)[kb[i]]);
+        if (c !== 0) return c;
+    }
+    return ka.length < kb.length ? -1 : ka.length > kb.length ? 1 : 0;
+}
 
 /**
  * Rego's `a <= b` for scalars: values of different types compare by type (null < boolean <
@@ -127,10 +158,5 @@ const regoType = (v: unknown) => (v === null ? "null" : Array.isArray(v) ? "arra
  */
 export function regoLessOrEqual(a: unknown, b: unknown): boolean {
     if (a === undefined || b === undefined) return false;
-    const ta = REGO_TYPE_ORDER.indexOf(regoType(a));
-    const tb = REGO_TYPE_ORDER.indexOf(regoType(b));
-    if (ta !== tb) return ta < tb;
-    if (typeof a === "number" || typeof a === "string") return a <= (b as typeof a);
-    if (typeof a === "boolean") return !a || (b as boolean);
-    return a === null || JSON.stringify(a) <= JSON.stringify(b);
+    return regoCompare(a, b) <= 0;
 }
