@@ -68,8 +68,8 @@ function ingressImage(ref: string) {
 
 export function certManagerValues(cfg: StackConfig) {
     const a = cfg.addons.certManager;
-    // The chart's image helper prints "<repository>:<tag>" (or "@<digest>" instead of the tag).
-    const img = (ref: string) => ({ ...repoTag(ref), digest: "" });
+    // The chart's image helper prints "<repository>:<tag>" (no digest value set: it would replace the tag).
+    const img = (ref: string) => repoTag(ref);
     return {
         // CRDs with the chart, kept on uninstall so certificates survive a reinstall.
         crds: { enabled: true, keep: true },
@@ -187,7 +187,8 @@ export function argoCdValues(cfg: StackConfig) {
         dex: { enabled: false },
         redis: { image: repoTag(a.redisImage), resources: sized(a), readinessProbe: { enabled: true }, livenessProbe: { enabled: true } },
         redisSecretInit: { resources: sized(a) },
-        repoServer: { resources: sized(a), copyutil: { resources: sized(a) } },
+        // The repo server's copyutil init container takes repoServer.resources too.
+        repoServer: { resources: sized(a) },
         applicationSet: { resources: sized(a), readinessProbe: { enabled: true }, livenessProbe: { enabled: true } },
         notifications: { resources: sized(a), readinessProbe: { enabled: true }, livenessProbe: { enabled: true } },
         controller: { resources: { requests: { cpu: a.controllerCpu, memory: a.controllerMemory }, limits: { cpu: a.controllerCpu, memory: a.controllerMemory } } },
