@@ -18,6 +18,7 @@ import { constraintFiles, loadCatalogue } from "../policies/admission/catalogue"
 import type { K8sObject } from "../policies/gatekeeper/types";
 import { renderChart } from "../tools/admission/charts";
 import { judge, POD_KINDS } from "../tools/admission/judge";
+import { operatorStatefulSets } from "../tools/admission/operatorPods";
 import { offlineStackConfig } from "../tools/genGitops";
 import { listStacks, REPO_ROOT } from "../cli/harness/stackConfig";
 
@@ -136,7 +137,9 @@ test("helm template of each pinned add-on chart with the emitted values: every p
             const pin = cfg.addons[key];
             const dir = path.join(SOURCES!, `${pin.chart}-${pin.version}`);
             assert.ok(fs.existsSync(path.join(dir, "Chart.yaml")), `${dir}/Chart.yaml`);
-            const objects = renderChart(HELM!, dir, { releaseName: spec.release, namespace: spec.namespace, values: spec.values });
+            const rendered = renderChart(HELM!, dir, { releaseName: spec.release, namespace: spec.namespace, values: spec.values });
+            const objects = [...rendered, ...operatorStatefulSets(rendered)];
+            if (key === "monitoring") assert.deepEqual(objects.filter((o) => o.kind === "StatefulSet").map((o) => o.metadata!.name).sort(), ["alertmanager-kube-prometheus-stack-alertmanager", "prometheus-kube-prometheus-stack-prometheus"]);
             const j = judge(stack, cfg.environment.tier, objects);
             assert.ok(j.podObjects > 0, `${stack} ${pin.chart}`);
             assert.deepEqual(j.denials.filter((d) => POD_KINDS.has(d.split(" ")[0])), [], `${stack} ${pin.chart}`);

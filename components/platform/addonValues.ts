@@ -21,6 +21,7 @@ const withSha = (ref: string) => {
 };
 /** The environment's labels (part-of-managed-by) for charts that label every object with commonLabels and set no part-of of their own. */
 const partOf = (cfg: StackConfig) => ({ "app.kubernetes.io/part-of": cfg.environment.partOf });
+const guaranteed = (cpu: string, memory: string) => ({ requests: { cpu, memory }, limits: { cpu, memory } });
 /** A container that drops every capability, cannot escalate, and has a read-only root filesystem. */
 const RESTRICTED = { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] }, readOnlyRootFilesystem: true };
 
@@ -143,13 +144,24 @@ export function monitoringValues(cfg: StackConfig) {
                 resources: { requests: { ...m.requests }, limits: { ...m.limits } },
                 storageSpec: { volumeClaimTemplate: { spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: m.storageSize } } } } },
                 image: withSha(m.prometheusImage),
+                // The operator's pods carry name and instance; component completes pod-app-labels.
+                podMetadata: { labels: { "app.kubernetes.io/component": "prometheus" } },
             },
         },
-        alertmanager: { alertmanagerSpec: { image: withSha(m.alertmanagerImage), resources: sized(m) } },
+        alertmanager: {
+            alertmanagerSpec: {
+                image: withSha(m.alertmanagerImage),
+                podMetadata: { labels: { "app.kubernetes.io/component": "alertmanager" } },
+                // A StatefulSet: Guaranteed QoS (stateful-guaranteed-qos in prod).
+                resources: guaranteed(m.alertmanagerCpu, m.alertmanagerMemory),
+            },
+        },
         prometheusOperator: {
             image: withSha(m.operatorImage),
             resources: sized(m),
-            prometheusConfigReloader: { image: withSha(m.configReloaderImage), resources: sized(m) },
+            // The reloader sidecar and init container of the Prometheus and Alertmanager StatefulSets:
+            // probes on (--enable-config-reloader-probes), requests equal to limits (Guaranteed QoS).
+            prometheusConfigReloader: { image: withSha(m.configReloaderImage), enableProbe: true, resources: guaranteed(m.configReloaderCpu, m.configReloaderMemory) },
             admissionWebhooks: { patch: { image: withSha(m.certgenImage), resources: sized(m) } },
         },
         // kube-state-metrics 5.27.0 prints "…:<tag>@<sha>": its sha carries the "sha256:" prefix.

@@ -134,7 +134,12 @@ export const addons = {
         kubeStateMetricsImage: image("the kube-state-metrics image (subchart kube-state-metrics 5.27.0's image)", "registry.k8s.io/kube-state-metrics/kube-state-metrics:v2.14.0"),
         nodeExporterImage: image("the node exporter image (subchart prometheus-node-exporter 4.42.0's image)", "quay.io/prometheus/node-exporter:v1.8.2"),
         certgenImage: image("the image of the operator's admission certificate hook Jobs (prometheusOperator.admissionWebhooks.patch.image)", "registry.k8s.io/ingress-nginx/kube-webhook-certgen:v20221220-controller-v1.5.1-58-g787ea74b6"),
-        ...containers("the monitoring stack (except Prometheus)", "50m", "64Mi", "500m", "512Mi"),
+        ...containers("the monitoring stack (operator, kube-state-metrics, node exporter, hook Jobs)", "50m", "64Mi", "500m", "512Mi"),
+        // StatefulSets made by the operator: requests equal to limits (Guaranteed QoS).
+        alertmanagerCpu: cpu("cpu request and limit of Alertmanager", "100m"),
+        alertmanagerMemory: memory("memory request and limit of Alertmanager", "128Mi"),
+        configReloaderCpu: cpu("cpu request and limit of the config reloader in the Prometheus and Alertmanager pods", "50m"),
+        configReloaderMemory: memory("memory request and limit of the config reloader in the Prometheus and Alertmanager pods", "64Mi"),
         etcdMetricsPort: int("the port of the key store's metrics endpoint on the control-plane nodes", 2381, { min: 1, max: 65535 }),
         requests: { cpu: cpu("Prometheus cpu request", "250m"), memory: memory("Prometheus memory request", "1Gi") },
         limits: { cpu: cpu("Prometheus cpu limit", "1"), memory: memory("Prometheus memory limit", "2Gi") },

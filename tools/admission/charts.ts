@@ -24,6 +24,7 @@ import { offlineStackConfig } from "../genGitops";
 import { listStacks } from "../../cli/harness/stackConfig";
 import { SCHEMA_VERSION } from "../../config/kubernetesVersion";
 import { judge, POD_KINDS } from "./judge";
+import { operatorStatefulSets } from "./operatorPods";
 
 /** The objects `helm template` renders for a release (namespace filled in where the chart leaves it out). */
 export function renderChart(helm: string, chartDir: string, release: { releaseName: string; namespace: string; values: unknown }, kubeVersion = `${SCHEMA_VERSION}.0`): K8sObject[] {
@@ -73,7 +74,9 @@ function main(argv: string[]): number {
                     denied++;
                     continue;
                 }
-                const objects = renderChart(helm, dir, { releaseName: spec.release, namespace: spec.namespace, values: spec.values });
+                const rendered = renderChart(helm, dir, { releaseName: spec.release, namespace: spec.namespace, values: spec.values });
+                // The Prometheus operator's StatefulSets (never rendered by helm), as tools/admission/operatorPods.ts models them.
+                const objects = [...rendered, ...operatorStatefulSets(rendered)];
                 const j = judge(stack, cfg.environment.tier, objects);
                 const pods = j.denials.filter((d) => POD_KINDS.has(d.split(" ")[0]));
                 console.log(`${stack}${cfg.environment.tier === "prod" ? " (lock filled)" : ""} add-on ${pin.chart} ${pin.version} (namespace ${spec.namespace}): ${objects.length} objects, pods judged ${j.podObjects}, pods denied ${j.deniedPodObjects}, denials ${j.denials.length} (${pods.length} on pods)`);
