@@ -14,6 +14,7 @@ import * as path from "node:path";
 import type { StackConfig } from "../config";
 import { AddonKey, addonSpecs } from "../components/platform/addons";
 import { imageParts } from "../components/platform/imageParts";
+import { ACME_SOLVER_POD_LABELS } from "../components/platform/issuers";
 import { constraintFiles, loadCatalogue } from "../policies/admission/catalogue";
 import type { K8sObject } from "../policies/gatekeeper/types";
 import { renderChart } from "../tools/admission/charts";
@@ -123,6 +124,41 @@ test("every add-on exception is a named constraint scoped to add-on namespaces a
                 assert.ok(doc.includes(`\`${c.name}\``), `docs/admission.md does not name ${c.name} (excludes ${ns})`);
             }
         }
+    }
+});
+
+/**
+ * The http01 solver pod cert-manager v1.16.2 creates in an Ingress's namespace (pkg/issuer/acme/http/
+ * pod.go buildDefaultPod, the controller's default solver resources 10m/64Mi and 100m/64Mi, the
+ * ClusterIssuer's podTemplate labels merged in).
+ */
+function acmeSolverPod(cfg: StackConfig, namespace: string, labels: Record<string, string>): K8sObject {
+    return {
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name: "cm-acme-http-solver-x7k2p", namespace, labels: { "acme.cert-manager.io/http-domain": "1", "acme.cert-manager.io/http-token": "2", "acme.cert-manager.io/http01-solver": "true", ...labels } },
+        spec: {
+            automountServiceAccountToken: false,
+            restartPolicy: "OnFailure",
+            securityContext: { runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } },
+            containers: [{
+                name: "acmesolver",
+                image: cfg.addons.certManager.acmesolverImage,
+                resources: { requests: { cpu: "10m", memory: "64Mi" }, limits: { cpu: "100m", memory: "64Mi" } },
+                ports: [{ name: "http", containerPort: 8089 }],
+                securityContext: { readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } },
+            }],
+        },
+    } as K8sObject;
+}
+
+test("cert-manager's ACME http01 solver pods, labelled by the lets-encrypt ClusterIssuer, are admitted in an application namespace", () => {
+    for (const stack of listStacks()) {
+        const cfg = offlineStackConfig(stack, "placeholder");
+        const ns = cfg.gitops.chatUi.namespace;
+        assert.deepEqual(judge(stack, cfg.environment.tier, [acmeSolverPod(cfg, ns, ACME_SOLVER_POD_LABELS)]).denials, [], stack);
+        // Without the ClusterIssuer's labels the same pod is refused (pod-app-labels; probes where they deny).
+        if (cfg.environment.tier === "prod") assert.match(judge(stack, "prod", [acmeSolverPod(cfg, ns, {})]).denials.join("\n"), /pod-app-labels[\s\S]*required-probes|required-probes[\s\S]*pod-app-labels/);
     }
 });
 

@@ -26,6 +26,7 @@ const READ_BY_TEMPLATES: Record<string, Record<string, string>> = {
         "webhook.image.tag": "v1.16.2 templates/_helpers.tpl define \"image\" (see image.tag)",
         "cainjector.image.tag": "v1.16.2 templates/_helpers.tpl define \"image\" (see image.tag)",
         "startupapicheck.image.tag": "v1.16.2 templates/_helpers.tpl define \"image\" (see image.tag)",
+        "acmesolver.image.tag": "v1.16.2 templates/deployment.yaml: --acme-http01-solver-image=<registry/><repository>:{{ default $.Chart.AppVersion .tag }} with .Values.acmesolver.image (tag commented out in values.yaml)",
     },
     reloader: {
         "reloader.deployment.labels": "1.2.0 templates/deployment.yaml: {{ toYaml .Values.reloader.deployment.labels }} on the Deployment and its pod template (values.yaml's map has provider, group, version; helm merges the program's keys into it)",

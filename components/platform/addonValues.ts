@@ -80,6 +80,7 @@ export function certManagerValues(cfg: StackConfig) {
         webhook: { image: img(a.webhookImage), resources: sized(a) },
         cainjector: { image: img(a.cainjectorImage), resources: sized(a) },
         startupapicheck: { image: img(a.startupapicheckImage), resources: sized(a) },
+        acmesolver: { image: img(a.acmesolverImage) },
     };
 }
 

@@ -92,6 +92,7 @@ export const addons = {
         controllerImage: image("the cert-manager controller image (the chart's image; appVersion v1.16.2)", "quay.io/jetstack/cert-manager-controller:v1.16.2"),
         webhookImage: image("the cert-manager webhook image (the chart's webhook.image)", "quay.io/jetstack/cert-manager-webhook:v1.16.2"),
         cainjectorImage: image("the cert-manager CA injector image (the chart's cainjector.image)", "quay.io/jetstack/cert-manager-cainjector:v1.16.2"),
+        acmesolverImage: image("the image of the ACME http01 solver pods cert-manager creates in the Ingresses' namespaces (the chart's acmesolver.image, passed as --acme-http01-solver-image)", "quay.io/jetstack/cert-manager-acmesolver:v1.16.2"),
         startupapicheckImage: image("the image of cert-manager's post-install API check Job (the chart's startupapicheck.image)", "quay.io/jetstack/cert-manager-startupapicheck:v1.16.2"),
         ...containers("cert-manager", "10m", "64Mi", "500m", "256Mi"),
     },
