@@ -21,6 +21,27 @@ const READ_BY_TEMPLATES: Record<string, Record<string, string>> = {
     "ingress-nginx": {
         "controller.resources.limits": "4.11.3 templates/controller-deployment.yaml: resources: {{ toYaml .Values.controller.resources }} (values.yaml sets only requests, limits are commented out)",
     },
+    "cert-manager": {
+        "image.tag": "v1.16.2 templates/_helpers.tpl define \"image\": (default $defaultTag .tag) of image, webhook.image, cainjector.image, startupapicheck.image (commented out in values.yaml)",
+        "webhook.image.tag": "v1.16.2 templates/_helpers.tpl define \"image\" (see image.tag)",
+        "cainjector.image.tag": "v1.16.2 templates/_helpers.tpl define \"image\" (see image.tag)",
+        "startupapicheck.image.tag": "v1.16.2 templates/_helpers.tpl define \"image\" (see image.tag)",
+        "acmesolver.image.tag": "v1.16.2 templates/deployment.yaml: --acme-http01-solver-image=<registry/><repository>:{{ default $.Chart.AppVersion .tag }} with .Values.acmesolver.image (tag commented out in values.yaml)",
+    },
+    reloader: {
+        "reloader.deployment.labels": "1.2.0 templates/deployment.yaml: {{ toYaml .Values.reloader.deployment.labels }} on the Deployment and its pod template (values.yaml's map has provider, group, version; helm merges the program's keys into it)",
+    },
+    "metrics-server": {
+        "resources.limits": "3.12.2 templates/deployment.yaml: resources: {{- toYaml .Values.resources }} (values.yaml sets only requests)",
+    },
+    "kube-prometheus-stack": {
+        "kube-state-metrics.image": "subchart kube-state-metrics 5.27.0 values.yaml image.{registry,repository,tag,sha}; templates/_helpers.tpl kube-state-metrics.image prints <registry>/<repository>:<tag>@<sha>",
+        "kube-state-metrics.resources": "subchart kube-state-metrics 5.27.0 values.yaml resources: {}",
+        "prometheus-node-exporter.image": "subchart prometheus-node-exporter 4.42.0 values.yaml image.{registry,repository,tag,digest}",
+        "prometheus-node-exporter.resources": "subchart prometheus-node-exporter 4.42.0 values.yaml resources: {}",
+        "prometheus-node-exporter.containerSecurityContext": "subchart prometheus-node-exporter 4.42.0 values.yaml containerSecurityContext (the node-exporter container's securityContext)",
+        "prometheus-node-exporter.securityContext": "subchart prometheus-node-exporter 4.42.0 values.yaml securityContext (the pod's; fsGroup, runAsGroup, runAsNonRoot, runAsUser 65534 there)",
+    },
     "argo-cd": {
         "configs.cm": "7.7.11 templates/_helpers.tpl argo-cd.config.cm: every key of configs.cm except create/annotations becomes a key of the argocd-cm ConfigMap (accounts.<name>, users.anonymous.enabled are Argo CD settings)",
     },

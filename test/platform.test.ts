@@ -170,7 +170,8 @@ test("issuers: self-signed-ca-issuer on a generated CA in a kubernetes.io/tls Se
         const le = find(r, "ClusterIssuer", "lets-encrypt");
         assert.equal(le.spec.acme.email, "ops@example.com");
         assert.equal(le.spec.acme.server, stack === "prod" ? "https://acme-v02.api.letsencrypt.org/directory" : "https://acme-staging-v02.api.letsencrypt.org/directory");
-        assert.deepEqual(le.spec.acme.solvers, [{ http01: { ingress: { class: "nginx" } } }]);
+        // The solver pods get the labels pod-app-labels asks for (cert-manager merges podTemplate labels into them).
+        assert.deepEqual(le.spec.acme.solvers, [{ http01: { ingress: { class: "nginx", podTemplate: { metadata: { labels: { "app.kubernetes.io/name": "cert-manager-acmesolver", "app.kubernetes.io/instance": "lets-encrypt", "app.kubernetes.io/component": "acme-solver" } } } } } }]);
 
         const certManager = urnOf(r, "kubernetes:helm.sh/v3:Release", "addons-cert-manager");
         for (const i of r.resources.filter((x) => x.type === "kubernetes:cert-manager.io/v1:ClusterIssuer")) assert.ok(i.dependencies.includes(certManager), `${i.name} does not wait for cert-manager`);

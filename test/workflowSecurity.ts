@@ -55,7 +55,7 @@ export const ENVIRONMENTS: Record<string, EnvironmentPolicy> = {
  * (main's reviewed code that resolves an input of the deployment, e.g. image digests with
  * registry read access). Every other code in a job with id-token: write could mint the token.
  */
-export const PRE_CREDENTIAL_SCRIPTS: string[] = [];
+export const PRE_CREDENTIAL_SCRIPTS: string[] = ["images:lock"];
 
 export const FORK_GUARD = "github.event.pull_request.head.repo.full_name == github.repository";
 /** The comment the pull-request workflow owns is written by the job's token: this app's login. */

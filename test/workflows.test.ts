@@ -288,6 +288,35 @@ describe("deploy workflow", () => {
     }
 });
 
+describe("image lock in the pipelines (docs/images.md)", () => {
+    const lockStep = (job: Job) => steps(job).findIndex((s) => /npm run (-s )?images:lock -- --stack prod/.test(s.run ?? ""));
+    const before = (job: Job, what: (s: any) => boolean) => steps(job).findIndex(what);
+    for (const [file, job] of [["deploy.yml", "up-prod"], ["drift.yml", "drift-prod"]]) {
+        it(`${file} ${job}: resolves prod's tags to digests before the kubeconfig and the Pulumi token, and shows the lock`, () => {
+            const j = Object.fromEntries(jobs(file))[job];
+            const i = lockStep(j);
+            assert.ok(i >= 0, "no images:lock step");
+            assert.ok(i < before(j, (s) => /KUBECONFIG/.test(JSON.stringify(s.env ?? {}))), "images:lock after the kubeconfig");
+            assert.ok(i < before(j, (s) => String(s.uses ?? "").startsWith("pulumi/auth-actions@")), "images:lock after the Pulumi token");
+            assert.match(steps(j)[i].run, /--markdown .*\n.*GITHUB_STEP_SUMMARY/);
+        });
+    }
+    it("deploy.yml up-prod stops when the registries serve a digest the committed lock does not record", () => {
+        const j = Object.fromEntries(jobs("deploy.yml"))["up-prod"];
+        assert.ok(steps(j).slice(lockStep(j) + 1).some((s) => /git diff --quiet -- images\.lock\.json[\s\S]*exit 1/.test(s.run ?? "")));
+    });
+    it("pull-request.yml: the credential-free diff job resolves the lock into the comment; preview-prod previews with it", () => {
+        const all = Object.fromEntries(jobs("pull-request.yml"));
+        const i = lockStep(all.diff);
+        assert.ok(i >= 0);
+        assert.match(steps(all.diff)[i].run, />> report\/comment\.md/);
+        assert.ok(steps(all.diff).findIndex((s) => s.with?.name === "offline-diff") > i, "the comment is uploaded after the lock is added");
+        assert.equal(all["preview-prod"].needs, "diff");
+        const dl = steps(all["preview-prod"]).findIndex((s) => s.with?.name === "images-lock");
+        assert.ok(dl >= 0 && dl < steps(all["preview-prod"]).findIndex((s) => String(s.uses ?? "").startsWith("pulumi/actions@")));
+    });
+});
+
 describe("drift workflow", () => {
     it("runs on a schedule: pulumi preview --refresh --expect-no-changes for every stack, one run at a time", () => {
         const wf = workflow("drift.yml");

@@ -10,6 +10,9 @@ import { portableYaml } from "../lib/yaml";
 import type { StackConfig } from "../../config";
 import { hostOf, ingressAnnotations, tlsSecretName } from "../lib/ingress";
 import { prometheusUrl } from "./addonValues";
+import { imageParts } from "./imageParts";
+
+export { imageParts };
 
 export type ChildKey = "uptime-monitor" | "chat-ui" | "dashboard";
 
@@ -41,13 +44,6 @@ const podLabels = (key: ChildKey) => ({ [CHILD_POD_LABEL]: key });
 /** The selector labels every pod carries (pod-app-labels): the charts set name and instance, these add the component. */
 const withComponent = (key: ChildKey) => ({ ...podLabels(key), "app.kubernetes.io/component": key });
 
-/** An image reference split the way the charts take it: registry, repository, tag and the digest's hex (if pinned). */
-export function imageParts(ref: string) {
-    const m = /^([a-z0-9.-]+(?::\d+)?)\/([a-z0-9._/-]+):([\w][\w.-]*)(?:@sha256:([0-9a-f]{64}))?$/.exec(ref);
-    if (!m) throw new Error(`${ref}: expected registry/repository:tag[@sha256:<64 hex>]`);
-    const [, registry, repository, tag, sha] = m;
-    return { registry, repository, tag, sha: sha ?? "", tagWithDigest: sha ? `${tag}@sha256:${sha}` : tag };
-}
 
 /** A writable /tmp for containers whose root filesystem is read-only. */
 const TMP = { name: "tmp", mountPath: "/tmp" };

@@ -17,6 +17,17 @@ export interface IssuersArgs {
 
 export const [SELF_SIGNED_CA_ISSUER, LETS_ENCRYPT_ISSUER] = CLUSTER_ISSUERS;
 
+/**
+ * Labels of the http01 solver pods cert-manager creates in an Ingress's namespace while a certificate
+ * is issued (pod-app-labels); component acme-solver is one of required-probes' exceptions (the
+ * solver serves one token for the length of a challenge and has no probe setting).
+ */
+export const ACME_SOLVER_POD_LABELS = {
+    "app.kubernetes.io/name": "cert-manager-acmesolver",
+    "app.kubernetes.io/instance": LETS_ENCRYPT_ISSUER,
+    "app.kubernetes.io/component": "acme-solver",
+};
+
 export class Issuers extends pulumi.ComponentResource {
     public readonly caCertificatePem: pulumi.Output<string>;
     public readonly names: string[];
@@ -60,7 +71,7 @@ export class Issuers extends pulumi.ComponentResource {
                     email: i.acmeEmail,
                     server: i.acmeServer,
                     privateKeySecretRef: { name: i.acmeAccountKeySecretName },
-                    solvers: [{ http01: { ingress: { class: cfg.ingress.className } } }],
+                    solvers: [{ http01: { ingress: { class: cfg.ingress.className, podTemplate: { metadata: { labels: ACME_SOLVER_POD_LABELS } } } } }],
                 },
             },
         }, afterCertManager);

@@ -48,6 +48,7 @@ export const gitops = {
     project: str("the Argo CD project of every application", "default", NAME),
     destinationServer: url("the cluster the applications deploy to", "https://kubernetes.default.svc", ["https"]),
     serverNodePort: nodePort("the node port of the GitOps server (section 8.2)", 30443),
+    serverHttpNodePort: nodePort("the node port of the GitOps server's plain-HTTP Service port: argo-cd 7.7.11 publishes both of its server Service ports (http and https, the same multiplexed container port) on node ports; the chart's default nodePortHttp", 30080),
     knownHosts: list("SSH known hosts lines of the repository host (public host keys)", [
         "github.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl",
     ]),

@@ -113,7 +113,8 @@ for (const [stack, tier] of [["dev", "dev"], ["prod", "prod"], ["ci", "dev"]] as
             ? ["spec-hpa-replica-range", "spec-hpa-scale-down-stabilization", "spec-images-pinned-by-digest", "spec-node-port-allowlist", "spec-stateful-guaranteed-qos"]
             : ["spec-hpa-replica-range", "spec-node-port-allowlist"]);
         const excluded = g.policies[0].spec.matchConstraints.namespaceSelector.matchExpressions.find((e: any) => e.operator === "NotIn").values;
-        assert.ok(excluded.includes("kube-system") && excluded.includes("argocd"), "the Config's exclusions apply");
+        assert.ok(excluded.includes("kube-system") && excluded.includes("gatekeeper-system"), "the Config's exclusions apply");
+        assert.ok(!excluded.includes("argocd") && !excluded.includes("monitoring"), "the add-ons' namespaces are judged (issue 19: no blanket namespace exclusion)");
     });
 }
 

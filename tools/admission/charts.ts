@@ -6,10 +6,11 @@
  * both enforcement points (tools/admission/judge.ts). Prints per chart: objects, pods judged, pods
  * denied, and every denial. prod is judged with the images as they run once the lock records their
  * digests (the offline placeholder), and again as committed (tag-only where no digest is recorded).
- * --addons also renders the add-on charts with their values and judges them twice: as the stack's
- * constraint sets stand (their namespaces are excluded by the Gatekeeper Config, so neither point
- * judges them) and without that exclusion (what they would meet; reported, not an error).
- * Needs helm and the chart sources, which this repository never contains; exit 1 on any denial of a child.
+ * --addons also renders the add-on charts with the values the program gives their Releases and
+ * judges them the same way (no add-on namespace is excluded by the Gatekeeper Config; the scoped
+ * exceptions are named constraints, docs/admission.md).
+ * Needs helm and the chart sources, which this repository never contains; exit 1 on any denial
+ * (of a child as it runs, of an add-on object).
  */
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
@@ -23,6 +24,7 @@ import { offlineStackConfig } from "../genGitops";
 import { listStacks } from "../../cli/harness/stackConfig";
 import { SCHEMA_VERSION } from "../../config/kubernetesVersion";
 import { judge, POD_KINDS } from "./judge";
+import { operatorStatefulSets } from "./operatorPods";
 
 /** The objects `helm template` renders for a release (namespace filled in where the chart leaves it out). */
 export function renderChart(helm: string, chartDir: string, release: { releaseName: string; namespace: string; values: unknown }, kubeVersion = `${SCHEMA_VERSION}.0`): K8sObject[] {
@@ -69,14 +71,17 @@ function main(argv: string[]): number {
                 const dir = path.join(charts, `${pin.chart}-${pin.version}`);
                 if (!fs.existsSync(path.join(dir, "Chart.yaml"))) {
                     console.log(`${stack} add-on ${pin.chart} ${pin.version}: no chart source at ${dir}`);
+                    denied++;
                     continue;
                 }
-                const objects = renderChart(helm, dir, { releaseName: spec.release, namespace: spec.namespace, values: spec.values });
-                const asIs = judge(stack, cfg.environment.tier, objects);
-                const without = judge(stack, cfg.environment.tier, objects, { withoutConfigExclusions: true });
-                const rules = [...new Set(without.denials.map((d) => d.replace(/^[^:]+: /, "").replace(/:.*$/, "")))].sort();
-                console.log(`${stack} add-on ${pin.chart} ${pin.version} (namespace ${spec.namespace}): ${objects.length} objects, pods ${asIs.podObjects}; as configured: pods denied ${asIs.deniedPodObjects}; without the Config's namespace exclusion: pods denied ${without.deniedPodObjects} by ${rules.join(", ") || "nothing"}`);
-                if (argv.includes("--verbose")) for (const d of without.denials) console.log(`  ${d}`);
+                const rendered = renderChart(helm, dir, { releaseName: spec.release, namespace: spec.namespace, values: spec.values });
+                // The Prometheus operator's StatefulSets (never rendered by helm), as tools/admission/operatorPods.ts models them.
+                const objects = [...rendered, ...operatorStatefulSets(rendered)];
+                const j = judge(stack, cfg.environment.tier, objects);
+                const pods = j.denials.filter((d) => POD_KINDS.has(d.split(" ")[0]));
+                console.log(`${stack}${cfg.environment.tier === "prod" ? " (lock filled)" : ""} add-on ${pin.chart} ${pin.version} (namespace ${spec.namespace}): ${objects.length} objects, pods judged ${j.podObjects}, pods denied ${j.deniedPodObjects}, denials ${j.denials.length} (${pods.length} on pods)`);
+                for (const d of j.denials) console.log(`  ${d}`);
+                denied += j.denials.length;
             }
         }
     }
