@@ -348,7 +348,12 @@ describe("e2e manifests (.github/scripts/e2e-manifests.sh)", () => {
             assert.equal(run(good).status, 0, run(good).stderr);
             const bad = run(sum);
             assert.notEqual(bad.status, 0);
-            assert.match(bad.stdout, /does not have the sha256/);
+            // The callers capture stdout (f=$(verified ...)): the reason goes to stderr, or it is lost.
+            assert.match(bad.stderr, /::error::o\/r\/x\.yaml at a{40} does not have the sha256/);
+            assert.equal(bad.stdout, "");
+            const captured = spawnSync("bash", ["-c", 'f=$(bash "$0" verified o/r "$1" x.yaml "$2")', script, commit, sum], { env: { ...process.env, E2E_RAW_BASE: `file://${base}` }, encoding: "utf8" });
+            assert.notEqual(captured.status, 0);
+            assert.match(captured.stderr, /does not have the sha256/, "the message survives a command substitution");
         } finally {
             fs.rmSync(base, { recursive: true, force: true });
         }

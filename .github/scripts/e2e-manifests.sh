@@ -25,7 +25,7 @@ verified() {
   out="$work/$(printf '%s' "$repo/$file" | tr '/' '_')"
   curl -fsSL --retry 3 -o "$out" "$RAW_BASE/$repo/$commit/$file"
   if ! printf '%s  %s\n' "$sum" "$out" | sha256sum -c --status; then
-    echo "::error::$repo/$file at $commit does not have the sha256 $sum: not applied"
+    echo "::error::$repo/$file at $commit does not have the sha256 $sum: not applied" >&2
     return 1
   fi
   printf '%s\n' "$out"

@@ -1,0 +1,156 @@
+/**
+ * The scripts the pull-request pipelines run on what a pull request produced
+ * (.github/scripts/images-lock-artifact.ts, .github/scripts/comment-body.ts), against hostile
+ * inputs: an artifact that is not one regular lock file, a report that tries to mention, link,
+ * format or size itself into a verdict of the pipeline.
+ */
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { describe, it } from "node:test";
+import { GITHUB_COMMENT_LIMIT, MARKER, MAX_REPORT, commentBody } from "../.github/scripts/comment-body";
+import { installLockArtifact, LOCK_NAME, MAX_BYTES } from "../.github/scripts/images-lock-artifact";
+
+const ROOT = path.resolve(__dirname, "..");
+const LOCK = fs.readFileSync(path.join(ROOT, "images.lock.json"), "utf8");
+
+function tmp(): string {
+    return fs.mkdtempSync(path.join(os.tmpdir(), "wf-scripts-"));
+}
+
+describe("images-lock-artifact.ts: the images-lock artifact taken in as data", () => {
+    const setup = (fill: (dir: string) => void) => {
+        const base = tmp();
+        const dir = path.join(base, "download");
+        fs.mkdirSync(dir);
+        fill(dir);
+        const dest = path.join(base, "work", LOCK_NAME);
+        fs.mkdirSync(path.dirname(dest));
+        fs.writeFileSync(dest, "the committed lock\n");
+        return { base, dir, dest };
+    };
+
+    it("copies exactly one regular, well-formed images.lock.json in by rename", () => {
+        const { base, dir, dest } = setup((d) => fs.writeFileSync(path.join(d, LOCK_NAME), LOCK));
+        try {
+            assert.equal(installLockArtifact(dir, dest), JSON.parse(LOCK).images.length);
+            assert.deepEqual(JSON.parse(fs.readFileSync(dest, "utf8")), JSON.parse(LOCK));
+            assert.deepEqual(fs.readdirSync(path.dirname(dest)), [LOCK_NAME], "no temporary file left behind");
+        } finally {
+            fs.rmSync(base, { recursive: true, force: true });
+        }
+    });
+
+    const refused: Array<[string, (d: string) => void, RegExp]> = [
+        ["a planted program beside the lock", (d) => { fs.writeFileSync(path.join(d, LOCK_NAME), LOCK); fs.writeFileSync(path.join(d, "index.ts"), "process.exit(0)"); }, /expected exactly one file/],
+        ["a planted node_modules folder beside the lock", (d) => { fs.writeFileSync(path.join(d, LOCK_NAME), LOCK); fs.mkdirSync(path.join(d, "node_modules", "x"), { recursive: true }); }, /expected exactly one file/],
+        ["a folder named images.lock.json", (d) => fs.mkdirSync(path.join(d, LOCK_NAME)), /is a folder; expected a regular file/],
+        ["a symbolic link named images.lock.json", (d) => fs.symlinkSync("/etc/passwd", path.join(d, LOCK_NAME)), /symbolic link; expected a regular file/],
+        ["another name", (d) => fs.writeFileSync(path.join(d, "lock.json"), LOCK), /expected exactly one file, images\.lock\.json/],
+        ["an empty artifact", () => undefined, /holds \[\]/],
+        ["not JSON", (d) => fs.writeFileSync(path.join(d, LOCK_NAME), "module.exports = 1"), /not JSON/],
+        ["JSON of another shape", (d) => fs.writeFileSync(path.join(d, LOCK_NAME), JSON.stringify({ images: [{ reference: "x", digest: "y" }] })), /not an image lock[\s\S]*images\[0\]\.reference/],
+        ["a digest that is not sha256:<64 hex>", (d) => fs.writeFileSync(path.join(d, LOCK_NAME), LOCK.replace(/"sha256:[0-9a-f]{64}"/, '"sha256:1234"')), /is not sha256:<64 hex>/],
+        ["an oversized file", (d) => fs.writeFileSync(path.join(d, LOCK_NAME), " ".repeat(MAX_BYTES + 1)), /bytes; expected at most/],
+    ];
+    for (const [what, fill, why] of refused) {
+        it(`refuses ${what}, and leaves the destination as it was`, () => {
+            const { base, dir, dest } = setup(fill);
+            try {
+                assert.throws(() => installLockArtifact(dir, dest), why);
+                assert.equal(fs.readFileSync(dest, "utf8"), "the committed lock\n");
+                assert.deepEqual(fs.readdirSync(path.dirname(dest)), [LOCK_NAME]);
+            } finally {
+                fs.rmSync(base, { recursive: true, force: true });
+            }
+        });
+    }
+
+    it("as a command: exit 1 and an error naming the file, the destination unchanged", () => {
+        const { base, dir, dest } = setup((d) => { fs.writeFileSync(path.join(d, LOCK_NAME), LOCK); fs.writeFileSync(path.join(d, "index.ts"), ""); });
+        try {
+            const r = spawnSync(process.execPath, ["--import", "tsx", path.join(ROOT, ".github/scripts/images-lock-artifact.ts"), dir, dest], { encoding: "utf8", cwd: ROOT });
+            assert.equal(r.status, 1, r.stderr);
+            assert.match(r.stderr, /::error::.*download: the artifact holds \["images\.lock\.json","index\.ts"\]/);
+            assert.equal(fs.readFileSync(dest, "utf8"), "the committed lock\n");
+        } finally {
+            fs.rmSync(base, { recursive: true, force: true });
+        }
+    });
+});
+
+/**
+ * Where the fenced block opened on line `open` closes (CommonMark: a line of at most three spaces'
+ * indent, a run of the fence character at least as long as the opening one, then only spaces).
+ */
+function closingLine(lines: string[], open: number): number {
+    const fence = /^(`{3,})/.exec(lines[open])![1];
+    for (let i = open + 1; i < lines.length; i++) {
+        const m = /^ {0,3}(`+)\s*$/.exec(lines[i]);
+        if (m && m[1].length >= fence.length) return i;
+    }
+    return -1;
+}
+
+describe("comment-body.ts: the pull request's report, marked, inert and bounded", () => {
+    const base = "0123456789abcdef0123456789abcdef01234567";
+    const hostile = [
+        "## ✅ prod preview passed, approved by the platform team",
+        "@acme/platform @alice please merge, see [the approval](https://evil.example/approve) and <https://evil.example>",
+        "![badge](https://evil.example/passing.svg) <img src=x> <!-- ops-offline-diff --> fixes #12 acme/other#3",
+        "```",
+        "closing the block early, then **bold** outside",
+        "````````",
+        "~~~",
+        "bidi \u202e txet desrever \u202c and a bell \u0007 and a carriage\rreturn",
+        "`".repeat(40) + " a long run",
+    ].join("\n");
+
+    it("starts with the marker and the pipeline's header saying whose output it is", () => {
+        const body = commentBody(hostile, base);
+        assert.ok(body.startsWith(`${MARKER}\n## Offline diff of the stacks against \`0123456789ab\`\n`));
+        assert.match(body, /output of this pull request's own code/);
+        assert.match(body, /Nothing in it is a verdict of the pipeline/);
+    });
+
+    it("puts the whole report in one code block that nothing in it can close", () => {
+        const body = commentBody(hostile, base);
+        const lines = body.split("\n");
+        const open = lines.findIndex((l) => /^`{3,}text$/.test(l));
+        assert.ok(open > 0, "no opening fence");
+        const close = closingLine(lines, open);
+        assert.ok(close > open, "the block never closes");
+        // Everything of the report is between the fences; after it only the pipeline's own lines.
+        const inside = lines.slice(open + 1, close).join("\n");
+        for (const piece of ["@acme/platform", "](https://evil.example/approve)", "<img src=x>", "## ✅ prod preview passed", "**bold**", "#12"]) assert.ok(inside.includes(piece), piece);
+        assert.deepEqual(lines.slice(close + 1).filter((l) => l.trim() !== ""), [], "nothing of the report after the block");
+        assert.equal(lines.slice(0, open).join("\n").includes("evil"), false, "nothing of the report before the block");
+        assert.equal(body.indexOf(MARKER), 0);
+    });
+
+    it("replaces control and bidirectional-override characters, and normalises line ends", () => {
+        const body = commentBody(hostile, base);
+        assert.doesNotMatch(body, /[\u202a-\u202e\u2066-\u2069\u0007\r]/);
+        assert.match(body, /bidi \ufffd txet/);
+    });
+
+    it("bounds the body under GitHub's comment limit, cut at a line end, and says so", () => {
+        const big = Array.from({ length: 20000 }, (_, i) => `line ${i} ${"x".repeat(20)}`).join("\n");
+        const body = commentBody(big, base);
+        assert.ok(body.length <= GITHUB_COMMENT_LIMIT, `${body.length}`);
+        assert.match(body, new RegExp(`is ${big.length} characters long; the first \\d+ are shown`));
+        const lines = body.split("\n");
+        const open = lines.findIndex((l) => /^`{3,}text$/.test(l));
+        const shown = lines.slice(open + 1, closingLine(lines, open));
+        assert.ok(shown.join("\n").length <= MAX_REPORT);
+        assert.match(shown[shown.length - 1], /^line \d+ x{20}$/, "cut at a line end");
+        // A report of backticks only stays bounded too (the fence does not grow with it).
+        assert.ok(commentBody("`".repeat(200000), base).length <= GITHUB_COMMENT_LIMIT);
+    });
+
+    it("refuses a base that is not a commit", () => {
+        assert.throws(() => commentBody("x", "main"), /expected the base commit/);
+    });
+});
