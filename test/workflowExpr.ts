@@ -105,7 +105,7 @@ export function evaluate(expression: string, ctx: Context, status: Status = {}):
         let v: Value = ctx[tok.text] ?? null;
         for (;;) {
             if (peek()?.text === ".") { eat("."); const key = eat().text; v = v && typeof v === "object" && !Array.isArray(v) ? (v[key] ?? null) : null; continue; }
-            if (peek()?.text === "[") { eat("["); const key = str(or()); eat("]"); v = v && typeof v === "object" && !Array.isArray(v) ? (v[key] ?? null) : null; continue; }
+            if (peek()?.text === "[") { eat("["); const key = str(or()); eat("]"); v = Array.isArray(v) ? (/^\d+$/.test(key) ? (v[Number(key)] ?? null) : null) : v && typeof v === "object" ? (v[key] ?? null) : null; continue; }
             return v;
         }
     };

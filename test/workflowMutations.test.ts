@@ -31,24 +31,25 @@ interface Mutation {
 const PR = "pull-request.yml";
 const DEPLOY = "deploy.yml";
 const DRIFT = "drift.yml";
+const PROD = "preview-prod.yml";
 
 const MUTATIONS: Mutation[] = [
     // The ten changes of issue 23.
-    { what: "fork guard neutered", file: PR, from: "github.event.pull_request.head.repo.full_name == github.repository && github.event.pull_request.user.type == 'User' && !endsWith(github.actor, '[bot]')\n    runs-on: ubuntu-24.04\n    timeout-minutes: 30\n    environment: preview-prod", to: "github.event.pull_request.head.repo.full_name != '' && github.event.pull_request.user.type == 'User' && !endsWith(github.actor, '[bot]')\n    runs-on: ubuntu-24.04\n    timeout-minutes: 30\n    environment: preview-prod", expect: /from a fork/ },
+    { what: "fork guard neutered", file: PROD, from: "github.event.workflow_run.head_repository.full_name == github.repository", to: "github.event.workflow_run.head_repository.full_name != ''", expect: /from a fork/ },
     { what: "pull request title in a script", file: PR, from: '          set +e\n', to: '          set +e\n          echo "${{ github.event.pull_request.title }}"\n', expect: /template injection/ },
-    { what: "a long-lived token as secrets['…']", file: PR, from: "          github-token: \"\" # the action's default hands the job's token to the program's environment\n          comment-on-summary: true # the preview in the job summary; no token needed\n          suppress-outputs: true\n\n  # Stack Read on prod", to: "          github-token: \"\" # the action's default hands the job's token to the program's environment\n          comment-on-summary: true # the preview in the job summary; no token needed\n          suppress-outputs: true\n        env:\n          PULUMI_ACCESS_TOKEN: ${{ secrets['PULUMI_ACCESS_TOKEN'] }}\n\n  # Stack Read on prod", expect: /PULUMI_ACCESS_TOKEN/ },
+    { what: "a long-lived token as secrets['…']", file: PROD, from: "          comment-on-summary: true # the preview in the job summary; no token needed\n          suppress-outputs: true\n", to: "          comment-on-summary: true # the preview in the job summary; no token needed\n          suppress-outputs: true\n        env:\n          PULUMI_ACCESS_TOKEN: ${{ secrets['PULUMI_ACCESS_TOKEN'] }}\n", expect: /PULUMI_ACCESS_TOKEN/ },
     { what: "a secret echoed to the log", file: DEPLOY, from: '          umask 077\n', nth: 1, to: '          umask 077\n          echo "kubeconfig: $KUBECONFIG_CONTENT"\n', expect: /print a secret/ },
     { what: "the GitHub token handed to the program", file: DEPLOY, from: 'github-token: "" #', nth: 1, to: "github-token: ${{ github.token }} #", expect: /GITHUB_TOKEN/ },
     { what: "the main-only guard turned into a warning", file: DEPLOY, from: 'echo "::error::deploy runs from main only, not from $REF"\n            exit 1', to: 'echo "::warning::deploy runs from main only, not from $REF"', expect: /another ref/ },
-    { what: "drift given the production environment", file: DRIFT, from: "environment: drift", nth: 1, to: "environment: production", expect: /production/ },
+    { what: "drift given the production environment", file: DRIFT, from: "environment: drift-dev", to: "environment: production", expect: /production/ },
     { what: "the comment finder accepting any author", file: PR, from: 'comments.find((c) => c.user?.type === "Bot" && c.user?.login === author && typeof c.body === "string" && c.body.startsWith(marker + "\\n"))', to: 'comments.find((c) => c.body?.includes(marker))', expect: /comment finder/ },
     { what: "credentials persisted by checkout", file: DEPLOY, from: "persist-credentials: false", nth: 3, to: "persist-credentials: true", expect: /persist-credentials/ },
     { what: "a per-run concurrency group", file: DEPLOY, from: "group: deploy-prod", to: "group: deploy-prod-${{ github.run_id }}", expect: /every run|concurrency/ },
 
     // And the other ways back to the old design.
-    { what: "the prod preview without a reviewer (preview-dev's environment)", file: PR, from: "environment: preview-prod", to: "environment: preview-dev", expect: /stacks dev|decrypt prod/ },
+    { what: "the prod preview without a reviewer (preview-dev's environment)", file: PROD, from: "name: preview-prod", to: "name: preview-dev", expect: /stacks dev|decrypt prod/ },
     { what: "the prod preview in the dev team's stacks", file: PR, from: "stack-name: ${{ format('{0}/dev', vars.PULUMI_ORG) }}", to: "stack-name: ${{ format('{0}/prod', vars.PULUMI_ORG) }}", expect: /pulumi preview of prod/ },
-    { what: "a dynamic secrets[matrix.x] lookup", file: DRIFT, from: "${{ secrets.KUBECONFIG_DEV }}", to: "${{ secrets[format('KUBECONFIG_{0}', 'DEV')] }}", expect: /by an expression/ },
+    { what: "a dynamic secrets[matrix.x] lookup", file: DRIFT, from: "${{ secrets.KUBECONFIG }}", nth: 1, to: "${{ secrets[format('KUBECONFIG_{0}', 'DEV')] }}", expect: /by an expression/ },
     { what: "pull-requests: write in the job that runs the pull request's code", file: PR, from: "    permissions:\n      contents: read\n    outputs:", to: "    permissions:\n      contents: read\n      pull-requests: write\n    outputs:", expect: /write-scoped GITHUB_TOKEN|pull-requests: write/ },
     { what: "id-token: write in the job that runs npm ci and the render", file: DEPLOY, from: "    permissions:\n      contents: read\n    steps:", nth: 1, to: "    permissions:\n      contents: read\n      id-token: write\n    steps:", expect: /OpenID Connect/ },
     { what: "install scripts in the credentialed deploy job", file: DEPLOY, from: "npm ci --ignore-scripts", nth: 2, to: "npm ci", expect: /install scripts/ },
@@ -69,7 +70,7 @@ const MUTATIONS: Mutation[] = [
     { what: "a deploy job for any ref", file: DEPLOY, from: "    if: github.ref == 'refs/heads/main'\n    runs-on: ubuntu-24.04\n    timeout-minutes: 60", to: "    runs-on: ubuntu-24.04\n    timeout-minutes: 60", expect: /another ref/ },
     { what: "the guard job no longer needed by the deploy jobs", file: DEPLOY, from: "    needs: main-only\n", to: "", and: { from: "needs: [main-only, render]", to: "needs: render" }, expect: /main-only/ },
     { what: "set -x in a step holding a secret", file: DRIFT, from: "          umask 077\n", nth: 2, to: "          set -x\n          umask 077\n", expect: /set -x/ },
-    { what: "the preview's job token given write access to pull requests for a comment", file: PR, from: "      id-token: write # exchanged for a short-lived Pulumi token of the environment's team (Stack Read on prod)", to: "      id-token: write # exchanged for a short-lived Pulumi token of the environment's team (Stack Read on prod)\n      pull-requests: write", expect: /write-scoped GITHUB_TOKEN/ },
+    { what: "the preview's job token given write access to pull requests for a comment", file: PROD, from: "      id-token: write # exchanged for a short-lived Pulumi token of the environment's team (Stack Read on prod)", to: "      id-token: write # exchanged for a short-lived Pulumi token of the environment's team (Stack Read on prod)\n      pull-requests: write", expect: /write-scoped GITHUB_TOKEN/ },
     { what: "the kubeconfig in job-level env of the render job", file: DEPLOY, from: "    name: offline render (no credential)\n", to: "    name: offline render (no credential)\n    env:\n      KUBECONFIG_CONTENT: ${{ secrets.KUBECONFIG }}\n", expect: /job env|job-level env/ },
 ];
 

@@ -18,6 +18,7 @@ import { listStacks } from "../cli/harness/stackConfig";
 import { spawn, spawnSync } from "node:child_process";
 import { containersOf, find, renderStack } from "./render";
 import { ENVIRONMENTS, secretRefs } from "./workflowSecurity";
+import { MARKER } from "../.github/scripts/comment-body";
 
 const ROOT = path.resolve(__dirname, "..");
 const DIR = path.join(ROOT, ".github", "workflows");
@@ -53,8 +54,8 @@ const VERIFIED_ACTIONS: Record<string, { tag: string; sha: string; runtime: stri
 };
 
 describe("workflow files", () => {
-    it("exist for pull requests, deployment, drift and e2e", () => {
-        assert.deepEqual(FILES, ["deploy.yml", "drift.yml", "e2e.yml", "pull-request.yml"]);
+    it("exist for pull requests, the prod preview, deployment, drift and e2e", () => {
+        assert.deepEqual(FILES, ["deploy.yml", "drift.yml", "e2e.yml", "preview-prod.yml", "pull-request.yml"]);
     });
 
     for (const f of FILES) {
@@ -231,18 +232,23 @@ describe("pull-request workflow", () => {
         assert.match(runText(job), /npm run render -- --stack "\$stack"/);
         assert.match(runText(job), /npm run -s diff -- --stack dev --stack prod --base "\$BASE_SHA"/);
         const upload = stepUsing(job, "actions/upload-artifact")[0];
-        assert.equal(upload.with.path, "report/comment.md");
-        assert.equal(stepUsing(all.comment, "actions/download-artifact")[0].with.name, upload.with.name);
+        assert.equal(upload.with.path, "report/report.md");
+        // comment-body: main's script (the base commit's checkout) turns the report into the body.
+        const body = all["comment-body"];
+        assert.equal(steps(body)[0].with.ref, "${{ github.event.pull_request.base.sha }}");
+        assert.equal(stepUsing(body, "actions/download-artifact")[0].with.name, upload.with.name);
+        assert.match(runText(body), /npm run -s comment:body -- --base "\$BASE_SHA" "\$RUNNER_TEMP\/offline-diff\/report\.md" "\$RUNNER_TEMP\/comment\.md"/);
+        assert.equal(stepUsing(all.comment, "actions/download-artifact")[0].with.name, stepUsing(body, "actions/upload-artifact")[0].with.name);
         const script: string = stepUsing(all.comment, "actions/github-script")[0].with.script;
         const marker = /const marker = "(<!--[^"]+-->)"/.exec(script)?.[1];
-        assert.ok(marker && runText(job).includes(`echo "${marker}"`), "the report starts with the marker the comment job looks for");
+        assert.equal(marker, MARKER, "the body starts with the marker the comment job looks for");
         assert.ok(USAGE.includes(marker), "docs/usage.md names the marker");
     });
 
     it("previews dev and prod with the policy pack and each stack's policy configuration", () => {
         for (const stack of ["dev", "prod"]) {
-            const job = all[`preview-${stack}`];
-            assert.equal(job.environment, `preview-${stack}`);
+            const job = stack === "dev" ? all["preview-dev"] : workflow("preview-prod.yml").jobs["preview-prod"];
+            assert.equal(job.environment?.name ?? job.environment, `preview-${stack}`);
             const preview = stepUsing(job, "pulumi/actions")[0];
             assert.equal(preview.with.command, "preview");
             assert.equal(preview.with.policyPacks, "policies");
@@ -305,15 +311,18 @@ describe("image lock in the pipelines (docs/images.md)", () => {
         const j = Object.fromEntries(jobs("deploy.yml"))["up-prod"];
         assert.ok(steps(j).slice(lockStep(j) + 1).some((s) => /git diff --quiet -- images\.lock\.json[\s\S]*exit 1/.test(s.run ?? "")));
     });
-    it("pull-request.yml: the credential-free diff job resolves the lock into the comment; preview-prod previews with it", () => {
+    it("pull-request.yml: the credential-free diff job resolves the lock into the report; preview-prod.yml takes it in as data", () => {
         const all = Object.fromEntries(jobs("pull-request.yml"));
         const i = lockStep(all.diff);
         assert.ok(i >= 0);
-        assert.match(steps(all.diff)[i].run, />> report\/comment\.md/);
-        assert.ok(steps(all.diff).findIndex((s) => s.with?.name === "offline-diff") > i, "the comment is uploaded after the lock is added");
-        assert.equal(all["preview-prod"].needs, "diff");
-        const dl = steps(all["preview-prod"]).findIndex((s) => s.with?.name === "images-lock");
-        assert.ok(dl >= 0 && dl < steps(all["preview-prod"]).findIndex((s) => String(s.uses ?? "").startsWith("pulumi/actions@")));
+        assert.match(steps(all.diff)[i].run, />> report\/report\.md/);
+        assert.ok(steps(all.diff).findIndex((s) => s.with?.name === "offline-diff") > i, "the report is uploaded after the lock is added");
+        const prod = workflow("preview-prod.yml").jobs["preview-prod"];
+        const dl = steps(prod).findIndex((s) => s.with?.name === "images-lock");
+        assert.ok(dl >= 0);
+        assert.deepEqual(steps(prod)[dl].with, { name: "images-lock", path: "${{ runner.temp }}/images-lock", "run-id": "${{ github.event.workflow_run.id }}", "github-token": "${{ github.token }}" });
+        assert.equal(steps(prod)[dl + 1].run, 'npm run -s images:artifact -- "$RUNNER_TEMP/images-lock" images.lock.json');
+        assert.ok(dl + 1 < steps(prod).findIndex((s) => String(s.uses ?? "").startsWith("pulumi/auth-actions@")));
     });
 });
 
@@ -324,7 +333,7 @@ describe("drift workflow", () => {
         assert.deepEqual(wf.concurrency, { group: "drift", "cancel-in-progress": false });
         for (const stack of ["dev", "prod"]) {
             const job = wf.jobs[`drift-${stack}`];
-            assert.equal(job.environment, "drift");
+            assert.equal(job.environment, `drift-${stack}`, "each drift job reads one stack only");
             const preview = stepUsing(job, "pulumi/actions")[0];
             assert.equal(preview.with.command, "preview");
             assert.equal(preview.with["stack-name"], `\${{ format('{0}/${stack}', vars.PULUMI_ORG) }}`);
