@@ -490,7 +490,6 @@ export async function securityViolations(files: Workflows, scripts: Workflows = 
                 if (typeof s.run === "string" && !/sha256sum\s+(-c|--check)\b/.test(s.run)) {
                     for (const line of s.run.split("\n").filter(downloads)) v(where, `[checksum] step ${i + 1} downloads a file and uses it without checking a sha256: ${line.trim()}`);
                 }
-                for (const [action, why] of Object.entries(UNVERIFIED_DOWNLOADS)) if (isAction(s, action) && !why) v(where, `[checksum] ${action} downloads without a checksum`);
                 if (s["continue-on-error"] && code[i] === null && !isAction(s, "pulumi/actions")) v(where, `[status] step ${i + 1} has continue-on-error: its failure (a refused check) no longer stops the job`);
             }
             if (creds.some((c) => /GITHUB_TOKEN with/.test(c.what)) && (prCode || code.some(Boolean))) v(where, "a job with a write-scoped GITHUB_TOKEN runs code");

@@ -17,7 +17,7 @@ import { generatedValue } from "../.github/scripts/ci-secrets";
 import { listStacks } from "../cli/harness/stackConfig";
 import { spawn, spawnSync } from "node:child_process";
 import { containersOf, find, renderStack } from "./render";
-import { ENVIRONMENTS, secretRefs } from "./workflowSecurity";
+import { ARTIFACT_CHECKS, ENVIRONMENTS, PRE_CREDENTIAL_SCRIPTS, UNVERIFIED_DOWNLOADS, secretRefs } from "./workflowSecurity";
 import { MARKER } from "../.github/scripts/comment-body";
 
 const ROOT = path.resolve(__dirname, "..");
@@ -150,6 +150,13 @@ describe("the settings the pipeline's safety rests on (docs/usage.md)", () => {
             assert.match(section, setting, `docs/usage.md does not state ${setting}`);
         }
         assert.doesNotMatch(section, /repo:<owner>\/<repo>:(pull_request|ref:)[^\n]*\bgets?\b/, "no Pulumi team is bound to the pull_request or branch subjects");
+    });
+
+    it("names the model's exceptions where they are decided: artifact checks and pre-credential steps are npm scripts, unchecked downloads are in docs/usage.md", () => {
+        for (const script of [...Object.values(ARTIFACT_CHECKS), ...PRE_CREDENTIAL_SCRIPTS]) assert.ok(script in SCRIPTS, `npm run ${script} is not a script of package.json`);
+        const section = USAGE.slice(USAGE.indexOf("## What the pipeline's safety rests on"));
+        for (const action of Object.keys(UNVERIFIED_DOWNLOADS)) assert.ok(section.includes(`\`${action}\``) && /without a checksum/.test(section), `docs/usage.md does not say that ${action} downloads without a checksum`);
+        for (const what of [/What the prod-preview approval guarantees/, /What it does not guarantee/, /gh api repos\/OWNER\/REPO\/environments/]) assert.match(section, what);
     });
 
     it("has a CODEOWNERS file that covers the workflows, their scripts and the policy", () => {
