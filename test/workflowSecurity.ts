@@ -46,12 +46,14 @@ export interface EnvironmentPolicy {
     workflows: string[];
     /** A job in this environment starts only after a job of that environment (the approval). */
     after?: string;
+    /** Pulumi's OIDC policy also requires the token's workflow_ref to be this file on main. */
+    workflowRef?: string;
 }
 
 export const ENVIRONMENTS: Record<string, EnvironmentPolicy> = {
     conformance: { reviewers: true, branches: "any", secrets: ["CONFORMANCE_READ_TOKEN"], stacks: [], write: false, workflows: ["pull-request.yml"] },
     "preview-dev": { reviewers: false, branches: "any", secrets: ["KUBECONFIG"], stacks: ["dev"], write: false, workflows: ["pull-request.yml"] },
-    "preview-prod": { reviewers: true, branches: "any", secrets: ["KUBECONFIG"], stacks: ["prod"], write: false, workflows: ["preview-prod.yml"] },
+    "preview-prod": { reviewers: true, branches: "any", secrets: ["KUBECONFIG"], stacks: ["prod"], write: false, workflows: ["preview-prod.yml"], workflowRef: "preview-prod.yml" },
     dev: { reviewers: false, branches: "main", secrets: ["KUBECONFIG"], stacks: ["dev"], write: true, workflows: ["deploy.yml"] },
     "production-approval": { reviewers: true, branches: "main", secrets: [], stacks: [], write: false, workflows: ["deploy.yml"] },
     production: { reviewers: false, branches: "main", secrets: ["KUBECONFIG"], stacks: ["prod"], write: true, workflows: ["deploy.yml"], after: "production-approval" },
@@ -537,6 +539,22 @@ export async function securityViolations(files: Workflows, scripts: Workflows = 
                     else {
                         if (!env?.reviewers) v(where, `[approval] step ${c.i + 1} checks out a pull request's commit (${c.ref}) with a credential and no reviewer's approval`);
                         if (!String(job.name ?? "").includes(c.ref)) v(where, `[approval] the job's name does not show the commit it checks out (${c.ref}): the approval prompt does not say what gets the credential`);
+                    }
+                }
+                // [approval]: "Prevent self-review" stops whoever triggered the run, not the pull request's author.
+                if (env?.reviewers && prCode && isRun) {
+                    const check = all.findIndex((s) => typeof s.run === "string" && /actions\/runs\/\S*\/approvals/.test(s.run));
+                    const auth = all.findIndex((s) => isAction(s, "pulumi/auth-actions"));
+                    if (check < 0 || (auth >= 0 && check > auth)) v(where, "[approval] no check, before the credential, that the approver is not the pull request's author (Prevent self-review only stops whoever triggered the run)");
+                    else {
+                        const base = { GH_TOKEN: "t", REPO: "acme/ops", RUN_ID: "99", PR: "7" };
+                        const gh = (approvers: string) => `case "$*" in *pulls/*) echo alice ;; *approvals*) echo "${approvers}" ;; *) exit 3 ;; esac`;
+                        if (runScript(all[check].run, base, { gh: gh("bob") }) !== 0) v(where, "[approval] the approval check refuses another reviewer's approval");
+                        if (runScript(all[check].run, base, { gh: gh("bob alice") }) === 0) v(where, "[approval] the approval check lets the pull request's author approve its prod preview");
+                        if (runScript(all[check].run, base, { gh: 'echo "gh: HTTP 502" >&2; exit 1' }) === 0) v(where, "[fail-open] the approval check passes when the API call fails: it must fail closed");
+                        if (runScript(all[check].run, base, { gh: gh("") }) === 0) v(where, "[fail-open] the approval check passes when the API names no approver");
+                        if (runScript(all[check].run, { ...base, PR: "" }, { gh: gh("bob") }) === 0) v(where, "[fail-open] the approval check passes for a run that names no pull request");
+                        if (all[check]["continue-on-error"]) v(where, "[fail-open] the approval check has continue-on-error");
                     }
                 }
                 if (isPr && env?.reviewers && prCode) v(where, "[approval] the approved job's definition comes from the pull request's own workflow file: run it on workflow_run (main's definition) for the approved commit");

@@ -145,6 +145,7 @@ describe("the settings the pipeline's safety rests on (docs/usage.md)", () => {
             assert.match(row, env.branches === "main" ? /`main` only/ : /any branch/, `${name}: deployment branches`);
             if (env.stacks.length) assert.match(row, env.write ? /Stack Write/ : /Stack Read/, `${name}: the team's permission`);
             assert.ok(section.includes(`repo:<owner>/<repo>:environment:${name}`) || env.stacks.length === 0, `${name}: its OIDC subject binding is not documented`);
+            if (env.workflowRef) assert.ok(row.includes(`\`workflow_ref\` = \`<owner>/<repo>/.github/workflows/${env.workflowRef}@refs/heads/main\``), `${name}: the OIDC policy's workflow_ref rule is not documented`);
         }
         for (const setting of [/branch protection/i, /CODEOWNERS/, /prevent self-review/i, /administrators? (to )?bypass/i, /create and approve pull requests/i, /fork pull request/i, /audience/i]) {
             assert.match(section, setting, `docs/usage.md does not state ${setting}`);
