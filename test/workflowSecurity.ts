@@ -536,9 +536,10 @@ export async function securityViolations(files: Workflows, scripts: Workflows = 
                     if (c.code === "data" || c.ref === undefined || c.ref === "${{ github.sha }}" || c.code === "main") continue;
                     if (DISPATCH_INPUT.test(c.ref)) v(where, `[dispatch-input] step ${c.i + 1} checks out ${c.ref}, a ref whoever dispatches the run chooses, with the job's credential`);
                     else if (!APPROVED_SHAS.some((re) => re.test(c.ref!))) v(where, `[checkout-ref] step ${c.i + 1} checks out ${c.ref}: a name that can move between the approval and the checkout, or that someone else picks; check out the approved commit's SHA`);
-                    else {
+                    // In a pull_request job the head commit is the code the default checkout brings anyway.
+                    else if (!isPr) {
                         if (!env?.reviewers) v(where, `[approval] step ${c.i + 1} checks out a pull request's commit (${c.ref}) with a credential and no reviewer's approval`);
-                        if (!String(job.name ?? "").includes(c.ref)) v(where, `[approval] the job's name does not show the commit it checks out (${c.ref}): the approval prompt does not say what gets the credential`);
+                        else if (!String(job.name ?? "").includes(c.ref)) v(where, `[approval] the job's name does not show the commit it checks out (${c.ref}): the approval prompt does not say what gets the credential`);
                     }
                 }
                 // [approval]: "Prevent self-review" stops whoever triggered the run, not the pull request's author.
