@@ -86,7 +86,7 @@ const DEFS: readonly Def[] = [
     },
     {
         name: "postgres-restore.sh", kind: "restore", service: "relational-database", image: "postgres",
-        env: ["BACKUP_DIR", "RESTORE_FROM", "RESTORE_DATABASE", "RESTORE_DROP_EXISTING", "RESTORE_ALLOW_UNVERIFIED", ...PG_CONN], secrets: ["PGPASSWORD"],
+        env: ["BACKUP_DIR", "RESTORE_FROM", "RESTORE_DATABASE", "RESTORE_DROP_EXISTING", "RESTORE_ROLE_PASSWORDS", "RESTORE_ALLOW_UNVERIFIED", ...PG_CONN], secrets: ["PGPASSWORD"],
     },
     {
         name: "redis-backup.sh", kind: "backup", service: "in-memory-cache", image: "redis",
