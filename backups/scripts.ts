@@ -138,7 +138,7 @@ const DEFS: readonly Def[] = [
     },
     {
         name: "git-restore.sh", kind: "restore", service: "source-repositories", image: "git",
-        env: ["BACKUP_DIR", "RESTORE_REPOSITORY", "RESTORE_FROM", "RESTORE_ALLOW_UNVERIFIED", "RESTORE_TARGET", "RESTORE_PUSH_URL", ...GIT_AUTH], secrets: ["GIT_PASSWORD"],
+        env: ["BACKUP_DIR", "RESTORE_REPOSITORY", "RESTORE_FROM", "RESTORE_ALLOW_UNVERIFIED", "RESTORE_TARGET", "RESTORE_PUSH_URL", "RESTORE_PUSH_PRUNE", "RESTORE_PUSH_FORCE", ...GIT_AUTH], secrets: ["GIT_PASSWORD"],
     },
 ];
 
