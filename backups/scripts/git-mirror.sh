@@ -29,7 +29,7 @@
 set -eu
 umask 022
 SCRIPT=git-mirror
-# @prelude  (backups/scripts/lib/prelude.sh is joined in here by backups/scripts.ts)
+. "$(dirname -- "$0")/lib/prelude.sh"  # @prelude: run by hand, the file reads the shared prelude; backups/scripts.ts joins it in here for the CronJobs
 
 explain() { # $1 = git output
   case $1 in

@@ -29,7 +29,7 @@
 set -eu
 umask 022
 SCRIPT=git-restore
-# @prelude  (backups/scripts/lib/prelude.sh is joined in here by backups/scripts.ts)
+. "$(dirname -- "$0")/lib/prelude.sh"  # @prelude: run by hand, the file reads the shared prelude; backups/scripts.ts joins it in here for the CronJobs
 
 require BACKUP_DIR RESTORE_REPOSITORY
 [ -n "${RESTORE_TARGET:-}" ] || [ -n "${RESTORE_PUSH_URL:-}" ] || die "set RESTORE_TARGET (clone) and/or RESTORE_PUSH_URL (push --mirror)"

@@ -25,7 +25,7 @@
 set -eu
 umask 027
 SCRIPT=redis-restore
-# @prelude  (backups/scripts/lib/prelude.sh is joined in here by backups/scripts.ts)
+. "$(dirname -- "$0")/lib/prelude.sh"  # @prelude: run by hand, the file reads the shared prelude; backups/scripts.ts joins it in here for the CronJobs
 
 require BACKUP_DIR REDIS_DATA_DIR
 MODE="${REDIS_PERSISTENCE_MODE:-rdb}"

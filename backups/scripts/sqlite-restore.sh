@@ -20,7 +20,7 @@
 set -eu
 umask 027
 SCRIPT=sqlite-restore
-# @prelude  (backups/scripts/lib/prelude.sh is joined in here by backups/scripts.ts)
+. "$(dirname -- "$0")/lib/prelude.sh"  # @prelude: run by hand, the file reads the shared prelude; backups/scripts.ts joins it in here for the CronJobs
 
 require BACKUP_DIR SQLITE_DB
 name=$(basename "$SQLITE_DB")

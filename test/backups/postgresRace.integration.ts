@@ -111,12 +111,25 @@ describeNeeding('postgres restores one at a time, every database of the dump acc
     await Promise.race([waitFor(reached), restore.done]);
     const dir = tempDir('pg-during-restore').dir;
     const b = await runScript('postgres-backup', { ...env(), BACKUP_DIR: dir, RETENTION_DAYS: '0' });
+    // The workflow tool's database on the same server: its backup and restore (database mode) wait their turn too.
+    const wfDir = tempDir('wf-during-restore').dir;
+    const wb = await runScript('workflow-backup', { ...env(), BACKUP_DIR: wfDir, RETENTION_DAYS: '0', WF_BACKUP_MODE: 'database', PGDATABASE: 'postgres' });
+    const wfFolder = path.join(tempDir('wf-folder').dir, 'f');
+    fs.mkdirSync(wfFolder);
+    fs.copyFileSync(path.join(backupDir, backupEntries(backupDir)[0], 'databases', 'shop.dump'), path.join(wfFolder, 'workflow-db.dump'));
+    fs.writeFileSync(path.join(wfFolder, 'database.tsv'), 'shop\tapp\tUTF8\tC.UTF-8\tC.UTF-8\n');
+    const wr = await runScript('workflow-restore', { ...env(), RESTORE_FROM: wfFolder, WF_BACKUP_MODE: 'database', PGDATABASE: 'shop', RESTORE_DROP_EXISTING: 'true', RESTORE_ALLOW_UNVERIFIED: 'true' });
     fs.rmSync(gate);
     const r = await restore.done;
     assert.equal(r.code, 0, describeRun(r));
     assert.equal(b.code, 1, describeRun(b));
     assert.match(b.stderr, /another backup or restore of PostgreSQL at .* is running, held by: postgres-restore pid \d+/);
     assert.deepEqual(fs.readdirSync(dir), [], 'no partial backup left');
+    assert.equal(wb.code, 1, describeRun(wb));
+    assert.match(wb.stderr, /another backup or restore of PostgreSQL at .* is running, held by: postgres-restore pid \d+/);
+    assert.deepEqual(fs.readdirSync(wfDir), []);
+    assert.equal(wr.code, 1, describeRun(wr));
+    assert.match(wr.stderr, /another backup or restore of PostgreSQL at .* is running, held by: postgres-restore pid \d+/);
   });
 
   test('a full restore takes its databases from the dump: the TAB-named one is renamed aside and replaced, not appended to, and named in the report', async () => {
