@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import {
-  FIXED_STAMP, SQLITE_NEEDS, describeNeeding, describeRun, fixedStampDate, joinedScript, run, runScript, scriptPath, skipUnless, sleep, tempDir, type RunResult,
+  FIXED_STAMP, GIT_NEEDS, SQLITE_NEEDS, describeNeeding, describeRun, fixedStampDate, joinedScript, run, runScript, scriptPath, skipUnless, sleep, tempDir, type RunResult,
 } from './servers';
 
 const sqlite = (db: string, sql: string): Promise<string> => run('sqlite3', ['-bail', '-batch', db, sql]).then((s) => s.trimEnd());
@@ -187,5 +187,41 @@ describeNeeding('restores of file stores: one at a time, kept copies never overw
     assert.equal(a.code, 0, describeRun(a));
     assert.equal(second.code, 1, describeRun(second));
     assert.match(second.stderr, /another backup or restore of the Redis data in .* is running \(lock .* held by: redis-restore pid \d+ on .*\); nothing was changed/);
+  });
+});
+
+describeNeeding('git mirror runs one at a time (real git)', { skip: skipUnless(GIT_NEEDS) }, () => {
+  test('two mirror runs at once on a new backup volume: the second refuses, naming the first; the mirror is one clean bare repository', async () => {
+    const root = tempDir('mirror-race').dir;
+    const gitEnv = { ...process.env, GIT_AUTHOR_NAME: 'T', GIT_AUTHOR_EMAIL: 't@example.test', GIT_COMMITTER_NAME: 'T', GIT_COMMITTER_EMAIL: 't@example.test', HOME: '/nonexistent' };
+    const work = path.join(root, 'work');
+    fs.mkdirSync(work);
+    await run('git', ['init', '-q', '-b', 'main'], { cwd: work, env: gitEnv });
+    fs.writeFileSync(path.join(work, 'a'), 'a');
+    await run('git', ['add', '.'], { cwd: work, env: gitEnv });
+    await run('git', ['commit', '-q', '-m', 'one'], { cwd: work, env: gitEnv });
+    const upstream = path.join(root, 'upstream.git');
+    await run('git', ['clone', '-q', '--bare', work, upstream], { env: gitEnv });
+    const backupDir = path.join(root, 'backups');
+    fs.mkdirSync(backupDir);
+    // A git whose "clone" waits at the gate: the first run is in the middle of its first clone.
+    const bin = tempDir('gated-git').dir;
+    const gate = path.join(bin, 'gate');
+    const reached = path.join(bin, 'reached');
+    fs.writeFileSync(gate, '');
+    const realGit = (await run('sh', ['-c', 'command -v git'])).trim();
+    fs.writeFileSync(path.join(bin, 'git'), `#!/bin/sh\ncase " $* " in *" clone "*) : > ${reached}; while [ -e ${gate} ]; do sleep 0.1; done ;; esac\nexec ${realGit} "$@"\n`, { mode: 0o755 });
+    const env = { BACKUP_DIR: backupDir, REPOSITORIES: `file://${upstream}`, RETENTION_DAYS: '0' };
+    const first = start('git-mirror', env, [bin]);
+    await waitFor(reached);
+    const second = await runScript('git-mirror', env);
+    fs.rmSync(gate);
+    const a = await first;
+    assert.equal(a.code, 0, describeRun(a));
+    assert.equal(second.code, 1, describeRun(second));
+    assert.match(second.stderr, /another backup or restore of the mirrors in .* is running \(lock .* held by: git-mirror pid \d+ on .*\); nothing was changed/);
+    const mirror = path.join(backupDir, upstream.replace(/^\//, ''));
+    assert.ok(!fs.readdirSync(mirror).some((e) => e.startsWith('.partial-')), 'no clone moved inside the mirror');
+    assert.ok(!fs.readdirSync(path.dirname(mirror)).some((e) => e.startsWith('.partial-')), 'no partial clone left');
   });
 });
