@@ -148,8 +148,7 @@ rollback() {
     _comment=${_comment#c:}
     if pg_rename "$_as" "$_db" > /dev/null 2>&1; then
       log "put back the original '$_db'"; _back="${_back:+$_back, }$_db"
-      printf '%s\n' 'COMMENT ON DATABASE :"db" IS NULL' | pg_sql -v db="$_db" > /dev/null 2>&1 || true
-      [ -z "$_comment" ] || printf '%s\n' "COMMENT ON DATABASE :\"db\" IS :'c'" | pg_sql -v db="$_db" -v c="$_comment" > /dev/null 2>&1 || true
+      pg_set_comment "$_db" "$_comment"
     else _lost="${_lost:+$_lost; }the original '$_db' is in '$_as'"; fi
   done < "$aside"
   if [ -n "$_lost" ]; then
@@ -193,7 +192,7 @@ while IFS= read -r db; do
   out=$(pg_rename "$db" "$as") || { rollback; pg_fail "renaming '$db' aside ($rolled)" "$out"; }
   printf '%s\tc:%s\t%s\n' "$as" "$(oneline "$comment")" "$db" >> "$aside"
   # Says what it holds, for whoever finds it after this run was killed.
-  printf '%s\n' "COMMENT ON DATABASE :\"as\" IS :'c'" | pg_sql -v as="$as" -v c="holds the original of '$db', renamed aside by $SCRIPT pid $$ at $(ts)" > /dev/null 2>&1 || true
+  pg_set_comment "$as" "holds the original of '$db', renamed aside by $SCRIPT pid $$ at $(ts)"
   if [ "$db" = postgres ]; then
     while IFS="$TAB" read -r file name owner enc coll ctype; do [ "$name" = postgres ] && break; done < "$src/databases.tsv"
     log "creating an empty 'postgres' (owner $owner, template0) for the dump to load into"

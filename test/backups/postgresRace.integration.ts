@@ -184,6 +184,24 @@ describeNeeding('postgres restores one at a time, every database of the dump acc
     assert.doesNotMatch(r.stdout, /restore complete/);
   });
 
+  test('a single-database restore killed while loading: the re-run names the scratch copy it left, and the restored database carries no label of it', async () => {
+    const bin = tempDir('gated-pg-restore').dir;
+    const reached = path.join(bin, 'reached');
+    fs.writeFileSync(path.join(bin, 'pg_restore'), `#!/bin/sh\ncase " $* " in *" --single-transaction "*) : > ${reached}; sleep 600 ;; esac\nexec ${path.join(pgBinDir()!, 'pg_restore')} "$@"\n`, { mode: 0o755 });
+    const killed = startScript('postgres-restore', { ...env(), RESTORE_DATABASE: 'shop', RESTORE_DROP_EXISTING: 'true' }, [bin]);
+    await waitFor(reached);
+    killed.kill();
+    await killed.done;
+    const scratch = await pg.psql(`SELECT datname FROM pg_database WHERE datname LIKE 'restore\\_%'`);
+    assert.match(scratch, /^restore_\d{14}_\d+$/);
+    const r = await runScript('postgres-restore', { ...env(), RESTORE_DATABASE: 'shop', RESTORE_DROP_EXISTING: 'true' }, { timeoutMs: 60_000 });
+    assert.equal(r.code, 1, describeRun(r));
+    assert.ok(r.stderr.includes(`'${scratch}' (scratch copy of the backup of 'shop', made by postgres-restore pid`), r.stderr);
+    assert.match(r.stderr, /database 'shop' restored, but databases left by an earlier restore that did not finish still exist/);
+    assert.equal(await rows('shop'), '1:in the backup,2:in the backup too');
+    assert.equal(await pg.psql(`SELECT coalesce(shobj_description(oid, 'pg_database'), '(none)') FROM pg_database WHERE datname = 'shop'`), '(none)');
+  });
+
   test('a newline in a database name: the backup of every other database is made, that one is named, the run fails', async () => {
     await pg.psql(`CREATE DATABASE "new\nline"`);
     try {

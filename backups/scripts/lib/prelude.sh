@@ -192,6 +192,11 @@ pg_dump_tables() {
 pg_db_tables() {
   psql -X -A -t -q -v ON_ERROR_STOP=1 -d "$(pg_dbconn "$1")" -c "SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind IN ('r', 'p') AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\_toast%'" 2>&1
 }
+# Comment of database $1 set to $2 (empty: none); best effort, it only labels the database.
+pg_set_comment() {
+  if [ -n "$2" ]; then printf '%s\n' "COMMENT ON DATABASE :\"db\" IS :'c'" | pg_sql -v db="$1" -v c="$2" > /dev/null 2>&1 || true
+  else printf '%s\n' 'COMMENT ON DATABASE :"db" IS NULL' | pg_sql -v db="$1" > /dev/null 2>&1 || true; fi
+}
 # Rename database $1 to $2 (its sessions are ended first; retried while new ones arrive).
 pg_rename() {
   _i=0
@@ -222,6 +227,7 @@ pg_restore_verified() {
   _out=$(printf '%s\n' "CREATE DATABASE :\"db\" WITH OWNER :\"owner\" TEMPLATE template0 ENCODING :'enc' LC_COLLATE :'coll' LC_CTYPE :'ctype'" \
     | pg_sql -v db="$_scratch" -v owner="$_owner" -v enc="$3" -v coll="$4" -v ctype="$5" 2>&1) \
     || pg_fail "creating the scratch database for '$_db' (does role '$_owner' exist? restore the full dump first); '$_db' is untouched" "$_out"
+  pg_set_comment "$_scratch" "scratch copy of the backup of '$_db', made by $SCRIPT pid $$ at $(ts); not the live data"
   log "verifying: loading the dump into '$_scratch' (pg_restore, single transaction)"
   if ! _out=$(pg_restore --exit-on-error --single-transaction -d "$(pg_dbconn "$_scratch")" "$_dump" 2>&1); then
     pg_drop "$_scratch" > /dev/null || true
@@ -233,17 +239,23 @@ pg_restore_verified() {
     die "check failed: the restored copy has $_got tables, the dump lists $_want; '$_db' is untouched"
   fi
   log "verified: $_got tables restored ($_want in the dump)"
+  # The comment of the live database (database metadata, not in a pg_dump -Fc dump) stays with the name.
+  _ocomment=$(printf '%s\n' "SELECT coalesce(shobj_description(oid, 'pg_database'), '') FROM pg_database WHERE datname = :'db'" | pg_sql -v db="$_db" 2>/dev/null) || _ocomment=""
   if [ -z "$_live" ]; then
     _out=$(pg_rename "$_scratch" "$_db") || { pg_drop "$_scratch" > /dev/null || true; pg_fail "renaming '$_scratch' to '$_db'" "$_out"; }
+    pg_set_comment "$_db" ""
   else
     _aside="pre_restore_${_stamp}"
     log "replacing '$_db' (RESTORE_DROP_EXISTING=true): live copy renamed to '$_aside', verified copy renamed to '$_db'"
     _out=$(pg_rename "$_db" "$_aside") || { pg_drop "$_scratch" > /dev/null || true; pg_fail "renaming the live '$_db' aside (it is unchanged)" "$_out"; }
+    pg_set_comment "$_aside" "holds the original of '$_db', renamed aside by $SCRIPT pid $$ at $(ts)"
     if ! _out=$(pg_rename "$_scratch" "$_db"); then
       pg_rename "$_aside" "$_db" > /dev/null || die "renaming '$_scratch' to '$_db' failed and the live copy could not be renamed back: it is '$_aside' now: $(oneline "$_out")"
+      pg_set_comment "$_db" "$_ocomment"
       pg_drop "$_scratch" > /dev/null || true
       pg_fail "renaming the verified copy to '$_db' (the live copy was put back)" "$_out"
     fi
+    pg_set_comment "$_db" "$_ocomment"
     _out=$(pg_drop "$_aside") || log "WARNING: the previous copy '$_aside' could not be dropped ($(oneline "$_out")); drop it by hand"
   fi
 }
