@@ -3,13 +3,12 @@
 // whose name has a TAB (not in databases.tsv) or a newline (refused by pg_dumpall), role passwords rotated
 // after the backup, and a full restore killed half-way and run again.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, beforeEach, test } from 'node:test';
 import {
-  PG_NEEDS, assertBinaries, backupEntries, describeRun, joinedScript, pgBinDir, run, runScript, scriptPath, skipUnless, describeNeeding, startPostgres, tempDir,
-  sleep, type PgServer, type RunResult,
+  PG_NEEDS, assertBinaries, backupEntries, describeRun, pgBinDir, run, runScript, skipUnless, describeNeeding, startPostgres, startScript, tempDir,
+  waitForFile as waitFor, type PgServer,
 } from './servers';
 
 /** A PATH folder whose `awk`, when it is the full restore's feed (the one given setpw), waits until $gate is removed, then runs the real awk. */
@@ -20,25 +19,6 @@ function gatedAwk(): { bin: string; gate: string; reached: string } {
   fs.writeFileSync(gate, '');
   fs.writeFileSync(path.join(bin, 'awk'), `#!/bin/sh\ncase "$*" in *setpw*) : > ${reached}; while [ -e ${gate} ]; do sleep 0.1; done ;; esac\nexec /usr/bin/awk "$@"\n`, { mode: 0o755 });
   return { bin, gate, reached };
-}
-
-async function waitFor(file: string, ms = 30_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!fs.existsSync(file)) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${file}`);
-    await sleep(50);
-  }
-}
-
-/** The restore script in its own process group, so that the test can kill it and everything it started. */
-function startScript(name: string, env: Record<string, string>, pathPrepend: string[] = []) {
-  const child = spawn('sh', [joinedScript(name)], { env: { PATH: scriptPath(pathPrepend), HOME: '/tmp', LANG: 'C.UTF-8', ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => (stdout += d));
-  child.stderr.on('data', (d) => (stderr += d));
-  const done = new Promise<RunResult>((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-  return { child, done, kill: () => process.kill(-child.pid!, 'SIGKILL') };
 }
 
 const needs = PG_NEEDS();

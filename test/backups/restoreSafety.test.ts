@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import {
-  FIXED_STAMP, GIT_NEEDS, SQLITE_NEEDS, describeNeeding, describeRun, fixedStampDate, joinedScript, run, runScript, scriptPath, skipUnless, sleep, tempDir, type RunResult,
+  FIXED_STAMP, GIT_NEEDS, SQLITE_NEEDS, describeNeeding, describeRun, fixedStampDate, run, runScript, skipUnless, sleep, startScript, tempDir, waitForFile as waitFor,
 } from './servers';
 
 const sqlite = (db: string, sql: string): Promise<string> => run('sqlite3', ['-bail', '-batch', db, sql]).then((s) => s.trimEnd());
@@ -31,25 +31,6 @@ function gatedCp(): { bin: string; gate: string; reached: string } {
   fs.writeFileSync(gate, '');
   fs.writeFileSync(path.join(bin, 'cp'), `#!/bin/sh\n: > ${reached}\nwhile [ -e ${gate} ]; do sleep 0.1; done\nexec /bin/cp "$@"\n`, { mode: 0o755 });
   return { bin, gate, reached };
-}
-
-function start(name: string, env: Record<string, string>, pathPrepend: string[] = []): Promise<RunResult> {
-  return new Promise((resolve) => {
-    const child = spawn('sh', [joinedScript(name)], { env: { PATH: scriptPath(pathPrepend), HOME: '/tmp', LANG: 'C.UTF-8', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-async function waitFor(file: string): Promise<void> {
-  const end = Date.now() + 20_000;
-  while (!fs.existsSync(file)) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${file}`);
-    await sleep(50);
-  }
 }
 
 describeNeeding('restores of file stores: one at a time, kept copies never overwritten (real sqlite3)', { skip: skipUnless(SQLITE_NEEDS) }, () => {
@@ -101,11 +82,11 @@ describeNeeding('restores of file stores: one at a time, kept copies never overw
     await sqlite(db, `CREATE TABLE t (v TEXT); INSERT INTO t VALUES ('live');`);
     const { bin, gate, reached } = gatedCp();
     const env = { BACKUP_DIR: backupDir, SQLITE_DB: db };
-    const first = start('sqlite-restore', env, [bin]);
+    const first = startScript('sqlite-restore', env, [bin]);
     await waitFor(reached);
     const second = await runScript('sqlite-restore', env);
     fs.rmSync(gate);
-    const a = await first;
+    const a = await first.done;
     assert.equal(a.code, 0, describeRun(a));
     assert.equal(second.code, 1, describeRun(second));
     assert.match(second.stderr, /another backup or restore of .*app\.db is running \(lock .* held by: sqlite-restore pid \d+ on .*\); nothing was changed/);
@@ -179,11 +160,11 @@ describeNeeding('restores of file stores: one at a time, kept copies never overw
     fs.writeFileSync(path.join(data, 'dump.rdb'), 'live');
     const { bin, gate, reached } = gatedCp();
     const env = { BACKUP_DIR: backupDir, REDIS_DATA_DIR: data };
-    const first = start('redis-restore', env, [bin]);
+    const first = startScript('redis-restore', env, [bin]);
     await waitFor(reached);
     const second = await runScript('redis-restore', env);
     fs.rmSync(gate);
-    const a = await first;
+    const a = await first.done;
     assert.equal(a.code, 0, describeRun(a));
     assert.equal(second.code, 1, describeRun(second));
     assert.match(second.stderr, /another backup or restore of the Redis data in .* is running \(lock .* held by: redis-restore pid \d+ on .*\); nothing was changed/);
@@ -212,11 +193,11 @@ describeNeeding('git mirror runs one at a time (real git)', { skip: skipUnless(G
     const realGit = (await run('sh', ['-c', 'command -v git'])).trim();
     fs.writeFileSync(path.join(bin, 'git'), `#!/bin/sh\ncase " $* " in *" clone "*) : > ${reached}; while [ -e ${gate} ]; do sleep 0.1; done ;; esac\nexec ${realGit} "$@"\n`, { mode: 0o755 });
     const env = { BACKUP_DIR: backupDir, REPOSITORIES: `file://${upstream}`, RETENTION_DAYS: '0' };
-    const first = start('git-mirror', env, [bin]);
+    const first = startScript('git-mirror', env, [bin]);
     await waitFor(reached);
     const second = await runScript('git-mirror', env);
     fs.rmSync(gate);
-    const a = await first;
+    const a = await first.done;
     assert.equal(a.code, 0, describeRun(a));
     assert.equal(second.code, 1, describeRun(second));
     assert.match(second.stderr, /another backup or restore of the mirrors in .* is running \(lock .* held by: git-mirror pid \d+ on .*\); nothing was changed/);
