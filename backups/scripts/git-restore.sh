@@ -32,6 +32,7 @@ SCRIPT=git-restore
 . "$(dirname -- "$0")/lib/prelude.sh"  # @prelude: run by hand, the file reads the shared prelude; backups/scripts.ts joins it in here for the CronJobs
 
 require BACKUP_DIR RESTORE_REPOSITORY
+bool_settings RESTORE_PUSH_FORCE RESTORE_PUSH_PRUNE RESTORE_ALLOW_UNVERIFIED
 [ -n "${RESTORE_TARGET:-}" ] || [ -n "${RESTORE_PUSH_URL:-}" ] || die "set RESTORE_TARGET (clone) and/or RESTORE_PUSH_URL (push --mirror)"
 export GIT_TERMINAL_PROMPT=0
 rel=$(mirror_path "$RESTORE_REPOSITORY")

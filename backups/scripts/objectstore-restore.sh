@@ -22,6 +22,7 @@ SCRIPT=objectstore-restore
 ALIAS=objstore
 
 require BACKUP_DIR OBJECTSTORE_URL OBJECTSTORE_ACCESS_KEY OBJECTSTORE_SECRET_KEY
+bool_settings RESTORE_REMOVE_EXTRA RESTORE_ALLOW_UNVERIFIED
 command -v mc > /dev/null 2>&1 || die "the MinIO client 'mc' is not installed in this image"
 from="${RESTORE_FROM:-}"
 if [ -z "$from" ]; then

@@ -45,6 +45,7 @@ SCRIPT=postgres-restore
 . "$(dirname -- "$0")/lib/prelude.sh"  # @prelude: run by hand, the file reads the shared prelude; backups/scripts.ts joins it in here for the CronJobs
 
 require BACKUP_DIR PGHOST
+bool_settings RESTORE_DROP_EXISTING RESTORE_ROLE_PASSWORDS RESTORE_ALLOW_UNVERIFIED
 TARGET="${PGHOST}:${PGPORT:-5432}"
 export PGDATABASE=postgres
 from="${RESTORE_FROM:-}"

@@ -28,6 +28,7 @@ SCRIPT=redis-restore
 . "$(dirname -- "$0")/lib/prelude.sh"  # @prelude: run by hand, the file reads the shared prelude; backups/scripts.ts joins it in here for the CronJobs
 
 require BACKUP_DIR REDIS_DATA_DIR
+bool_settings RESTORE_ALLOW_UNVERIFIED
 MODE="${REDIS_PERSISTENCE_MODE:-rdb}"
 case $MODE in rdb|aof) ;; *) die "REDIS_PERSISTENCE_MODE must be rdb or aof, got '$MODE'" ;; esac
 RDB_NAME="${REDIS_RDB_FILENAME:-dump.rdb}"

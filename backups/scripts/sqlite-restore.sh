@@ -23,6 +23,7 @@ SCRIPT=sqlite-restore
 . "$(dirname -- "$0")/lib/prelude.sh"  # @prelude: run by hand, the file reads the shared prelude; backups/scripts.ts joins it in here for the CronJobs
 
 require BACKUP_DIR SQLITE_DB
+bool_settings RESTORE_ALLOW_UNVERIFIED
 name=$(basename "$SQLITE_DB")
 dbdir=$(dirname "$SQLITE_DB")
 [ -d "$dbdir" ] || die "directory $dbdir of SQLITE_DB does not exist (is the application data volume mounted?)"

@@ -25,6 +25,7 @@ SCRIPT=workflow-restore
 . "$(dirname -- "$0")/lib/prelude.sh"  # @prelude: run by hand, the file reads the shared prelude; backups/scripts.ts joins it in here for the CronJobs
 
 require BACKUP_DIR
+bool_settings RESTORE_DROP_EXISTING RESTORE_ALLOW_UNVERIFIED
 from="${RESTORE_FROM:-}"
 if [ -z "$from" ]; then
   from=$(latest) || true

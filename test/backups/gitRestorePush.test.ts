@@ -53,6 +53,22 @@ describeNeeding('git-restore push and mirror paths (real git)', { skip: skipUnle
     assert.ok(work);
   });
 
+  test('a tag the target moved elsewhere is not moved back without RESTORE_PUSH_FORCE=true; a setting that is not true/false is refused before anything is pushed', async () => {
+    const { root, backupDir, upstream, target } = await mirrored();
+    const work = path.join(root, 'work');
+    await git(work, 'tag', '-f', 'v1', 'main');
+    await git(work, 'push', '-q', '--force', target, 'refs/tags/v1');
+    const movedTag = await git(target, 'rev-parse', 'v1');
+    const bad = await runScript('git-restore', { BACKUP_DIR: backupDir, RESTORE_REPOSITORY: `file://${upstream}`, RESTORE_PUSH_URL: `file://${target}`, RESTORE_PUSH_FORCE: 'yes' });
+    assert.equal(bad.code, 1, describeRun(bad));
+    assert.match(bad.stderr, /RESTORE_PUSH_FORCE must be true or false, got 'yes'/);
+    await git(target, 'branch', '-D', 'side');
+    const r = await runScript('git-restore', { BACKUP_DIR: backupDir, RESTORE_REPOSITORY: `file://${upstream}`, RESTORE_PUSH_URL: `file://${target}` });
+    assert.equal(r.code, 1, describeRun(r));
+    assert.equal(await git(target, 'rev-parse', 'v1'), movedTag);
+    assert.match(r.stderr, /refused to move backwards .*refs\/tags\/v1 \(target/);
+  });
+
   test('RESTORE_PUSH_FORCE=true rewinds them, and says which', async () => {
     const { backupDir, upstream, target } = await mirrored();
     const r = await runScript('git-restore', { BACKUP_DIR: backupDir, RESTORE_REPOSITORY: `file://${upstream}`, RESTORE_PUSH_URL: `file://${target}`, RESTORE_PUSH_FORCE: 'true' });

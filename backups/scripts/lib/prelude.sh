@@ -26,6 +26,15 @@ require() {
   done
 }
 
+# true/false settings: empty means the default; any other value is refused before anything changes
+# (a "yes" or "True" must not silently mean false).
+bool_settings() {
+  for _v in "$@"; do
+    eval "_val=\${$_v:-}"
+    case $_val in ''|true|false) ;; *) die "$_v must be true or false, got '$_val'; nothing was changed" ;; esac
+  done
+}
+
 # A new backup: sets stamp, final (the dated folder, -<n> when that name is taken; a successful run
 # renames work into it) and work (its partial folder beside it, for the script's EXIT trap to
 # remove); TERM and INT end the script with 143 and 130 so that trap runs. (stamp, final and work
