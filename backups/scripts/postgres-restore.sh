@@ -207,7 +207,9 @@ done < "$existing"
 # password unless RESTORE_ROLE_PASSWORDS=true (after a rotation the dump's older one would lock its
 # applications out); the role this restore connects as always keeps its own (psql reconnects for each
 # database, and its Secret holds the current one). Roles the dump creates get the dump's password.
-out=$(printf '%s\n' "SELECT quote_ident(rolname) FROM pg_roles WHERE rolname !~ E'[\\n\\r]'" | pg_sql 2>&1) || pg_fail "listing the roles" "$out"
+# A role name may hold a line break: its ALTER ROLE statement then spans lines. Role names are compared
+# (and shown) as quoted identifiers with line breaks written \n and \r.
+out=$(printf '%s\n' "SELECT replace(replace(quote_ident(rolname), E'\\n', '\\n'), E'\\r', '\\r') FROM pg_roles" | pg_sql 2>&1) || pg_fail "listing the roles" "$out"
 printf '%s\n' "$out" > "$work/roles.now"
 : > "$work/roles.kept"; : > "$work/roles.set"; : > "$work/roles.created"
 errlog="$work/psql.err"
@@ -216,16 +218,21 @@ rc=0
 fed=true
 gzip -dc "$src/cluster.sql.gz" \
   | awk -v me="$me_ident" -v setpw="${RESTORE_ROLE_PASSWORDS:-false}" -v now="$work/roles.now" -v kept="$work/roles.kept" -v set="$work/roles.set" -v created="$work/roles.created" '
+      function enc(s,   o, i) { o = ""; while ((i = index(s, "\n")) > 0) { o = o substr(s, 1, i - 1) "\\n"; s = substr(s, i + 1) } s = o s
+        o = ""; while ((i = index(s, "\r")) > 0) { o = o substr(s, 1, i - 1) "\\r"; s = substr(s, i + 1) } return o s }
       BEGIN { while ((getline l < now) > 0) have[l] = 1 }
       !body && index($0, "\\connect ") == 1 { body = 1 }
-      !body && index($0, "ALTER ROLE ") == 1 && (w = index($0, " WITH ")) > 0 {
-        r = substr($0, 12, w - 12)
+      !body && pend != "" { $0 = pend "\n" $0; pend = "" }
+      !body && index($0, "ALTER ROLE ") == 1 && !index($0, " WITH ") { pend = $0; next }
+      !body && index($0, "ALTER ROLE ") == 1 {
+        w = index($0, " WITH "); r = enc(substr($0, 12, w - 12))
         if (!(r in have)) print r > created
         else if (r == me || setpw != "true") { gsub(/ PASSWORD '"'"'[^'"'"']*'"'"'/, ""); print r > kept }
         else if (index($0, " PASSWORD ")) print r > set
         else print r > kept
       }
-      { print }' \
+      { print }
+      END { if (pend != "") print pend }' \
   | psql -X -q -v ON_ERROR_STOP=0 -d postgres > /dev/null 2> "$errlog" || rc=$?
 names() { _l=""; while IFS= read -r _r; do _l="${_l:+$_l, }$_r"; done < "$1"; printf '%s' "$_l"; }
 log "the password of '$me_name' (the role this restore connects as) is kept as it is now; the dump's is not restored"
@@ -233,7 +240,9 @@ log "the password of '$me_name' (the role this restore connects as) is kept as i
 [ ! -s "$work/roles.set" ] || log "roles of the dump that exist, passwords set from the dump (RESTORE_ROLE_PASSWORDS=true): $(names "$work/roles.set")"
 [ ! -s "$work/roles.created" ] || log "roles created from the dump, with the dump's passwords: $(names "$work/roles.created")"
 # Only the ERROR lines are shown: psql's LINE context could echo statements (e.g. password hashes).
-unexpected=$(grep -E 'ERROR|FATAL|could not connect' "$errlog" | grep -vE 'ERROR: +role ".*" already exists' || true)
+# A message about a name with a line break spans lines: continuation lines are joined (as \n) first.
+unexpected=$(awk '/^(psql|ERROR|FATAL|WARNING|NOTICE|DETAIL|HINT|LINE|CONTEXT|QUERY)[: ]/ { if (NR > 1) print m; m = $0; next } { m = m "\\n" $0 } END { if (NR) print m }' "$errlog" \
+  | grep -E 'ERROR|FATAL|could not connect' | grep -vE 'ERROR: +role ".*" already exists' || true)
 if [ "$rc" -ne 0 ] || [ -n "$unexpected" ]; then
   case $unexpected in *"could not connect"*|*"authentication failed"*|*FATAL*) rollback; pg_fail "full restore ($rolled)" "$unexpected" ;; esac
   printf '%s\n' "$unexpected" | head -n 20 >&2

@@ -140,6 +140,24 @@ describeNeeding('postgres restores one at a time, every database of the dump acc
     assert.match(r.stdout, /roles of the dump that exist: app, postgres: attributes and memberships set from the dump, current passwords kept \(RESTORE_ROLE_PASSWORDS=true sets the dump's\)/);
   });
 
+  test('a role whose name has a line break keeps its rotated password too', async () => {
+    const dir = tempDir('pg-nl-role').dir;
+    await pg.psql(`CREATE ROLE "odd\nrole" LOGIN PASSWORD 'nl-old'`);
+    try {
+      const b = await runScript('postgres-backup', { ...env(), BACKUP_DIR: dir, RETENTION_DAYS: '0' });
+      assert.equal(backupEntries(dir).length, 1, describeRun(b));
+      await pg.psql(`ALTER ROLE "odd\nrole" PASSWORD 'nl-new'`);
+      const hash = () => pg.psql(`SELECT rolpassword FROM pg_authid WHERE rolname = E'odd\\nrole'`);
+      const rotated = await hash();
+      const r = await runScript('postgres-restore', { ...env(), BACKUP_DIR: dir, RESTORE_DROP_EXISTING: 'true' }, { timeoutMs: 120_000 });
+      assert.equal(r.code, 0, describeRun(r));
+      assert.equal(await hash(), rotated, 'the rotated password is kept');
+      assert.match(r.stdout, /roles of the dump that exist: app, "odd\\nrole", postgres(, reporting)?: attributes and memberships set from the dump, current passwords kept/);
+    } finally {
+      await pg.psql(`DROP ROLE "odd\nrole"`);
+    }
+  });
+
   test('RESTORE_ROLE_PASSWORDS=true sets the dump\'s passwords (except the connecting role\'s) and says so', async () => {
     await pg.psql(`ALTER ROLE app PASSWORD 'app-new'`);
     const r = await runScript('postgres-restore', { ...env(), RESTORE_DROP_EXISTING: 'true', RESTORE_ROLE_PASSWORDS: 'true' }, { timeoutMs: 120_000 });
