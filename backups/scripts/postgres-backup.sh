@@ -104,11 +104,13 @@ publish_backup_folder || die "could not move the finished backup into place ($fi
 sync "$BACKUP_DIR" 2>/dev/null || true
 log "backup complete: $final ($(du -sk "$final" | cut -f1) KiB, $i database dumps + cluster dump)"
 
+# A database that could not be backed up: an older backup may be the last one that holds it (from before
+# it got its name), so there is no retention in this run.
+if [ -n "${nl_names:-}" ]; then
+  die "database $(oneline "$nl_names") has a line break in its name, which pg_dumpall cannot dump: it is NOT in this backup (rename it to back it up); the backup $final of every other database is complete; no retention this run${unlisted:+; also only in cluster.sql.gz (a TAB in the name, no per-database dump): $(oneline "$unlisted")}"
+fi
 # Retention: only after a successful dump; only our own dated folders (and stale partial folders).
 retention
-if [ -n "${nl_names:-}" ]; then
-  die "database $(oneline "$nl_names") has a line break in its name, which pg_dumpall cannot dump: it is NOT in this backup (rename it to back it up); the backup $final of every other database is complete${unlisted:+; also only in cluster.sql.gz (a TAB in the name, no per-database dump): $(oneline "$unlisted")}"
-fi
 if [ -n "$unlisted" ]; then
   die "database $(oneline "$unlisted") has a TAB or newline in its name, which databases.tsv cannot hold: it is only in cluster.sql.gz (rename it to get a per-database dump); the backup $final of everything else is complete"
 fi
