@@ -58,9 +58,14 @@ const DIR = path.join(__dirname, "scripts");
 
 /** The shared helpers joined into every script (backups/scripts/lib/prelude.sh). */
 export const PRELUDE_FILE = path.join(DIR, "lib", "prelude.sh");
-const PRELUDE_MARKER = /^# @prelude\b.*$/m;
+/**
+ * The marker line: `# @prelude ...`, or the line that reads the prelude when the file is run by hand from the
+ * repository (`sh backups/scripts/<x>.sh`, as docs/backups.md shows): `. "$(dirname -- "$0")/lib/prelude.sh"  # @prelude ...`.
+ * Either way the whole line is replaced by the prelude's text, so the mounted script sources nothing.
+ */
+const PRELUDE_MARKER = /^(?:\. "\$\(dirname -- "\$0"\)\/lib\/prelude\.sh" +)?# @prelude\b.*$/m;
 
-/** A script's text with the prelude joined in at its one "# @prelude" line (throws without exactly one). */
+/** A script's text with the prelude joined in at its one "@prelude" marker line (throws without exactly one). */
 export function joinPrelude(name: string, script: string, prelude: string): string {
     const marks = script.split("\n").filter((l) => PRELUDE_MARKER.test(l)).length;
     if (marks !== 1) throw new Error(`backups/scripts/${name}: expected exactly one "# @prelude" line (where the shared prelude is joined in), found ${marks}`);
@@ -86,7 +91,7 @@ const DEFS: readonly Def[] = [
     },
     {
         name: "postgres-restore.sh", kind: "restore", service: "relational-database", image: "postgres",
-        env: ["BACKUP_DIR", "RESTORE_FROM", "RESTORE_DATABASE", "RESTORE_DROP_EXISTING", "RESTORE_ALLOW_UNVERIFIED", ...PG_CONN], secrets: ["PGPASSWORD"],
+        env: ["BACKUP_DIR", "RESTORE_FROM", "RESTORE_DATABASE", "RESTORE_DROP_EXISTING", "RESTORE_ROLE_PASSWORDS", "RESTORE_ALLOW_UNVERIFIED", ...PG_CONN], secrets: ["PGPASSWORD"],
     },
     {
         name: "redis-backup.sh", kind: "backup", service: "in-memory-cache", image: "redis",
@@ -138,7 +143,7 @@ const DEFS: readonly Def[] = [
     },
     {
         name: "git-restore.sh", kind: "restore", service: "source-repositories", image: "git",
-        env: ["BACKUP_DIR", "RESTORE_REPOSITORY", "RESTORE_FROM", "RESTORE_ALLOW_UNVERIFIED", "RESTORE_TARGET", "RESTORE_PUSH_URL", ...GIT_AUTH], secrets: ["GIT_PASSWORD"],
+        env: ["BACKUP_DIR", "RESTORE_REPOSITORY", "RESTORE_FROM", "RESTORE_ALLOW_UNVERIFIED", "RESTORE_TARGET", "RESTORE_PUSH_URL", "RESTORE_PUSH_PRUNE", "RESTORE_PUSH_FORCE", ...GIT_AUTH], secrets: ["GIT_PASSWORD"],
     },
 ];
 

@@ -29,7 +29,7 @@
 set -eu
 umask 022
 SCRIPT=git-mirror
-# @prelude  (backups/scripts/lib/prelude.sh is joined in here by backups/scripts.ts)
+. "$(dirname -- "$0")/lib/prelude.sh"  # @prelude: run by hand, the file reads the shared prelude; backups/scripts.ts joins it in here for the CronJobs
 
 explain() { # $1 = git output
   case $1 in
@@ -48,6 +48,9 @@ check_retention
 [ -d "$BACKUP_DIR" ] || die "backup directory $BACKUP_DIR does not exist (is the backup volume mounted?)"
 [ -w "$BACKUP_DIR" ] || die "backup directory $BACKUP_DIR is not writable"
 command -v git > /dev/null 2>&1 || die "git is not installed in this image"
+# One mirror run per backup volume at a time: two runs would update one mirror at once, and two first
+# clones would end with one moved inside the other (refuses, naming the holder, before anything changes).
+store_lock "$BACKUP_DIR/.git-mirror.lock" "the mirrors in $BACKUP_DIR"
 export GIT_TERMINAL_PROMPT=0
 prune=--prune
 [ "${GIT_MIRROR_PRUNE:-true}" = false ] && prune=""
@@ -89,7 +92,12 @@ for url in "$@"; do
       failed="$failed $shown"
       continue
     fi
-    mv "$tmp" "$dest"
+    if ! out=$(mv -T -- "$tmp" "$dest" 2>&1); then
+      rm -rf -- "$tmp"
+      warn "$shown: moving the new mirror into place failed: $(oneline "$out")"
+      failed="$failed $shown"
+      continue
+    fi
   fi
   nrefs=$(git -C "$dest" for-each-ref | wc -l | tr -d ' ')
   if [ "$nrefs" -eq 0 ]; then

@@ -5,10 +5,12 @@
 #   bundle, checked with git bundle verify before anything is written): use it after a force-push or a
 #   deleted branch upstream reached the mirror.
 #   git clone <source> $RESTORE_TARGET              working copy of the mirrored repository
-#   RESTORE_PUSH_URL set: git push --force of every branch and tag of the source to $RESTORE_PUSH_URL; refs
-#                                                   the target has and the source does not (branches created
-#                                                   after the snapshot) are kept and listed, unless
-#                                                   RESTORE_PUSH_PRUNE=true (then push --mirror deletes them).
+#   RESTORE_PUSH_URL set: git push of every branch and tag of the source to $RESTORE_PUSH_URL: new refs and
+#                                                   fast-forwards; a ref the target moved on after the snapshot
+#                                                   is never moved backwards without RESTORE_PUSH_FORCE=true (it
+#                                                   is listed, exit 1). Refs the target has and the source does
+#                                                   not (branches created after the snapshot) are kept and
+#                                                   listed, unless RESTORE_PUSH_PRUNE=true (then deleted).
 #                                                   Afterwards the target's refs are read back (git ls-remote):
 #                                                   exit 0 only when it holds every branch and tag pushed.
 #
@@ -21,13 +23,16 @@
 #   RESTORE_TARGET      directory to clone into (must not exist); optional when RESTORE_PUSH_URL is set
 #   RESTORE_PUSH_URL    optional: push every branch and tag of the source to this repository
 #   RESTORE_PUSH_PRUNE  "true": also delete the target's branches and tags that the source does not have
+#   RESTORE_PUSH_FORCE  "true": also move branches backwards (and tags elsewhere) where the target moved on
+#                       after the snapshot; without it they are refused, listed, and the run exits 1
 #   GIT_USERNAME GIT_PASSWORD(secret) GIT_SSH_COMMAND   credentials for the push
 set -eu
 umask 022
 SCRIPT=git-restore
-# @prelude  (backups/scripts/lib/prelude.sh is joined in here by backups/scripts.ts)
+. "$(dirname -- "$0")/lib/prelude.sh"  # @prelude: run by hand, the file reads the shared prelude; backups/scripts.ts joins it in here for the CronJobs
 
 require BACKUP_DIR RESTORE_REPOSITORY
+bool_settings RESTORE_PUSH_FORCE RESTORE_PUSH_PRUNE RESTORE_ALLOW_UNVERIFIED
 [ -n "${RESTORE_TARGET:-}" ] || [ -n "${RESTORE_PUSH_URL:-}" ] || die "set RESTORE_TARGET (clone) and/or RESTORE_PUSH_URL (push --mirror)"
 export GIT_TERMINAL_PROMPT=0
 rel=$(mirror_path "$RESTORE_REPOSITORY")
@@ -67,18 +72,48 @@ if [ -n "${RESTORE_PUSH_URL:-}" ]; then
   out=$(git_auth ls-remote --heads --tags "$RESTORE_PUSH_URL" 2>&1) || die "reading the refs of $target_url failed: $(oneline "$out" | tail -c 400); nothing was pushed"
   printf '%s\n' "$out" | grep -v '\^{}$' | tr '\t' ' ' | grep . | sort -k2 > "$work/before.refs" || true
   extra=$(cut -d' ' -f2 "$work/before.refs" | while IFS= read -r ref; do grep -q " $ref\$" "$work/source.refs" || printf '%s\n' "${ref#refs/*/}"; done)
+  # A ref the target has at another commit moves forward only when the target's commit is an ancestor of
+  # the snapshot's (a fast-forward). Otherwise the target moved on after the snapshot (or was rewritten):
+  # moving it back loses that work, so it is refused and listed unless RESTORE_PUSH_FORCE=true. A tag that
+  # points elsewhere counts as moving backwards too.
+  : > "$work/rewind"
+  set --
+  while IFS=' ' read -r obj ref; do
+    now=$(grep " $ref\$" "$work/before.refs" | cut -d' ' -f1) || true
+    if [ -n "$now" ] && [ "$now" != "$obj" ]; then
+      case $ref in refs/heads/*) if git -C "$mirror" merge-base --is-ancestor "$now" "$obj" 2>/dev/null; then set -- "$@" "$ref:$ref"; continue; fi ;; esac
+      printf '%s (target %.12s, snapshot %.12s)\n' "$ref" "$now" "$obj" >> "$work/rewind"
+      [ "${RESTORE_PUSH_FORCE:-false}" != true ] || set -- "$@" "+$ref:$ref"
+    elif [ -z "$now" ]; then
+      set -- "$@" "$ref:$ref"
+    fi
+  done < "$work/source.refs"
+  rewind=$(tr '\n' ';' < "$work/rewind" | sed 's/;$//; s/;/, /g')
   if [ "${RESTORE_PUSH_PRUNE:-false}" = true ]; then
-    log "git push --mirror to $target_url (RESTORE_PUSH_PRUNE=true: its branches and tags that the source does not have are deleted${extra:+: $(oneline "$extra")})"
-    out=$(git_auth -C "$mirror" push --mirror "$RESTORE_PUSH_URL" 2>&1) || die "push --mirror to $target_url failed: $(oneline "$out" | tail -c 400)"
+    log "RESTORE_PUSH_PRUNE=true: the target's branches and tags that the source does not have are deleted${extra:+: $(oneline "$extra")}"
+    while IFS=' ' read -r obj ref; do grep -q " $ref\$" "$work/source.refs" || set -- "$@" ":$ref"; done < "$work/before.refs"
+  fi
+  if [ "$#" -gt 0 ]; then
+    log "git push of $# branch(es) and tag(s) to $target_url (new ones, fast-forwards${RESTORE_PUSH_FORCE:+, and with RESTORE_PUSH_FORCE=$RESTORE_PUSH_FORCE those that move backwards})"
+    out=$(git_auth -C "$mirror" push "$RESTORE_PUSH_URL" "$@" 2>&1) || die "push to $target_url failed: $(oneline "$out" | tail -c 400)"
   else
-    log "git push --force of every branch and tag to $target_url"
-    out=$(git_auth -C "$mirror" push --force "$RESTORE_PUSH_URL" 'refs/heads/*:refs/heads/*' 'refs/tags/*:refs/tags/*' 2>&1) || die "push to $target_url failed: $(oneline "$out" | tail -c 400)"
-    [ -z "$extra" ] || log "kept $(printf '%s\n' "$extra" | grep -c .) branch(es) or tag(s) that the snapshot does not have ($(printf '%s\n' "$extra" | tr '\n' ' ' | sed 's/ $//; s/ /, /g')); RESTORE_PUSH_PRUNE=true deletes them"
+    log "nothing to push to $target_url: it already holds every branch and tag of the source${rewind:+ that may move}"
+  fi
+  if [ -n "$rewind" ] && [ "${RESTORE_PUSH_FORCE:-false}" = true ]; then
+    log "RESTORE_PUSH_FORCE=true: moved backwards to the snapshot: $rewind"
+  fi
+  if [ "${RESTORE_PUSH_PRUNE:-false}" != true ] && [ -n "$extra" ]; then
+    log "kept $(printf '%s\n' "$extra" | grep -c .) branch(es) or tag(s) that the snapshot does not have ($(printf '%s\n' "$extra" | tr '\n' ' ' | sed 's/ $//; s/ /, /g')); RESTORE_PUSH_PRUNE=true deletes them"
   fi
   out=$(git_auth ls-remote --heads --tags "$RESTORE_PUSH_URL" 2>&1) || die "the push ran, but reading back the refs of $target_url failed: $(oneline "$out" | tail -c 400); its state is unknown"
   printf '%s\n' "$out" | grep -v '\^{}$' | tr '\t' ' ' | grep . | sort -k2 > "$work/after.refs" || true
-  missing=$(while IFS=' ' read -r obj ref; do grep -qx "$obj $ref" "$work/after.refs" || printf '%s ' "$ref"; done < "$work/source.refs")
+  missing=$(while IFS=' ' read -r obj ref; do
+    grep -qx "$obj $ref" "$work/after.refs" || { [ "${RESTORE_PUSH_FORCE:-false}" != true ] && grep -q "^$ref " "$work/rewind"; } || printf '%s ' "$ref"
+  done < "$work/source.refs")
   [ -z "$missing" ] || die "the push reported success but the target does not hold what was pushed: ${missing% }"
+  if [ -n "$rewind" ] && [ "${RESTORE_PUSH_FORCE:-false}" != true ]; then
+    die "every other branch and tag of the snapshot is on the target; refused to move backwards (the target moved on after the snapshot): $rewind; RESTORE_PUSH_FORCE=true rewinds them"
+  fi
   log "verified: the target has every branch and tag of the source ($(grep -c . "$work/source.refs") refs)"
 fi
 log "done"

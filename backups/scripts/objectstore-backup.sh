@@ -21,7 +21,7 @@
 set -eu
 umask 077
 SCRIPT=objectstore-backup
-# @prelude  (backups/scripts/lib/prelude.sh is joined in here by backups/scripts.ts)
+. "$(dirname -- "$0")/lib/prelude.sh"  # @prelude: run by hand, the file reads the shared prelude; backups/scripts.ts joins it in here for the CronJobs
 ALIAS=objstore
 
 require BACKUP_DIR RETENTION_DAYS OBJECTSTORE_URL OBJECTSTORE_ACCESS_KEY OBJECTSTORE_SECRET_KEY

@@ -18,10 +18,11 @@
 set -eu
 umask 077
 SCRIPT=objectstore-restore
-# @prelude  (backups/scripts/lib/prelude.sh is joined in here by backups/scripts.ts)
+. "$(dirname -- "$0")/lib/prelude.sh"  # @prelude: run by hand, the file reads the shared prelude; backups/scripts.ts joins it in here for the CronJobs
 ALIAS=objstore
 
 require BACKUP_DIR OBJECTSTORE_URL OBJECTSTORE_ACCESS_KEY OBJECTSTORE_SECRET_KEY
+bool_settings RESTORE_REMOVE_EXTRA RESTORE_ALLOW_UNVERIFIED
 command -v mc > /dev/null 2>&1 || die "the MinIO client 'mc' is not installed in this image"
 from="${RESTORE_FROM:-}"
 if [ -z "$from" ]; then

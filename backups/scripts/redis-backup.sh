@@ -21,7 +21,7 @@
 set -eu
 umask 077
 SCRIPT=redis-backup
-# @prelude  (backups/scripts/lib/prelude.sh is joined in here by backups/scripts.ts)
+. "$(dirname -- "$0")/lib/prelude.sh"  # @prelude: run by hand, the file reads the shared prelude; backups/scripts.ts joins it in here for the CronJobs
 
 nap() { sleep 0.2 2>/dev/null || sleep 1; }
 

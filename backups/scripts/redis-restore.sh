@@ -9,8 +9,9 @@
 #   REDIS_PERSISTENCE_MODE=rdb (default): the dump becomes $REDIS_DATA_DIR/$REDIS_RDB_FILENAME.
 #   REDIS_PERSISTENCE_MODE=aof: Redis 7 ignores dump.rdb when appendonly is on, so the dump becomes the
 #     base file of a fresh multi-part AOF: $REDIS_AOF_DIRNAME/<appendfilename>.1.base.rdb plus a manifest.
-# Files that are replaced are kept next to the new ones as *.before-restore-<stamp> (delete them
-# once the restore is verified).
+# Files that are replaced are kept next to the new ones as *.before-restore-<stamp>[-<n>] (delete them
+# once the restore is verified); a kept copy is never overwritten (-2, -3 ... in the same second).
+# One restore into a data folder at a time: flock on $REDIS_DATA_DIR/.restore-lock, which names its holder.
 #
 # Environment:
 #   BACKUP_DIR            backup volume
@@ -24,9 +25,10 @@
 set -eu
 umask 027
 SCRIPT=redis-restore
-# @prelude  (backups/scripts/lib/prelude.sh is joined in here by backups/scripts.ts)
+. "$(dirname -- "$0")/lib/prelude.sh"  # @prelude: run by hand, the file reads the shared prelude; backups/scripts.ts joins it in here for the CronJobs
 
 require BACKUP_DIR REDIS_DATA_DIR
+bool_settings RESTORE_ALLOW_UNVERIFIED
 MODE="${REDIS_PERSISTENCE_MODE:-rdb}"
 case $MODE in rdb|aof) ;; *) die "REDIS_PERSISTENCE_MODE must be rdb or aof, got '$MODE'" ;; esac
 RDB_NAME="${REDIS_RDB_FILENAME:-dump.rdb}"
@@ -34,6 +36,8 @@ AOF_DIR="${REDIS_AOF_DIRNAME:-appendonlydir}"
 AOF_NAME="${REDIS_AOF_FILENAME:-appendonly.aof}"
 [ -d "$REDIS_DATA_DIR" ] || die "Redis data directory $REDIS_DATA_DIR does not exist (is the data volume mounted?)"
 [ -w "$REDIS_DATA_DIR" ] || die "Redis data directory $REDIS_DATA_DIR is not writable"
+# One restore into this data folder at a time (refuses, naming the holder, before anything changes).
+store_lock "$REDIS_DATA_DIR/.restore-lock" "the Redis data in $REDIS_DATA_DIR"
 
 from="${RESTORE_FROM:-}"
 if [ -z "$from" ]; then
@@ -67,8 +71,9 @@ if [ "$MODE" = rdb ]; then
   chown "$owner" "$tmp" 2>/dev/null || true
   sync "$tmp" 2>/dev/null || sync
   if [ -e "$dest" ]; then
-    mv "$dest" "$dest.before-restore-$stamp"
-    log "kept the previous file as $dest.before-restore-$stamp"
+    free_aside_name "$dest" ""
+    move_aside "$dest" "$aside_base"
+    log "kept the previous file as $aside_base"
   fi
   mv "$tmp" "$dest"
   sync "$REDIS_DATA_DIR" 2>/dev/null || true
@@ -86,8 +91,9 @@ else
   chown -R "$owner" "$tmp" 2>/dev/null || true
   sync
   if [ -e "$dest" ]; then
-    mv "$dest" "$dest.before-restore-$stamp"
-    log "kept the previous AOF directory as $dest.before-restore-$stamp"
+    free_aside_name "$dest" ""
+    move_aside "$dest" "$aside_base"
+    log "kept the previous AOF directory as $aside_base"
   fi
   mv "$tmp" "$dest"
   sync "$REDIS_DATA_DIR" 2>/dev/null || true

@@ -12,7 +12,7 @@
 set -eu
 umask 077
 SCRIPT=search-restore
-# @prelude  (backups/scripts/lib/prelude.sh is joined in here by backups/scripts.ts)
+. "$(dirname -- "$0")/lib/prelude.sh"  # @prelude: run by hand, the file reads the shared prelude; backups/scripts.ts joins it in here for the CronJobs
 
 require SEARCH_URL SNAPSHOT_REPOSITORY SNAPSHOT_NAME RESTORE_INDICES
 TIMEOUT="${SEARCH_TIMEOUT:-3600}"

@@ -19,7 +19,7 @@
 set -eu
 umask 077
 SCRIPT=search-snapshot
-# @prelude  (backups/scripts/lib/prelude.sh is joined in here by backups/scripts.ts)
+. "$(dirname -- "$0")/lib/prelude.sh"  # @prelude: run by hand, the file reads the shared prelude; backups/scripts.ts joins it in here for the CronJobs
 
 # request METHOD PATH [BODY] -> sets $code, body in $resp
 

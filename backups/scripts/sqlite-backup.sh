@@ -23,7 +23,7 @@
 set -eu
 umask 077
 SCRIPT=sqlite-backup
-# @prelude  (backups/scripts/lib/prelude.sh is joined in here by backups/scripts.ts)
+. "$(dirname -- "$0")/lib/prelude.sh"  # @prelude: run by hand, the file reads the shared prelude; backups/scripts.ts joins it in here for the CronJobs
 
 require BACKUP_DIR RETENTION_DAYS SQLITE_DB
 check_retention

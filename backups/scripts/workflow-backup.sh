@@ -22,7 +22,7 @@
 set -eu
 umask 077
 SCRIPT=workflow-backup
-# @prelude  (backups/scripts/lib/prelude.sh is joined in here by backups/scripts.ts)
+. "$(dirname -- "$0")/lib/prelude.sh"  # @prelude: run by hand, the file reads the shared prelude; backups/scripts.ts joins it in here for the CronJobs
 
 require BACKUP_DIR RETENTION_DAYS
 check_retention
@@ -46,6 +46,8 @@ if [ "$MODE" = database ]; then
   log "database mode: connecting to PostgreSQL at $TARGET as '${PGUSER:-}'"
   out=$(psql -X -A -t -v ON_ERROR_STOP=1 -F "$TAB" -c "SELECT current_database(), pg_get_userbyid(datdba), pg_encoding_to_char(encoding), datcollate, datctype FROM pg_database WHERE datname = current_database()" 2>&1) \
     || pg_fail "connection check" "$out"
+  # Backups may overlap each other, never a restore of this server (refuses, naming the restore).
+  pg_lock shared
   printf '%s\n' "$out" > "$work/database.tsv"
   log "dumping database '$PGDATABASE' (pg_dump -Fc) -> workflow-db.dump"
   pg_dump -Fc -f "$work/workflow-db.dump" 2> "$work/err" || pg_fail "pg_dump of '$PGDATABASE'" "$(cat "$work/err")"

@@ -22,9 +22,10 @@
 set -eu
 umask 077
 SCRIPT=workflow-restore
-# @prelude  (backups/scripts/lib/prelude.sh is joined in here by backups/scripts.ts)
+. "$(dirname -- "$0")/lib/prelude.sh"  # @prelude: run by hand, the file reads the shared prelude; backups/scripts.ts joins it in here for the CronJobs
 
 require BACKUP_DIR
+bool_settings RESTORE_DROP_EXISTING RESTORE_ALLOW_UNVERIFIED
 from="${RESTORE_FROM:-}"
 if [ -z "$from" ]; then
   from=$(latest) || true
@@ -42,6 +43,8 @@ if [ -f "$src/workflow-db.dump" ]; then
   IFS="$TAB" read -r _orig owner enc coll ctype < "$src/database.tsv"
   log "database mode: restoring $src/workflow-db.dump into '$db' at $TARGET"
   out=$(psql -X -A -t -v ON_ERROR_STOP=1 -c 'SELECT 1' 2>&1) || pg_fail "connection check" "$out"
+  # One backup or restore of this server at a time (refuses, naming the holder, before anything changes).
+  pg_lock exclusive
   pg_restore_verified "$db" "$owner" "$enc" "$coll" "$ctype" "$src/workflow-db.dump"
   log "database '$db' restored; start the workflow tool now"
 elif [ -f "$src/workflows.json" ]; then

@@ -51,7 +51,7 @@ function scriptReads(own: string): Set<string> {
     seen.add(f);
     todo.push(...calls(FNS.get(f)!));
   }
-  const preludeAssigned = new Set(['TAB', 'RETENTION_MAX_DAYS', 'DIED']);
+  const preludeAssigned = new Set(['TAB', 'RETENTION_MAX_DAYS', 'DIED', 'PG_LOCK_KEY']);
   const reads = new Set([...readsFromEnv(own)].filter((n) => !preludeAssigned.has(n)));
   for (const f of seen) for (const n of readsFromEnv(FNS.get(f)!)) if (!preludeAssigned.has(n) && !new RegExp(`(^|[\\s;(])(?:export )?${n}=`, 'm').test(own)) reads.add(n);
   return reads;

@@ -21,6 +21,7 @@ describeNeeding('git-restore push and mirror paths (real git)', { skip: skipUnle
     await git(work, 'add', '.');
     await git(work, 'commit', '-q', '-m', 'one');
     await git(work, 'tag', 'v1');
+    await git(work, 'branch', 'side');
     const upstream = path.join(root, 'upstream.git');
     await git(root, 'clone', '-q', '--bare', work, upstream);
     const backupDir = path.join(root, 'backups');
@@ -37,19 +38,50 @@ describeNeeding('git-restore push and mirror paths (real git)', { skip: skipUnle
     return { root, backupDir, upstream, target };
   }
 
-  test('a push to a non-empty repository restores the snapshot branches and keeps the branches created after it', async () => {
-    const { backupDir, upstream, target } = await mirrored();
+  test('a push to a non-empty repository never moves a branch backwards: main that moved on is refused and listed, the rest is restored, exit 1', async () => {
+    const { root, backupDir, upstream, target } = await mirrored();
+    // A branch the target lost since the snapshot, and one that is behind it: both are restored.
+    await git(target, 'branch', '-D', 'side');
+    const work = path.join(root, 'work');
+    const movedOn = await git(target, 'rev-parse', 'main');
     const r = await runScript('git-restore', { BACKUP_DIR: backupDir, RESTORE_REPOSITORY: `file://${upstream}`, RESTORE_PUSH_URL: `file://${target}` });
+    assert.equal(r.code, 1, describeRun(r));
+    assert.equal(await git(target, 'rev-parse', 'main'), movedOn, 'main was not rewound');
+    assert.equal(await git(target, 'rev-parse', 'side'), await git(upstream, 'rev-parse', 'side'), 'a lost branch is restored');
+    assert.ok((await refs(target)).includes('refs/heads/after-snapshot'), 'a branch created after the snapshot is kept');
+    assert.match(r.stderr, /refused to move backwards \(the target moved on after the snapshot\): refs\/heads\/main \(target [0-9a-f]{7,}, snapshot [0-9a-f]{7,}\); RESTORE_PUSH_FORCE=true rewinds them/);
+    assert.ok(work);
+  });
+
+  test('a tag the target moved elsewhere is not moved back without RESTORE_PUSH_FORCE=true; a setting that is not true/false is refused before anything is pushed', async () => {
+    const { root, backupDir, upstream, target } = await mirrored();
+    const work = path.join(root, 'work');
+    await git(work, 'tag', '-f', 'v1', 'main');
+    await git(work, 'push', '-q', '--force', target, 'refs/tags/v1');
+    const movedTag = await git(target, 'rev-parse', 'v1');
+    const bad = await runScript('git-restore', { BACKUP_DIR: backupDir, RESTORE_REPOSITORY: `file://${upstream}`, RESTORE_PUSH_URL: `file://${target}`, RESTORE_PUSH_FORCE: 'yes' });
+    assert.equal(bad.code, 1, describeRun(bad));
+    assert.match(bad.stderr, /RESTORE_PUSH_FORCE must be true or false, got 'yes'/);
+    await git(target, 'branch', '-D', 'side');
+    const r = await runScript('git-restore', { BACKUP_DIR: backupDir, RESTORE_REPOSITORY: `file://${upstream}`, RESTORE_PUSH_URL: `file://${target}` });
+    assert.equal(r.code, 1, describeRun(r));
+    assert.equal(await git(target, 'rev-parse', 'v1'), movedTag);
+    assert.match(r.stderr, /refused to move backwards .*refs\/tags\/v1 \(target/);
+  });
+
+  test('RESTORE_PUSH_FORCE=true rewinds them, and says which', async () => {
+    const { backupDir, upstream, target } = await mirrored();
+    const r = await runScript('git-restore', { BACKUP_DIR: backupDir, RESTORE_REPOSITORY: `file://${upstream}`, RESTORE_PUSH_URL: `file://${target}`, RESTORE_PUSH_FORCE: 'true' });
     assert.equal(r.code, 0, describeRun(r));
     assert.equal(await git(target, 'rev-parse', 'main'), await git(upstream, 'rev-parse', 'main'), 'main is the snapshot');
-    assert.ok((await refs(target)).includes('refs/heads/after-snapshot'), 'a branch created after the snapshot is kept');
+    assert.match(r.stdout, /RESTORE_PUSH_FORCE=true: moved backwards to the snapshot: refs\/heads\/main/);
     assert.match(r.stdout, /kept 1 branch\(es\) or tag\(s\) that the snapshot does not have \(after-snapshot\); RESTORE_PUSH_PRUNE=true deletes them/);
     assert.match(r.stdout, /verified: the target has every branch and tag of the source/);
   });
 
   test('RESTORE_PUSH_PRUNE=true makes the target exactly the snapshot', async () => {
     const { backupDir, upstream, target } = await mirrored();
-    const r = await runScript('git-restore', { BACKUP_DIR: backupDir, RESTORE_REPOSITORY: `file://${upstream}`, RESTORE_PUSH_URL: `file://${target}`, RESTORE_PUSH_PRUNE: 'true' });
+    const r = await runScript('git-restore', { BACKUP_DIR: backupDir, RESTORE_REPOSITORY: `file://${upstream}`, RESTORE_PUSH_URL: `file://${target}`, RESTORE_PUSH_PRUNE: 'true', RESTORE_PUSH_FORCE: 'true' });
     assert.equal(r.code, 0, describeRun(r));
     assert.equal(await refs(target), await refs(upstream));
   });
@@ -59,7 +91,7 @@ describeNeeding('git-restore push and mirror paths (real git)', { skip: skipUnle
     // A post-receive hook that puts main back where it was: git push itself reports success.
     const before = await git(target, 'rev-parse', 'main');
     fs.writeFileSync(path.join(target, 'hooks', 'post-receive'), `#!/bin/sh\ngit update-ref refs/heads/main ${before}\n`, { mode: 0o755 });
-    const r = await runScript('git-restore', { BACKUP_DIR: backupDir, RESTORE_REPOSITORY: `file://${upstream}`, RESTORE_PUSH_URL: `file://${target}` });
+    const r = await runScript('git-restore', { BACKUP_DIR: backupDir, RESTORE_REPOSITORY: `file://${upstream}`, RESTORE_PUSH_URL: `file://${target}`, RESTORE_PUSH_FORCE: 'true' });
     assert.equal(r.code, 1, describeRun(r));
     assert.match(r.stderr, /the push reported success but the target does not hold what was pushed: refs\/heads\/main/);
   });

@@ -285,6 +285,29 @@ export function runScript(
   });
 }
 
+/**
+ * Start what the CronJob runs for backups/scripts/<name>.sh in its own process group, without waiting:
+ * `done` resolves when it ends, `kill` ends it and everything it started (SIGKILL, as a lost pod).
+ */
+export function startScript(name: string, env: Record<string, string>, pathPrepend: string[] = []): { done: Promise<RunResult>; kill: () => void } {
+  const child = spawn('sh', [joinedScript(name)], { env: { PATH: scriptPath(pathPrepend), HOME: os.tmpdir(), LANG: 'C.UTF-8', ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  const done = new Promise<RunResult>((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+  return { done, kill: () => process.kill(-child.pid!, 'SIGKILL') };
+}
+
+/** Wait until a file exists (a gate in a PATH wrapper says it was reached). */
+export async function waitForFile(file: string, ms = 30_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!fs.existsSync(file)) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${file}`);
+    await sleep(50);
+  }
+}
+
 /** Assert-friendly description of a script run. */
 export function describeRun(r: RunResult): string {
   return `exit ${r.code}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`;

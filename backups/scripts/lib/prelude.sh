@@ -26,6 +26,15 @@ require() {
   done
 }
 
+# true/false settings: empty means the default; any other value is refused before anything changes
+# (a "yes" or "True" must not silently mean false).
+bool_settings() {
+  for _v in "$@"; do
+    eval "_val=\${$_v:-}"
+    case $_val in ''|true|false) ;; *) die "$_v must be true or false, got '$_val'; nothing was changed" ;; esac
+  done
+}
+
 # A new backup: sets stamp, final (the dated folder, -<n> when that name is taken; a successful run
 # renames work into it) and work (its partial folder beside it, for the script's EXIT trap to
 # remove); TERM and INT end the script with 143 and 130 so that trap runs. (stamp, final and work
@@ -192,6 +201,11 @@ pg_dump_tables() {
 pg_db_tables() {
   psql -X -A -t -q -v ON_ERROR_STOP=1 -d "$(pg_dbconn "$1")" -c "SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind IN ('r', 'p') AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\_toast%'" 2>&1
 }
+# Comment of database $1 set to $2 (empty: none); best effort, it only labels the database.
+pg_set_comment() {
+  if [ -n "$2" ]; then printf '%s\n' "COMMENT ON DATABASE :\"db\" IS :'c'" | pg_sql -v db="$1" -v c="$2" > /dev/null 2>&1 || true
+  else printf '%s\n' 'COMMENT ON DATABASE :"db" IS NULL' | pg_sql -v db="$1" > /dev/null 2>&1 || true; fi
+}
 # Rename database $1 to $2 (its sessions are ended first; retried while new ones arrive).
 pg_rename() {
   _i=0
@@ -222,6 +236,7 @@ pg_restore_verified() {
   _out=$(printf '%s\n' "CREATE DATABASE :\"db\" WITH OWNER :\"owner\" TEMPLATE template0 ENCODING :'enc' LC_COLLATE :'coll' LC_CTYPE :'ctype'" \
     | pg_sql -v db="$_scratch" -v owner="$_owner" -v enc="$3" -v coll="$4" -v ctype="$5" 2>&1) \
     || pg_fail "creating the scratch database for '$_db' (does role '$_owner' exist? restore the full dump first); '$_db' is untouched" "$_out"
+  pg_set_comment "$_scratch" "scratch copy of the backup of '$_db', made by $SCRIPT pid $$ at $(ts); not the live data"
   log "verifying: loading the dump into '$_scratch' (pg_restore, single transaction)"
   if ! _out=$(pg_restore --exit-on-error --single-transaction -d "$(pg_dbconn "$_scratch")" "$_dump" 2>&1); then
     pg_drop "$_scratch" > /dev/null || true
@@ -233,19 +248,92 @@ pg_restore_verified() {
     die "check failed: the restored copy has $_got tables, the dump lists $_want; '$_db' is untouched"
   fi
   log "verified: $_got tables restored ($_want in the dump)"
+  # The comment of the live database (database metadata, not in a pg_dump -Fc dump) stays with the name.
+  _ocomment=$(printf '%s\n' "SELECT coalesce(shobj_description(oid, 'pg_database'), '') FROM pg_database WHERE datname = :'db'" | pg_sql -v db="$_db" 2>/dev/null) || _ocomment=""
   if [ -z "$_live" ]; then
     _out=$(pg_rename "$_scratch" "$_db") || { pg_drop "$_scratch" > /dev/null || true; pg_fail "renaming '$_scratch' to '$_db'" "$_out"; }
+    pg_set_comment "$_db" ""
   else
     _aside="pre_restore_${_stamp}"
     log "replacing '$_db' (RESTORE_DROP_EXISTING=true): live copy renamed to '$_aside', verified copy renamed to '$_db'"
     _out=$(pg_rename "$_db" "$_aside") || { pg_drop "$_scratch" > /dev/null || true; pg_fail "renaming the live '$_db' aside (it is unchanged)" "$_out"; }
+    pg_set_comment "$_aside" "holds the original of '$_db', renamed aside by $SCRIPT pid $$ at $(ts)"
     if ! _out=$(pg_rename "$_scratch" "$_db"); then
       pg_rename "$_aside" "$_db" > /dev/null || die "renaming '$_scratch' to '$_db' failed and the live copy could not be renamed back: it is '$_aside' now: $(oneline "$_out")"
+      pg_set_comment "$_db" "$_ocomment"
       pg_drop "$_scratch" > /dev/null || true
       pg_fail "renaming the verified copy to '$_db' (the live copy was put back)" "$_out"
     fi
+    pg_set_comment "$_db" "$_ocomment"
     _out=$(pg_drop "$_aside") || log "WARNING: the previous copy '$_aside' could not be dropped ($(oneline "$_out")); drop it by hand"
   fi
+}
+
+# One backup or restore at a time per PostgreSQL server: an advisory lock (key PG_LOCK_KEY) held by one
+# session that stays open for the script's whole run (psql reading from a FIFO on fd 8). When the script
+# ends or is killed, fd 8 closes, psql ends, and the server releases the lock; a lost pod's connection is
+# dropped by the server, so no stale lock outlives its run. Restores take it exclusively in template1
+# (the full restore renames "postgres" aside, which ends the sessions in it); backups take it shared in
+# their maintenance database, so that backups can overlap each other but never a restore. Advisory locks
+# are per database, so each side also looks for the other's lock in pg_locks (cluster-wide) after taking
+# its own: of a backup and a restore started together at least one sees the other and refuses.
+# $1 = exclusive | shared. Refuses, naming the session(s) that hold it, while another run holds it.
+PG_LOCK_KEY="738301, 83"
+pg_lock() {
+  if [ "$1" = exclusive ]; then _lkdb=template1; _lkfn=pg_try_advisory_lock; _lkother="true"
+  else _lkdb=${PGDATABASE:-postgres}; _lkfn=pg_try_advisory_lock_shared; _lkother="l.mode = 'ExclusiveLock'"; fi
+  _lk=$(mktemp -d) || die "taking the $1 lock: cannot create a temporary folder"
+  mkfifo "$_lk/in" || die "taking the $1 lock: mkfifo failed"
+  PGAPPNAME="$SCRIPT pid $$ $(uname -n 2>/dev/null)" psql -X -A -t -q -v ON_ERROR_STOP=1 -d "$_lkdb" < "$_lk/in" > "$_lk/out" 2> "$_lk/err" &
+  pg_lock_pid=$!
+  exec 8> "$_lk/in"
+  printf '%s\n' "SELECT CASE WHEN $_lkfn($PG_LOCK_KEY) THEN 'granted' ELSE 'busy' END || E'\\t' || coalesce((SELECT string_agg(coalesce(nullif(a.application_name, ''), 'a session without application_name') || ' (server pid ' || a.pid || ', client ' || coalesce(host(a.client_addr), 'local socket') || ', connected since ' || to_char(a.backend_start AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') || ' UTC)', '; ' ORDER BY a.backend_start) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory' AND (l.classid, l.objid, l.objsubid) = ($PG_LOCK_KEY, 2) AND l.granted AND l.pid <> pg_backend_pid() AND $_lkother), '');" >&8
+  _i=0
+  while [ ! -s "$_lk/out" ]; do
+    kill -0 "$pg_lock_pid" 2>/dev/null || { _e=$(cat "$_lk/err"); rm -rf -- "$_lk"; pg_fail "taking the $1 lock of $TARGET (one backup or restore at a time)" "$_e"; }
+    _i=$((_i + 1)); [ "$_i" -lt 600 ] || { rm -rf -- "$_lk"; die "taking the $1 lock of $TARGET: no answer within 60 s"; }
+    sleep 0.1
+  done
+  sleep 0.1
+  _ans=$(cat "$_lk/out"); rm -rf -- "$_lk"
+  case $_ans in
+    "granted$TAB") log "holding the $1 lock of $TARGET (one restore at a time; backups only while no restore runs)" ;;
+    *) _who=${_ans#*"$TAB"}
+       die "another backup or restore of PostgreSQL at $TARGET is running, held by: ${_who:-a session that ended just now, try again}; nothing was changed" ;;
+  esac
+}
+
+# One restore at a time per file store (Redis data folder, SQLite folder): flock on a lock file in the
+# store's folder, on fd 9 for the script's whole run. The kernel drops it when the process ends or is
+# killed, so no stale lock outlives its run. The holder writes who it is into the file; a refusal names it.
+store_lock() { # $1 = lock file, $2 = what it guards
+  command -v flock > /dev/null 2>&1 || die "flock is not installed in this image, so this run cannot make sure no other restore of $2 runs; nothing was changed"
+  _out=$( { : >> "$1"; } 2>&1) || die "cannot create the lock file $1: $(write_cause "$_out" "${1%/*}"); nothing was changed"
+  exec 9>> "$1"
+  if ! flock -n 9; then
+    _who=$(cat "$1" 2>/dev/null) || true
+    die "another backup or restore of $2 is running (lock $1 held by: ${_who:-a run that is just starting}); nothing was changed"
+  fi
+  printf '%s pid %s on %s, started %s\n' "$SCRIPT" "$$" "$(uname -n 2>/dev/null || echo an unknown host)" "$(ts)" > "$1"
+}
+
+# A name for a kept copy that does not exist yet: $1.before-restore-<stamp>, then -2, -3 ... when taken
+# (for every suffix in $2..., e.g. "" -wal -shm). Sets aside_base; never reuses a name, so an earlier
+# kept copy is never overwritten (and mv never moves a folder into an existing one).
+free_aside_name() { # $1 = path, $2... = suffixes
+  _p=$1; shift
+  _b="$_p.before-restore-$(date -u +%Y-%m-%dT%H%M%SZ)"; aside_base=$_b; _n=1
+  while :; do
+    _taken=""
+    for _s in "$@"; do if [ -e "$aside_base$_s" ] || [ -L "$aside_base$_s" ]; then _taken=y; fi; done
+    [ -n "$_taken" ] || return 0
+    _n=$((_n + 1)); aside_base="$_b-$_n"
+  done
+}
+# mv that never overwrites or moves into an existing folder (mv -T -n, then checked).
+move_aside() { # $1 = from, $2 = to
+  if [ -e "$2" ] || [ -L "$2" ]; then die "$2 already exists; it is never overwritten; nothing more was changed"; fi
+  _out=$(mv -T -- "$1" "$2" 2>&1) || die "moving $1 aside to $2 failed: $(oneline "$_out")"
 }
 
 # The cause of a failed write to a file: disk full, read-only, or what the writer said.
