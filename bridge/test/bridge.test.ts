@@ -77,7 +77,7 @@ test("settings: a malformed value names the variable and the expected form; defa
 
 test("client keys: 401 with an OpenAI error object without a key, with a wrong key and a non-Bearer scheme; the agent server is not called", async () => {
     const base = await start();
-    for (const headers of [{}, { Authorization: "Bearer wrong" }, { Authorization: `Basic ${KEY}` }]) {
+    for (const headers of [{}, { Authorization: "Bearer wrong" }, { Authorization: `Basic ${KEY}` }] as Record<string, string>[]) {
         const res = await fetch(`${base}/v1/models`, { headers });
         assert.equal(res.status, 401);
         const body = await res.json();
