@@ -7,7 +7,7 @@ const ADMIN_KEY = /^admin-[0-9a-f]{64}$/;
 /** The agent server (section 2.8, 4.1, 5.1, 8.2) and the gateway admin tool server it runs (2.9, 5.2, 5.3). */
 export const agentServer = {
     namespace: str("the namespace of the agent server, its bridge and its tool server", "agent"),
-    image: image("the agent server image: opencode (`opencode serve`) plus node and the sub2api-admin tool server (gatewayToolCommand); registry.example.com is a placeholder for the image you build", "registry.example.com/ops/agent-server:1.2.26"),
+    image: image("the agent server image, built from images/agent-server/Containerfile: opencode (`opencode serve`) plus node and the sub2api-admin tool server (gatewayToolCommand); registry.example.com is a placeholder for the registry you push it to", "registry.example.com/ops/agent-server:1.2.27"),
     ports: intList("the agent server instances, one per port (section 8.2: 4000 and 4001)", [4000, 4001], port("a TCP port")),
     bindAddress: str("the address the agent server binds", "0.0.0.0"),
     hostLabel: str("first label of the public host of the first instance (<label>.<domain>); the others get <label>-<port>", "agent"),
