@@ -25,7 +25,7 @@ test("bridge: section 2.8's settings under opencode-bridge's names as strings (c
         OPENAI_STREAM_CHUNK_SIZE: "4",
         OPENAI_STREAM_CHUNK_DELAY_MS: "10",
         ENABLE_LEADING_ECHO_FILTER: "false",
-        BRIDGE_API_KEYS_FILE: "/etc/model-bridge/keys/api-keys",
+        BRIDGE_CLIENT_KEYS_FILE: "/etc/model-bridge/keys/api-keys",
         BRIDGE_UPSTREAM_TIMEOUT_MS: "300000",
         OPENCODE_SERVER_USERNAME: { secretKeyRef: { name: "agent-server-auth", key: "username" } },
         OPENCODE_SERVER_PASSWORD: { secretKeyRef: { name: "agent-server-auth", key: "password" } },

@@ -8,7 +8,7 @@ import { test } from "node:test";
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { all, containersOf, find, podSpecOf, renderStack } from "./render";
+import { all, containersOf, find, renderStack } from "./render";
 import { CONTRACTS, containerfileStart, effectiveStart, PLACEHOLDER_REGISTRY, RECIPES, ROOT } from "../tools/images/recipes";
 import { BRIDGE_START } from "../components/bridge";
 import { PRODUCTS } from "../tools/products/pins";
@@ -26,7 +26,7 @@ for (const stack of ["dev", "prod", "ci"]) {
         const covered = new Set([...RECIPES, ...CONTRACTS].map((x) => repository(container(r, x.workload).image)));
         const placeholders = new Set<string>();
         for (const o of r.objects) {
-            if (!["Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob"].includes(o.kind)) continue;
+            if (!["Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob"].includes(o.kind ?? "")) continue;
             for (const c of containersOf(o)) if (c.image.startsWith(PLACEHOLDER_REGISTRY)) placeholders.add(repository(c.image));
         }
         assert.deepEqual([...placeholders].filter((p) => !covered.has(p)), [], "placeholder images without a recipe or contract");
@@ -50,7 +50,7 @@ for (const stack of ["dev", "prod"]) {
         const r = await renderStack(stack);
         const recipe = RECIPES.find((x) => x.key === "agentServerImage")!;
         const image = containerfileStart(recipe.containerfile);
-        for (const d of all(r, "Deployment").filter((o) => o.metadata.name.startsWith("agent-server-"))) {
+        for (const d of all(r, "Deployment").filter((o) => o.metadata?.name?.startsWith("agent-server-"))) {
             const c = d.spec.template.spec.containers.find((x: any) => x.name === "server");
             assert.equal(c.command, undefined, "the Deployment relies on the image's ENTRYPOINT");
             assert.equal(image.cmd, undefined, "no CMD: the Deployment's args are the whole argument list");

@@ -109,7 +109,9 @@ export function createBridge(s: Settings, log: (line: string) => void = (l) => c
             if (body.stream) {
                 res.writeHead(200, { "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-cache", Connection: "keep-alive", "X-Accel-Buffering": "no" });
                 res.write(`data: ${JSON.stringify(chunk(id, name, { role: "assistant", content: "" }))}\n\n`);
-                keepAlive = setInterval(() => res.write(": working\n\n"), s.keepAliveMs);
+                keepAlive = setInterval(() => {
+                    if (!res.destroyed) res.write(": working\n\n");
+                }, s.keepAliveMs);
             }
             const result = await agent.prompt(session.id, { model, system: systemText(body.messages), parts: [{ type: "text", text }] }, ctl.signal);
             let answer = answerOf(result);

@@ -34,7 +34,7 @@ export const ENV_NAMES = {
     leadingEchoFilter: "ENABLE_LEADING_ECHO_FILTER",
     agentUsername: "OPENCODE_SERVER_USERNAME",
     agentPassword: "OPENCODE_SERVER_PASSWORD",
-    apiKeysFile: "BRIDGE_API_KEYS_FILE",
+    apiKeysFile: "BRIDGE_CLIENT_KEYS_FILE",
     upstreamTimeoutMs: "BRIDGE_UPSTREAM_TIMEOUT_MS",
     keepAliveMs: "BRIDGE_KEEPALIVE_MS",
 } as const;

@@ -29,7 +29,7 @@ function settings(over: Partial<Settings> = {}): Settings {
         OPENAI_STREAM_CHUNK_DELAY_MS: "20",
         OPENCODE_SERVER_USERNAME: "agent",
         OPENCODE_SERVER_PASSWORD: "secret-password",
-        BRIDGE_API_KEYS_FILE: keysFile,
+        BRIDGE_CLIENT_KEYS_FILE: keysFile,
     });
     return { ...base, ...over };
 }
@@ -70,8 +70,8 @@ test("settings: a malformed value names the variable and the expected form; defa
         && /OPENAI_STREAM_CHUNK_SIZE: "four"; expected an integer/.test(e.message)
         && /ENABLE_LEADING_ECHO_FILTER: "yes"; expected true or false/.test(e.message)
         && /OPENCODE_SERVER_PASSWORD: not set/.test(e.message)
-        && /BRIDGE_API_KEYS_FILE: not set/.test(e.message));
-    const s = readSettings({ OPENCODE_BASE: "http://a:1", DEFAULT_MODEL: "p/m", OPENCODE_SERVER_USERNAME: "u", OPENCODE_SERVER_PASSWORD: "p", BRIDGE_API_KEYS_FILE: "/k" });
+        && /BRIDGE_CLIENT_KEYS_FILE: not set/.test(e.message));
+    const s = readSettings({ OPENCODE_BASE: "http://a:1", DEFAULT_MODEL: "p/m", OPENCODE_SERVER_USERNAME: "u", OPENCODE_SERVER_PASSWORD: "p", BRIDGE_CLIENT_KEYS_FILE: "/k" });
     assert.deepEqual([s.port, s.chunkSize, s.chunkDelayMs, s.leadingEchoFilter], [3100, 4, 10, false]);
 });
 
@@ -248,4 +248,14 @@ test("leading echo filter strips a repeated prompt only when on", async () => {
     assert.equal(on.choices[0].message.content, "real answer");
     const off = await (await chat(await start(), { messages: [{ role: "user", content: "ping" }] })).json();
     assert.equal(off.choices[0].message.content, "ping\nreal answer");
+});
+
+test("a streamed answer that takes a while keeps the connection busy with SSE comment lines before its pieces", async () => {
+    const base = await start({ keepAliveMs: 50 });
+    agent.reply = () => ({ text: "done", delayMs: 300 });
+    const text = await (await chat(base, { messages: [{ role: "user", content: "x" }], stream: true })).text();
+    const comments = text.split("\n\n").filter((e) => e.startsWith(": working")).length;
+    assert.ok(comments >= 3, `${comments} comment lines in ${text}`);
+    assert.ok(text.indexOf(": working") < text.indexOf('"content":"done"'));
+    assert.match(text, /data: \[DONE\]\n\n$/);
 });

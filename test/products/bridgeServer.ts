@@ -52,6 +52,6 @@ export async function startBridge(r: RenderResult, agentPort: number, namespace 
     const proc = spawn(process.execPath, ["--require", LOOPBACK, main], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...env }, stdio: ["ignore", "pipe", "pipe"] });
     const out = collect(proc);
     await listening(proc, port, "model bridge", out);
-    const key = fs.readFileSync(env.BRIDGE_API_KEYS_FILE, "utf8").trim();
+    const key = fs.readFileSync(env.BRIDGE_CLIENT_KEYS_FILE, "utf8").trim();
     return { proc, port, env, key, root, out };
 }
