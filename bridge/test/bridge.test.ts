@@ -14,6 +14,7 @@ import { createBridge, type Bridge } from "../src/server";
 import { readSettings, SettingsError, type Settings } from "../src/settings";
 import { stripLeadingEcho, pieces } from "../src/openai";
 import { startFakeAgent, type FakeAgent } from "./fakeAgent";
+import { sseEvents } from "./sse";
 
 let agent: FakeAgent;
 let dir: string;
@@ -149,20 +150,7 @@ test("chat stream: role chunk, pieces of OPENAI_STREAM_CHUNK_SIZE characters OPE
     const res = await chat(base, { messages: [{ role: "user", content: "x" }], stream: true });
     assert.equal(res.status, 200);
     assert.match(res.headers.get("content-type")!, /^text\/event-stream/);
-    const events: { t: number; data: string }[] = [];
-    const reader = res.body!.getReader();
-    let buf = "";
-    for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        buf += Buffer.from(value).toString();
-        let i;
-        while ((i = buf.indexOf("\n\n")) >= 0) {
-            const ev = buf.slice(0, i);
-            buf = buf.slice(i + 2);
-            if (ev.startsWith("data: ")) events.push({ t: performance.now(), data: ev.slice(6) });
-        }
-    }
+    const events = await sseEvents(res);
     assert.equal(events.at(-1)!.data, "[DONE]");
     const chunks = events.slice(0, -1).map((e) => JSON.parse(e.data));
     assert.deepEqual(chunks[0].choices[0].delta, { role: "assistant", content: "" });

@@ -13,6 +13,7 @@ import { stop } from "./pod";
 import { startOpencode, type Opencode } from "./opencodeServer";
 import { startBridge, type RunningBridge } from "./bridgeServer";
 import { startFakeModelApi, SLOW_MARKER, type FakeModelApi } from "./fakeModelApi";
+import { sseEvents } from "../../bridge/test/sse";
 
 const NS = "agent";
 let upstream: FakeModelApi;
@@ -78,17 +79,7 @@ test("streamed chat: the upstream's text in pieces of OPENAI_STREAM_CHUNK_SIZE c
     const first = upstream.calls.length;
     const res = await chat({ messages: [{ role: "user", content: "stream please" }], stream: true });
     assert.equal(res.status, 200);
-    const events: { t: number; data: string }[] = [];
-    let buf = "";
-    for await (const part of res.body as unknown as AsyncIterable<Uint8Array>) {
-        buf += Buffer.from(part).toString();
-        let i;
-        while ((i = buf.indexOf("\n\n")) >= 0) {
-            const ev = buf.slice(0, i);
-            buf = buf.slice(i + 2);
-            if (ev.startsWith("data: ")) events.push({ t: performance.now(), data: ev.slice(6) });
-        }
-    }
+    const events = await sseEvents(res);
     assert.equal(events.at(-1)!.data, "[DONE]");
     const chunks = events.slice(0, -1).map((e) => JSON.parse(e.data));
     const content = chunks.map((c) => c.choices[0].delta.content).filter((x) => x);
