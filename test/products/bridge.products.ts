@@ -7,7 +7,10 @@
  */
 import { test, before, after } from "node:test";
 import * as assert from "node:assert/strict";
-import { PRODUCTS } from "../../tools/products/pins";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { PRODUCTS, productDir } from "../../tools/products/pins";
+import { containerfileStart } from "../../tools/images/recipes";
 import { find, renderStack } from "../render";
 import { stop } from "./pod";
 import { startOpencode, type Opencode } from "./opencodeServer";
@@ -176,4 +179,12 @@ test("two bridge replicas continue one conversation: the second turn (on the oth
         }
     }
     assert.equal(holding, 1);
+});
+
+test("the agent server recipe's opencode SHA-512 is the npm integrity of the opencode-linux-x64 this test ran", () => {
+    const lock = JSON.parse(fs.readFileSync(path.join(productDir(PRODUCTS.opencode), "package-lock.json"), "utf8"));
+    const entry = lock.packages["node_modules/opencode-linux-x64"];
+    assert.equal(entry.version, PRODUCTS.opencode.version);
+    const hex = Buffer.from(entry.integrity.replace(/^sha512-/, ""), "base64").toString("hex");
+    assert.equal(containerfileStart("images/agent-server/Containerfile").args.OPENCODE_SHA512, hex);
 });
