@@ -116,8 +116,13 @@ export function createBridge(s: Settings, log: (line: string) => void = (l) => c
             const result = await agent.prompt(session.id, { model, system: systemText(body.messages), parts: [{ type: "text", text }] }, ctl.signal);
             let answer = answerOf(result);
             if (s.leadingEchoFilter) answer = stripLeadingEcho(answer, String(last.content));
-            // The next turn's prefix is this history plus the answer as the client received it.
-            await agent.setTitle(session.id, conversationTitle(clientKey, [...body.messages, { role: "assistant", content: answer }]), ctl.signal);
+            // The next turn's prefix is this history plus the answer as the client received it. A
+            // failure here costs only continuity (the next turn starts a session with a transcript).
+            await agent.setTitle(session.id, conversationTitle(clientKey, [...body.messages, { role: "assistant", content: answer }]), ctl.signal)
+                .catch((e) => {
+                    if (ctl.signal.aborted) throw e;
+                    log(`session ${session.id}: the conversation key was not stored: ${(e as Error).message}`);
+                });
             clearTimeout(timer);
             if (keepAlive) clearInterval(keepAlive);
             const usage = result.info?.tokens;

@@ -56,6 +56,7 @@ beforeEach(() => {
     agent.aborted.length = 0;
     agent.requests.length = 0;
     agent.reply = (text) => ({ text: `answer to ${text}` });
+    agent.failTitle = false;
 });
 after(async () => {
     for (const b of bridges) await b.shutdown(100);
@@ -246,4 +247,12 @@ test("a streamed answer that takes a while keeps the connection busy with SSE co
     assert.ok(comments >= 3, `${comments} comment lines in ${text}`);
     assert.ok(text.indexOf(": working") < text.indexOf('"content":"done"'));
     assert.match(text, /data: \[DONE\]\n\n$/);
+});
+
+test("an answer whose conversation key cannot be stored is still delivered (the next turn gets a transcript)", async () => {
+    const base = await start();
+    agent.failTitle = true;
+    const res = await chat(base, { messages: [{ role: "user", content: "x" }] });
+    assert.equal(res.status, 200);
+    assert.equal((await res.json()).choices[0].message.content, "answer to x");
 });

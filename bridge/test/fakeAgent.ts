@@ -8,6 +8,8 @@ export interface FakeAgent {
     sessions: Map<string, { title: string; prompts: any[] }>;
     aborted: string[];
     requests: { method: string; path: string; authorization?: string }[];
+    /** PATCH /session/:id answers 500. */
+    failTitle: boolean;
     /** What a prompt answers (default: "answer to <text>" after `delayMs`). */
     reply: (text: string) => { text?: string; error?: { name: string; data: { message: string } }; delayMs?: number };
     close(): Promise<void>;
@@ -22,6 +24,7 @@ export async function startFakeAgent(): Promise<FakeAgent> {
         sessions: new Map(),
         aborted: [],
         requests: [],
+        failTitle: false,
         reply: (text) => ({ text: `answer to ${text}` }),
         close: async () => {},
     };
@@ -48,6 +51,7 @@ export async function startFakeAgent(): Promise<FakeAgent> {
             return json(200, { id, title: body.title });
         }
         if (m && !m[2] && req.method === "PATCH") {
+            if (fake.failTitle) return json(500, { error: "title store failed" });
             fake.sessions.get(m[1])!.title = body.title;
             return json(200, { id: m[1], title: body.title });
         }
