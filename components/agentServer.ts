@@ -23,6 +23,9 @@ export interface AgentServerArgs {
 
 const APP = "agent-server";
 
+/** The agent server's basic-authentication Secret: its keys feed OPENCODE_SERVER_USERNAME/PASSWORD here and in the model bridge. */
+export const AGENT_AUTH_SECRET = { name: `${APP}-auth`, usernameKey: "username", passwordKey: "password" } as const;
+
 /** The instance on one port: its Deployment and Service name, namespace, pod selector and in-cluster URL of the server port. */
 export function agentServerInstance(cfg: StackConfig, port: number) {
     const name = `${APP}-${port}`;
@@ -53,9 +56,9 @@ export class AgentServer extends pulumi.ComponentResource {
 
         const password = new random.RandomPassword(`${name}-password`, { length: a.passwordLength, special: false, upper: true, lower: true, numeric: true }, child);
         const authSecret = new k8s.core.v1.Secret(`${name}-auth`, {
-            metadata: { name: `${APP}-auth`, namespace: ns, labels: common.labels },
+            metadata: { name: AGENT_AUTH_SECRET.name, namespace: ns, labels: common.labels },
             type: "Opaque",
-            stringData: { username: a.username, password: password.result },
+            stringData: { [AGENT_AUTH_SECRET.usernameKey]: a.username, [AGENT_AUTH_SECRET.passwordKey]: password.result },
         }, child);
         const modelSecret = new k8s.core.v1.Secret(`${name}-model`, {
             metadata: { name: `${APP}-model`, namespace: ns, labels: common.labels },

@@ -1,21 +1,22 @@
 /**
- * The model bridge (sections 2.8, 4.2, 8.2): opencode-bridge, an OpenAI-compatible API under /v1
- * in front of the agent server. It lists DEFAULT_MODEL on /v1/models and turns chat completions
- * into agent server sessions and messages, forwarding them to OPENCODE_BASE. A stateless
- * Deployment behind an autoscaler; its ingress has buffering off (it streams).
- *
- * The bridge sends no credentials to the agent server (its requests carry only Content-Type;
- * docs/product-settings.md): with the agent server's basic authentication on, what it forwards is
- * refused with 401, while /v1/models and /health, which the bridge answers itself, work.
+ * The model bridge (sections 2.8, 4.2, 8.2): this repository's bridge/ (image from
+ * bridge/Containerfile), an OpenAI-compatible API under /v1 in front of one agent server instance.
+ * It admits clients by the keys in its own generated Secret (a mounted file it reads again when it
+ * changes, so a key rotates without restarting anything) and calls the agent server with the
+ * basic authentication of the agent server's Secret. A stateless Deployment behind an autoscaler
+ * (conversations find their session in the agent server, bridge/src/conversation.ts); its ingress
+ * serves /v1 only, with buffering off (it streams).
  */
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
+import * as random from "@pulumi/random";
 import type { StackConfig } from "../config";
-import { agentServerInstance } from "./agentServer";
+import { ENV_NAMES } from "../bridge/src/settings";
+import { AGENT_AUTH_SECRET, agentServerInstance } from "./agentServer";
 import { cpuAutoscaler, disruptionBudget } from "./lib/availability";
 import { AUTOSCALED_REPLICAS } from "./lib/fieldOwnership";
 import { webIngress } from "./lib/ingress";
-import { appLabels } from "./lib/labels";
+import { appLabels, reloaderAnnotations } from "./lib/labels";
 import { allowOnly, ingressController, podsIn } from "./lib/network";
 import { hardenedContainer, hardenedPodSpec, httpProbe, scratch } from "./lib/pod";
 
@@ -25,20 +26,29 @@ export interface BridgeArgs {
 
 const APP = "model-bridge";
 
+/** The bridge image's start command (bridge/Containerfile's ENTRYPOINT; a test holds them equal). */
+export const BRIDGE_START = ["node", "/app/main.js"] as const;
+
+/** The client keys: a generated Secret, mounted as a folder; the bridge reads `<mount>/<key>`. */
+export const BRIDGE_KEYS = { secret: `${APP}-api-keys`, key: "api-keys", mountPath: "/etc/model-bridge/keys" } as const;
+
 /**
- * The environment opencode-bridge reads (its bridge/lib/config.js): the specification's
- * defaultModel, openaiStreamChunkSize, openaiStreamChunkDelayMs and enableLeadingEchoFilter, its
- * port and the agent server it forwards to. Every value a string.
+ * The bridge's plain settings (bridge/src/settings.ts reads them): the specification's
+ * defaultModel, openaiStreamChunkSize, openaiStreamChunkDelayMs and enableLeadingEchoFilter under
+ * opencode-bridge's names, its port, the agent server it forwards to, the keys file and the
+ * time-out. Every value a string; the agent server's credentials come from its Secret (bridgeSecretEnv).
  */
 export function bridgeEnv(cfg: StackConfig): Record<string, string> {
     const b = cfg.bridge;
     return {
-        BRIDGE_PORT: String(b.port),
-        OPENCODE_BASE: agentServerInstance(cfg, b.agentServerPort).url,
-        DEFAULT_MODEL: b.defaultModel,
-        OPENAI_STREAM_CHUNK_SIZE: String(b.streamChunkSize),
-        OPENAI_STREAM_CHUNK_DELAY_MS: String(b.streamChunkDelayMs),
-        ENABLE_LEADING_ECHO_FILTER: String(b.enableLeadingEchoFilter),
+        [ENV_NAMES.port]: String(b.port),
+        [ENV_NAMES.agentBase]: agentServerInstance(cfg, b.agentServerPort).url,
+        [ENV_NAMES.defaultModel]: b.defaultModel,
+        [ENV_NAMES.chunkSize]: String(b.streamChunkSize),
+        [ENV_NAMES.chunkDelayMs]: String(b.streamChunkDelayMs),
+        [ENV_NAMES.leadingEchoFilter]: String(b.enableLeadingEchoFilter),
+        [ENV_NAMES.apiKeysFile]: `${BRIDGE_KEYS.mountPath}/${BRIDGE_KEYS.key}`,
+        [ENV_NAMES.upstreamTimeoutMs]: String(b.upstreamTimeoutMs),
     };
 }
 
@@ -47,6 +57,8 @@ export class Bridge extends pulumi.ComponentResource {
     public readonly selector: Record<string, string>;
     public readonly namespace: string;
     public readonly port: number;
+    /** The Secret (key api-keys) whose keys clients send as `Authorization: Bearer <key>`. */
+    public readonly apiKeysSecretName: string;
 
     constructor(name: string, args: BridgeArgs, opts?: pulumi.ComponentResourceOptions) {
         super("ops:apps:Bridge", name, {}, opts);
@@ -59,8 +71,19 @@ export class Bridge extends pulumi.ComponentResource {
         const agent = agentServerInstance(cfg, b.agentServerPort);
         const tmp = scratch("tmp", "/tmp");
 
+        // Rotation: replace this resource (pulumi up --replace <its URN>) or edit the Secret; the
+        // bridge reads the mounted file again when the kubelet updates it. The agent server is not involved.
+        const apiKey = new random.RandomPassword(`${name}-api-key`, { length: b.apiKeyLength, special: false, upper: true, lower: true, numeric: true }, child);
+        const keys = new k8s.core.v1.Secret(`${name}-api-keys`, {
+            metadata: { name: BRIDGE_KEYS.secret, namespace: ns, labels: l.labels },
+            type: "Opaque",
+            stringData: { [BRIDGE_KEYS.key]: pulumi.interpolate`${apiKey.result}\n` },
+        }, child);
+        const fromAgentSecret = (envName: string, key: string) => ({ name: envName, valueFrom: { secretKeyRef: { name: AGENT_AUTH_SECRET.name, key } } });
+
         const deployment = new k8s.apps.v1.Deployment(name, {
-            metadata: { name: APP, namespace: ns, labels: l.labels },
+            // The agent server's password is an environment variable here: a new one restarts the bridge.
+            metadata: { name: APP, namespace: ns, labels: l.labels, annotations: reloaderAnnotations(cfg, { secrets: [AGENT_AUTH_SECRET.name] }) },
             spec: {
                 replicas: b.replicas,
                 strategy: { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
@@ -73,17 +96,23 @@ export class Bridge extends pulumi.ComponentResource {
                         containers: [hardenedContainer({
                             name: "bridge",
                             image: b.image,
+                            // A stand-in (the ci stack) brings its own command line in args.
+                            command: b.args ? undefined : [...BRIDGE_START],
                             args: b.args ? [...b.args] : undefined,
                             ports: [{ name: "http", containerPort: b.port }],
-                            env: Object.entries(bridgeEnv(cfg)).map(([envName, value]) => ({ name: envName, value })),
+                            env: [
+                                ...Object.entries(bridgeEnv(cfg)).map(([envName, value]) => ({ name: envName, value })),
+                                fromAgentSecret(ENV_NAMES.agentUsername, AGENT_AUTH_SECRET.usernameKey),
+                                fromAgentSecret(ENV_NAMES.agentPassword, AGENT_AUTH_SECRET.passwordKey),
+                            ],
                             resources: b,
-                            // /health is answered by the bridge itself (as in the product's chart), without the agent server.
-                            readinessProbe: httpProbe("/health", "http", { period: 10 }),
+                            // /health: the process answers; /ready: the agent server answers the bridge's credentials.
+                            readinessProbe: httpProbe("/ready", "http", { period: 10, timeout: 6 }),
                             livenessProbe: httpProbe("/health", "http", { initialDelay: 10, period: 30 }),
                             preStopDelay: b.preStopDelay,
-                            volumeMounts: [tmp.mount],
+                            volumeMounts: [tmp.mount, { name: "api-keys", mountPath: BRIDGE_KEYS.mountPath, readOnly: true }],
                         })],
-                        volumes: [tmp.volume],
+                        volumes: [tmp.volume, { name: "api-keys", secret: { secretName: keys.metadata.name, defaultMode: 0o440 } }],
                     }),
                 },
             },
@@ -93,7 +122,8 @@ export class Bridge extends pulumi.ComponentResource {
             metadata: { name: APP, namespace: ns, labels: l.labels },
             spec: { type: "ClusterIP", selector: l.selector, ports: [{ name: "http", port: b.port, targetPort: "http", protocol: "TCP" }] },
         }, child);
-        webIngress(APP, cfg, { namespace: ns, hostLabel: b.host, serviceName: APP, servicePort: b.port, labels: l.labels, buffering: false }, child);
+        // Only the OpenAI API is public; /health and /ready are for the kubelet.
+        webIngress(APP, cfg, { namespace: ns, hostLabel: b.host, serviceName: APP, servicePort: b.port, labels: l.labels, buffering: false, path: "/v1" }, child);
         cpuAutoscaler(APP, {
             namespace: ns, labels: l.labels, target: { kind: "Deployment", name: APP },
             minReplicas: b.minReplicas, maxReplicas: b.maxReplicas, cpuUtilization: b.cpuUtilization, scaleDownWindow: b.scaleDownWindow,
@@ -111,6 +141,7 @@ export class Bridge extends pulumi.ComponentResource {
         this.selector = l.selector;
         this.namespace = ns;
         this.port = b.port;
-        this.registerOutputs({ baseUrl: this.baseUrl });
+        this.apiKeysSecretName = BRIDGE_KEYS.secret;
+        this.registerOutputs({ baseUrl: this.baseUrl, apiKeysSecretName: this.apiKeysSecretName });
     }
 }

@@ -4,15 +4,18 @@ import { find, renderStack } from "./render";
 
 const envOf = (c: any) => Object.fromEntries(c.env.map((e: any) => [e.name, e.value ?? e.valueFrom]));
 
-test("bridge: requests 100m/128Mi, limits 500m/256Mi in prod; probes on the bridge's own /health", async () => {
+test("bridge: requests 100m/128Mi, limits 500m/256Mi in prod; liveness on /health, readiness on /ready (the agent server answers); it runs bridge/'s start command", async () => {
     const r = await renderStack("prod");
     const c = find(r, "Deployment", "model-bridge", "agent").spec.template.spec.containers[0];
     assert.deepEqual(c.resources, { requests: { cpu: "100m", memory: "128Mi" }, limits: { cpu: "500m", memory: "256Mi" } });
-    assert.equal(c.readinessProbe.httpGet.path, "/health");
+    assert.equal(c.livenessProbe.httpGet.path, "/health");
+    assert.equal(c.readinessProbe.httpGet.path, "/ready");
     assert.equal(c.ports[0].containerPort, 3100, "BRIDGE_PORT's default in opencode-bridge");
+    assert.deepEqual(c.command, ["node", "/app/main.js"]);
+    assert.equal(c.args, undefined);
 });
 
-test("bridge: exactly opencode-bridge's environment; section 2.8's settings as strings (chunk size 4, delay 10 ms); it forwards to the agent server", async () => {
+test("bridge: section 2.8's settings under opencode-bridge's names as strings (chunk size 4, delay 10 ms); the agent server's credentials from its Secret; client keys from a mounted generated Secret", async () => {
     const r = await renderStack("prod");
     const c = find(r, "Deployment", "model-bridge", "agent").spec.template.spec.containers[0];
     assert.deepEqual(envOf(c), {
@@ -22,9 +25,38 @@ test("bridge: exactly opencode-bridge's environment; section 2.8's settings as s
         OPENAI_STREAM_CHUNK_SIZE: "4",
         OPENAI_STREAM_CHUNK_DELAY_MS: "10",
         ENABLE_LEADING_ECHO_FILTER: "false",
+        BRIDGE_CLIENT_KEYS_FILE: "/etc/model-bridge/keys/api-keys",
+        BRIDGE_UPSTREAM_TIMEOUT_MS: "300000",
+        OPENCODE_SERVER_USERNAME: { secretKeyRef: { name: "agent-server-auth", key: "username" } },
+        OPENCODE_SERVER_PASSWORD: { secretKeyRef: { name: "agent-server-auth", key: "password" } },
     });
-    assert.equal(c.volumeMounts.length, 1, "no settings file: the bridge reads only its environment");
+    // The same Secret and keys the agent server itself reads its credentials from.
+    const server = find(r, "Deployment", "agent-server-4000", "agent").spec.template.spec.containers.find((x: any) => x.name === "server");
+    assert.deepEqual(envOf(server).OPENCODE_SERVER_PASSWORD, envOf(c).OPENCODE_SERVER_PASSWORD);
+    assert.deepEqual(envOf(server).OPENCODE_SERVER_USERNAME, envOf(c).OPENCODE_SERVER_USERNAME);
+    const keys = find(r, "Secret", "model-bridge-api-keys", "agent");
+    const key = keys.stringData?.["api-keys"] ?? Buffer.from(keys.data["api-keys"], "base64").toString();
+    assert.match(key, /^[A-Za-z0-9]{40}\n$/);
+    const spec = find(r, "Deployment", "model-bridge", "agent").spec.template.spec;
+    const mount = c.volumeMounts.find((m: any) => m.mountPath === "/etc/model-bridge/keys");
+    assert.equal(mount.readOnly, true);
+    assert.equal(spec.volumes.find((v: any) => v.name === mount.name).secret.secretName, "model-bridge-api-keys");
     assert.equal(find(r, "Service", "model-bridge", "agent").spec.ports[0].port, 3100);
+    // A new agent-server password reaches the bridge's environment by a restart.
+    assert.match(JSON.stringify(find(r, "Deployment", "model-bridge", "agent").metadata.annotations), /agent-server-auth/);
+});
+
+test("bridge ingress: only /v1 (the bridge's health routes and anything else stay inside the cluster)", async () => {
+    const r = await renderStack("prod");
+    const paths = find(r, "Ingress", "model-bridge").spec.rules.flatMap((rule: any) => rule.http.paths);
+    assert.deepEqual(paths.map((p: any) => [p.path, p.pathType]), [["/v1", "Prefix"]]);
+});
+
+test("ci stack: the stand-in keeps its own command line (no node in busybox) and serves the probe paths", async () => {
+    const r = await renderStack("ci");
+    const c = find(r, "Deployment", "model-bridge", "agent").spec.template.spec.containers[0];
+    assert.equal(c.command, undefined);
+    assert.match(c.args.join(" "), /for p in health ready readyz v1\/models/);
 });
 
 test("bridge network policy: in from the ingress controller only, out to the agent server instance it forwards to", async () => {

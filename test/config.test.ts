@@ -85,7 +85,7 @@ test("GATEWAY_ALLOWED_HOST must equal the host of GATEWAY_BASE_URL", () => {
 
 test("prod runs every image by a recorded digest: a tag images.lock.json does not record is refused before anything is created", () => {
     const message = problems({ environmentTier: "prod" });
-    assert.match(message, /ops:agentServerImage: prod runs images by digest and images.lock.json has no digest for registry.example.com\/ops\/agent-server:1.2.26; expected .*npm run images:lock -- --stack <stack>/);
+    assert.match(message, /ops:agentServerImage: prod runs images by digest and images.lock.json has no digest for registry.example.com\/ops\/agent-server:1.2.27; expected .*npm run images:lock -- --stack <stack>/);
     assert.match(message, /ops:postgresImage: prod runs images by digest and images.lock.json has no digest for docker.io\/library\/postgres:15.10/);
 });
 

@@ -1,14 +1,17 @@
 /**
- * npm run bench [-- --runs N]: medians, not single timings; these machines are noisy.
+ * npm run bench [-- --runs N] [-- --bridge-only]: medians, not single timings; these machines are
+ * noisy. The last part is the model bridge's overhead over the agent server (real opencode).
  */
 import * as fs from "fs";
 import * as path from "path";
+import { benchBridge } from "./bench/bridge";
 import { benchProgram } from "./bench/program";
 import { startPack } from "./e2e/analyzerShim";
 
 async function main() {
     const runsArg = process.argv.indexOf("--runs");
     const runs = runsArg > 0 ? Number(process.argv[runsArg + 1]) : 9;
+    if (process.argv.includes("--bridge-only")) return benchBridge(Math.max(runs, 50));
     console.log(`program run vs the SDK floor (median of ${runs} interleaved runs, same mocks, same resource count)`);
     for (const stack of ["dev", "prod"]) {
         const b = await benchProgram(stack, runs);
@@ -30,6 +33,7 @@ async function main() {
         const fn = mod.benchPolicyPack ?? mod.default ?? mod.main;
         if (typeof fn === "function") await fn({ runs });
     }
+    await benchBridge(Math.max(runs, 50));
 }
 
 main().catch((err) => {

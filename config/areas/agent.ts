@@ -7,7 +7,7 @@ const ADMIN_KEY = /^admin-[0-9a-f]{64}$/;
 /** The agent server (section 2.8, 4.1, 5.1, 8.2) and the gateway admin tool server it runs (2.9, 5.2, 5.3). */
 export const agentServer = {
     namespace: str("the namespace of the agent server, its bridge and its tool server", "agent"),
-    image: image("the agent server image: opencode (`opencode serve`) plus node and the sub2api-admin tool server (gatewayToolCommand); registry.example.com is a placeholder for the image you build", "registry.example.com/ops/agent-server:1.2.26"),
+    image: image("the agent server image, built from images/agent-server/Containerfile: opencode (`opencode serve`) plus node and the sub2api-admin tool server (gatewayToolCommand); registry.example.com is a placeholder for the registry you push it to", "registry.example.com/ops/agent-server:1.2.27"),
     ports: intList("the agent server instances, one per port (section 8.2: 4000 and 4001)", [4000, 4001], port("a TCP port")),
     bindAddress: str("the address the agent server binds", "0.0.0.0"),
     hostLabel: str("first label of the public host of the first instance (<label>.<domain>); the others get <label>-<port>", "agent"),
@@ -91,15 +91,18 @@ export const gatewayTool = {
 };
 
 /**
- * The model bridge: opencode-bridge (bridge/ of github.com/AaronYang0628/opencode-docker), an
- * OpenAI-compatible API under /v1 in front of the agent server: it forwards to OPENCODE_BASE.
+ * The model bridge: this repository's bridge/ (its image built from bridge/Containerfile), an
+ * OpenAI-compatible API under /v1 in front of the agent server: it forwards to OPENCODE_BASE with
+ * the agent server's basic authentication and admits clients by the keys of its own Secret.
  */
 export const bridge = {
-    image: image("the model bridge image (opencode-bridge, `node index.js`)", "registry.example.com/ops/model-bridge:0.4.2"),
-    args: optional(list("container arguments replacing the image's command (unset: the image's own; the ci stack runs a stand-in with them)", undefined)),
-    port: port("BRIDGE_PORT: the port the bridge listens on (opencode-bridge's default)", 3100),
+    image: image("the model bridge image, built from bridge/Containerfile (`node /app/main.js`); registry.example.com is a placeholder for the registry you push it to", "registry.example.com/ops/model-bridge:0.5.0"),
+    args: optional(list("container arguments that replace the bridge's start command (unset: node /app/main.js; the ci stack runs a stand-in with them)", undefined)),
+    port: port("BRIDGE_PORT: the port the bridge listens on", 3100),
     agentServerPort: port("the agent server instance (one of agentServerPorts) the bridge forwards to: OPENCODE_BASE is its Service", 4000),
     host: str("the bridge's public host name (under the stack domain)", "bridge"),
+    apiKeyLength: int("length of the generated client API key (Secret model-bridge-api-keys, key api-keys; alphanumeric)", 40, { min: 32, max: 128 }),
+    upstreamTimeoutMs: int("BRIDGE_UPSTREAM_TIMEOUT_MS: how long one chat may take at the agent server before the bridge aborts its session and answers 504", 300000, { min: 1000, max: 3_600_000, unit: "milliseconds" }),
     minReplicas: replicas("bridge autoscaler minimum", 2),
     maxReplicas: replicas("bridge autoscaler maximum", 6),
     cpuUtilization: int("bridge autoscaler target cpu utilization (percent of request)", 70, { min: 1, max: 100 }),
@@ -109,7 +112,7 @@ export const bridge = {
     defaultModel: str("DEFAULT_MODEL (defaultModel): the model the bridge lists on /v1/models and asks the agent server for, <provider>/<model_key> (one of the agent server's provider models)", "upstream/gpt-5", { pattern: /^[\w.-]+\/[\w.:-]+$/, expected: "<provider>/<model_key>" }),
     streamChunkSize: int("OPENAI_STREAM_CHUNK_SIZE (openaiStreamChunkSize): characters per streamed chunk", 4, { min: 1, max: 1024 }),
     streamChunkDelayMs: int("OPENAI_STREAM_CHUNK_DELAY_MS (openaiStreamChunkDelayMs): pause between streamed chunks", 10, { min: 0, max: 10000 }),
-    enableLeadingEchoFilter: bool("ENABLE_LEADING_ECHO_FILTER (enableLeadingEchoFilter): strip a leading echo of the prompt from answers (the bridge's default, and its deployments', is false)", false),
+    enableLeadingEchoFilter: bool("ENABLE_LEADING_ECHO_FILTER (enableLeadingEchoFilter): strip a leading echo of the prompt from answers (default false)", false),
     replicas: replicas("bridge replicas before the autoscaler takes over", 2),
     terminationGracePeriod: seconds("terminationGracePeriodSeconds of the bridge pods", 30),
     preStopDelay: seconds("seconds the bridge's preStop hook waits", 5, 60),

@@ -23,7 +23,7 @@ export interface PodRoot {
     remove: () => void;
 }
 
-/** Folders for the container's volume mounts; ConfigMap volumes get their files. */
+/** Folders for the container's volume mounts; ConfigMap and Secret volumes get their files. */
 export function podRoot(r: RenderResult, pod: any, container: any, namespace: string): PodRoot {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "ops-pod-"));
     fs.chmodSync(root, 0o755);
@@ -36,6 +36,11 @@ export function podRoot(r: RenderResult, pod: any, container: any, namespace: st
         if (volume?.configMap) {
             const cm = find(r, "ConfigMap", volume.configMap.name, namespace);
             for (const [key, value] of Object.entries<string>(cm.data ?? {})) fs.writeFileSync(path.join(dir, key), value, { mode: 0o444 });
+        }
+        if (volume?.secret) {
+            const secret = find(r, "Secret", volume.secret.secretName, namespace);
+            const values: Record<string, string> = { ...Object.fromEntries(Object.entries<string>(secret.data ?? {}).map(([k, v]) => [k, Buffer.from(v, "base64").toString()])), ...secret.stringData };
+            for (const [key, value] of Object.entries(values)) fs.writeFileSync(path.join(dir, key), value, { mode: 0o444 });
         }
         if (m.readOnly) fs.chmodSync(dir, 0o555);
         else if (process.getuid?.() === 0) fs.chownSync(dir, NOBODY.uid, NOBODY.gid);

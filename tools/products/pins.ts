@@ -21,14 +21,14 @@ export interface ProductPin {
 
 export const PRODUCTS = {
     /**
-     * opencode: the image pins 1.2.26 (the deployed version of the specification), which the npm
-     * registry does not list (1.2.20 and 1.2.27 are the neighbours): the products test runs 1.2.27,
-     * the nearest later patch release.
+     * opencode: the specification's deployment reports 1.2.26, which the npm registry does not list
+     * (1.2.20 and 1.2.27 are the neighbours): the agent server image (images/agent-server, from
+     * its package-lock.json) and the products test both run 1.2.27, the nearest later patch release.
      */
     opencode: {
         pkg: "opencode-ai",
         version: "1.2.27",
-        imageTag: "1.2.26",
+        imageTag: "1.2.27",
         note: "npm lists no opencode-ai 1.2.26; 1.2.27 is the nearest later patch release",
     },
     /**

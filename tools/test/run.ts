@@ -21,7 +21,7 @@ import * as os from "os";
 import * as path from "path";
 
 const ROOT = path.resolve(__dirname, "..", "..");
-export const DIRS = ["test", "components", "config", "policies", "cli", "tools"];
+export const DIRS = ["test", "components", "config", "policies", "cli", "tools", "bridge"];
 
 /**
  * The processes of a run, in the order they start (node:test starts its files sorted by name: the
