@@ -1,0 +1,151 @@
+/**
+ * The offline render reads a stack file's values exactly as the pulumi CLI does (the string the
+ * program gets for each key), over the corpus of spellings in test/fixtures/stack-values/: what
+ * the CLI cannot read the render refuses too, and where the render is stricter (no value, a
+ * `secure:` map that is not an encrypted value) it says so instead of guessing.
+ *
+ * The corpus's expected values come from the CLI's source; the last test checks them against the
+ * pulumi CLI itself (`pulumi config --json` on a local file backend) wherever it is built.
+ */
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { test } from "node:test";
+import * as YAML from "yaml";
+import { readStackValues, StackFileError } from "../cli/harness/stackConfig";
+
+const ROOT = path.resolve(__dirname, "..");
+
+interface Case {
+    yaml: string;
+    cli?: string;
+    object?: boolean;
+    cliRefuses?: string;
+    renderRefuses?: string;
+}
+
+const CASES: Case[] = YAML.parse(fs.readFileSync(path.join(__dirname, "fixtures", "stack-values", "corpus.yaml"), "utf8")).cases;
+
+/** A stack file line `<key>: <value>` (a value spanning lines keeps its indentation under `config:`). */
+const line = (key: string, value: string) => `  ${key}: ${value}\n`;
+
+/** A copy of the project's Pulumi.yaml and package.json with one stack file `bad`. */
+function stackWith(text: string): string {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "stack-values-"));
+    for (const f of ["Pulumi.yaml", "package.json"]) fs.copyFileSync(path.join(ROOT, f), path.join(root, f));
+    fs.writeFileSync(path.join(root, "Pulumi.bad.yaml"), text);
+    return root;
+}
+
+/** The render's reading of `ops:<key>: <value>`: the text handed to the program, or the refusal. */
+function renderReading(key: string, value: string): { text?: string; refusal?: string } {
+    const root = stackWith(`config:\n  ops:environmentTier: dev\n${line(`ops:${key}`, value)}`);
+    try {
+        return { text: readStackValues("bad", {}, root).config[`ops:${key}`] };
+    } catch (err) {
+        assert.ok(err instanceof StackFileError, `not a stack file refusal: ${err}`);
+        return { refusal: err.message };
+    } finally {
+        fs.rmSync(root, { recursive: true, force: true });
+    }
+}
+
+test("the corpus covers the spellings the issue names and more", () => {
+    const spelled = new Set(CASES.map((c) => c.yaml));
+    for (const s of ["True", "FALSE", "0x2", "0o3", "2e0", "2.0", "+2", "", "{secure: 12}"]) assert.ok(spelled.has(s), s);
+    assert.ok(CASES.length >= 60);
+});
+
+test("the render hands the program what the pulumi CLI hands it, for every spelling of the corpus", () => {
+    const wrong: string[] = [];
+    for (const c of CASES) {
+        // An arbitrary key of no declared type: only the reading is compared here.
+        const r = renderReading("corpusValue", c.yaml);
+        const want = c.cliRefuses ?? c.renderRefuses;
+        if (want) {
+            if (!r.refusal) wrong.push(`${JSON.stringify(c.yaml)}: read as ${JSON.stringify(r.text)}, expected a refusal (${want})`);
+            else if (!r.refusal.includes(want) && !c.cliRefuses) wrong.push(`${JSON.stringify(c.yaml)}: refused without saying "${want}": ${r.refusal}`);
+            else if (!/line 3: `ops:corpusValue`/.test(r.refusal)) wrong.push(`${JSON.stringify(c.yaml)}: the refusal names no line and key: ${r.refusal}`);
+            continue;
+        }
+        if (r.refusal) wrong.push(`${JSON.stringify(c.yaml)}: refused (${r.refusal}), the CLI reads ${JSON.stringify(c.cli)}`);
+        else if (r.text !== c.cli) wrong.push(`${JSON.stringify(c.yaml)}: read as ${JSON.stringify(r.text)}, the CLI reads ${JSON.stringify(c.cli)}`);
+    }
+    assert.deepEqual(wrong, []);
+});
+
+test("an encrypted value on a key that is not a secret is refused, not dropped for the default", () => {
+    const r = renderReading("environmentDomain", "\n    secure: v1:AAAAAAAAAAAAAAAA:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA");
+    assert.match(r.refusal ?? "", /line 3: `ops:environmentDomain` is stored encrypted but is not a secret of this project/);
+});
+
+test("malformed encrypted values of secret keys are refused", () => {
+    for (const v of ["{secure: ''}", "{secure: v1:AAAA}", "{secure: 'not base64!'}", "{secure: 12}", "{secure: x, other: y}"]) {
+        const r = renderReading("columnStorePassword", v);
+        assert.match(r.refusal ?? "", /line 3: `ops:columnStorePassword`/, v);
+        assert.match(r.refusal ?? "", /encrypted value|ciphertext/, v);
+    }
+    for (const v of ["{secure: v1:AAAAAAAAAAAAAAAA:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA}", "{secure: AAABAKtLN5nM0dPWmKrE2w==}"]) {
+        const r = renderReading("columnStorePassword", v);
+        assert.equal(r.refusal, undefined, `${v}: ${r.refusal}`);
+    }
+});
+
+test("what `pulumi preview` refuses by the type Pulumi.yaml declares is refused by the render too", () => {
+    // A quoted JSON text is a string to the CLI: an array key refuses it at preview.
+    assert.match(renderReading("agentServerPorts", `'[4000, 4001]'`).refusal ?? "", /line 3: `ops:agentServerPorts` .*must be of type array<integer>/);
+    assert.match(renderReading("environmentSpreadAcrossNodes", "yes").refusal ?? "", /must be of type boolean/);
+    assert.match(renderReading("bridgePort", "2.5").refusal ?? "", /must be of type integer/);
+    assert.match(renderReading("environmentDomain", "[a]").refusal ?? "", /must be of type string/);
+    // What the CLI turns into a valid value passes, as the CLI reads it.
+    assert.equal(renderReading("bridgePort", "0x0C1C").text, "3100");
+    assert.equal(renderReading("environmentSpreadAcrossNodes", "True").text, "true");
+    assert.equal(renderReading("agentServerPorts", "[4000, 0xFA1]").text, "[4000,4001]");
+});
+
+const PULUMI = path.join(os.homedir(), ".cache", "ops-e2e", "pulumi-3.259.0", "pulumi");
+
+/** The pulumi CLI's reading of each corpus case: `pulumi config --json` on a local file backend. */
+function cliReadings(cases: Case[]): Map<number, { value?: string; objectValue?: unknown; error?: string }> {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "stack-values-cli-"));
+    const env = { ...process.env, PULUMI_BACKEND_URL: `file://${path.join(dir, "state")}`, PULUMI_CONFIG_PASSPHRASE: "corpus", PULUMI_HOME: path.join(dir, "home"), PULUMI_SKIP_UPDATE_CHECK: "true", PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true" };
+    fs.mkdirSync(path.join(dir, "state"));
+    fs.writeFileSync(path.join(dir, "Pulumi.yaml"), "name: ops\nruntime: nodejs\n");
+    const run = (args: string[]) => spawnSync(PULUMI, [...args, "--non-interactive", "--cwd", dir], { env, encoding: "utf8", timeout: 60_000 });
+    const init = run(["stack", "init", "corpus"]);
+    assert.equal(init.status, 0, `pulumi stack init: ${init.stderr}`);
+    const header = fs.existsSync(path.join(dir, "Pulumi.corpus.yaml")) ? fs.readFileSync(path.join(dir, "Pulumi.corpus.yaml"), "utf8").split("\n").filter((l) => /^encryptionsalt:/.test(l)).join("\n") : "";
+    const out = new Map<number, { value?: string; objectValue?: unknown; error?: string }>();
+    const readable = cases.map((c, i) => [c, i] as const).filter(([c]) => !c.cliRefuses);
+    const write = (lines: string) => fs.writeFileSync(path.join(dir, "Pulumi.corpus.yaml"), `${header}\nconfig:\n${lines}`);
+    write(readable.map(([c, i]) => line(`ops:c${i}`, c.yaml)).join(""));
+    const all = run(["config", "--json", "-s", "corpus"]);
+    assert.equal(all.status, 0, `pulumi config --json: ${all.stderr}`);
+    const json = JSON.parse(all.stdout) as Record<string, { value?: string; objectValue?: unknown }>;
+    for (const [, i] of readable) out.set(i, json[`ops:c${i}`] ?? { error: "missing" });
+    for (const [c, i] of cases.map((c, i) => [c, i] as const).filter(([c]) => c.cliRefuses)) {
+        write(line(`ops:c${i}`, c.yaml));
+        const r = run(["config", "--json", "-s", "corpus"]);
+        out.set(i, r.status === 0 ? JSON.parse(r.stdout)[`ops:c${i}`] : { error: r.stderr });
+    }
+    fs.rmSync(dir, { recursive: true, force: true });
+    return out;
+}
+
+test("the corpus's expected values are the pulumi CLI's own (pulumi 3.259.0, local file backend)", { skip: fs.existsSync(PULUMI) ? false : `needs the pulumi CLI at ${PULUMI} (built by npm run e2e:build)` }, () => {
+    const readings = cliReadings(CASES);
+    const wrong: string[] = [];
+    CASES.forEach((c, i) => {
+        const got = readings.get(i)!;
+        if (c.cliRefuses) {
+            if (!got.error) wrong.push(`${JSON.stringify(c.yaml)}: the CLI read it as ${JSON.stringify(got.value)}, the corpus says it refuses`);
+            else if (!got.error.includes(c.cliRefuses)) wrong.push(`${JSON.stringify(c.yaml)}: the CLI refused with ${got.error.trim()}`);
+            return;
+        }
+        if (got.error || got.value !== c.cli) wrong.push(`${JSON.stringify(c.yaml)}: the CLI hands over ${JSON.stringify(got.value ?? got.error)}, the corpus says ${JSON.stringify(c.cli)}`);
+        if (Boolean(got.objectValue !== undefined) !== Boolean(c.object)) wrong.push(`${JSON.stringify(c.yaml)}: object ${got.objectValue !== undefined}, the corpus says ${Boolean(c.object)}`);
+    });
+    assert.deepEqual(wrong, []);
+});
