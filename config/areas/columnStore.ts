@@ -1,4 +1,6 @@
-import { cpu, image, int, list, memory, nodePort, optional, patterned, port, replicas, secret, seconds, storage, str } from "../schema";
+import {
+    cpu, image, int, list, memory, nodePort, optional, patterned, port, replicas, secret, seconds, storage, str, namespaceName, storageClassName,
+} from "../schema";
 
 const cidr = patterned(/^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d|[12]\d|3[0-2])$/, 'an IPv4 CIDR such as "10.0.0.0/8"');
 
@@ -8,7 +10,7 @@ const cidr = patterned(/^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d|[12]\d|
  * as node ports, user admin with a password from a Secret (key `password`).
  */
 export const columnStore = {
-    namespace: str("the namespace of the column store", "column-store"),
+    namespace: namespaceName("the namespace of the column store", "column-store"),
     image: image("the column store server image", "docker.io/clickhouse/clickhouse-server:24.8.4.13"),
     keeperImage: image("the coordination (keeper) image", "docker.io/clickhouse/clickhouse-keeper:24.8.4.13"),
     clusterName: str("the cluster name in remote_servers (ON CLUSTER <name>)", "ops", { pattern: /^[a-z][a-z0-9_]*$/, expected: "a lower-case identifier" }),
@@ -27,7 +29,7 @@ export const columnStore = {
     requests: { cpu: cpu("column store server cpu request", "500m"), memory: memory("column store server memory request", "1Gi") },
     limits: { cpu: cpu("column store server cpu limit", "2"), memory: memory("column store server memory limit", "4Gi") },
     dataVolumeSize: storage("size of each server's data volume", "20Gi"),
-    storageClass: optional(str("storage class of the column store volumes (the cluster default when unset)")),
+    storageClass: optional(storageClassName("storage class of the column store volumes (the cluster default when unset)")),
     terminationGracePeriod: seconds("terminationGracePeriodSeconds of the column store pods", 60),
     preStopDelay: seconds("seconds the column store preStop hook waits so the address leaves the endpoints first", 5, 60),
     keeper: {

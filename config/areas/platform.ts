@@ -1,4 +1,6 @@
-import { bool, chartVersion, cpu, email, image, int, intList, list, memory, nodePort, oneOf, optional, port, str, storage, url } from "../schema";
+import {
+    bool, chartVersion, cpu, email, image, int, intList, list, memory, nodePort, oneOf, optional, port, str, storage, url, namespaceName,
+} from "../schema";
 
 const NAMESPACE = { pattern: /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, expected: "a namespace name (a DNS label)" };
 const CHART_NAME = { pattern: /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, expected: "a chart name such as \"ingress-nginx\"" };
@@ -14,7 +16,7 @@ function pin(what: string, repo: string, chart: string, version: string) {
 
 /** One cluster add-on installed from a pinned chart into its own namespace. */
 function addon(what: string, namespace: string, repo: string, chart: string, version: string) {
-    return { namespace: str(`the namespace of ${what}`, namespace, NAMESPACE), ...pin(what, repo, chart, version) };
+    return { namespace: namespaceName(`the namespace of ${what}`, namespace), ...pin(what, repo, chart, version) };
 }
 
 /**
