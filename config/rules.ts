@@ -116,27 +116,12 @@ const distinctNodePorts: Rule = (c) => {
     return problems;
 };
 
-/** Credentials in a URL are secrets: a plain-text config value must not carry them (they would be written as env literals). */
-const proxyWithoutCredentials: Rule = (c) => {
-    const proxy = c.agentServer.httpProxy;
-    if (!proxy) return [];
-    const u = new URL(proxy);
-    const problems: ConfigProblem[] = [];
-    if (u.username || u.password)
-        problems.push({
-            key: "agentServerHttpProxy",
-            problem: "the URL carries credentials in plain text (value not shown)",
-            expected: "a proxy URL without user or password: set them with `pulumi config set --secret agentServerHttpProxyCredentials <user>:<password>`",
-        });
-    return problems;
-};
-
 const proxyCredentialsNeedProxy: Rule = (c) =>
     c.agentServer.httpProxyCredentials !== undefined && !c.agentServer.httpProxy
         ? [{ key: "agentServerHttpProxyCredentials", problem: "is set but agentServerHttpProxy is not", expected: "agentServerHttpProxy set too (the credentials are for that proxy), or neither" }]
         : [];
 
-const RULES: Rule[] = [proxyWithoutCredentials, proxyCredentialsNeedProxy, imagesPinned, gatewayHost, gatewayPermissions, bridgeTarget, offeredModels, replicaRanges, requestsWithinLimits, distinctPorts, distinctNodePorts, oauthSecrets, ...PLATFORM_RULES, ...DATA_STORE_RULES, ...APPLICATION_RULES, ...API_SERVER_RULES];
+const RULES: Rule[] = [proxyCredentialsNeedProxy, imagesPinned, gatewayHost, gatewayPermissions, bridgeTarget, offeredModels, replicaRanges, requestsWithinLimits, distinctPorts, distinctNodePorts, oauthSecrets, ...PLATFORM_RULES, ...DATA_STORE_RULES, ...APPLICATION_RULES, ...API_SERVER_RULES];
 
 /**
  * Every cross-key rule. `tolerant`: some keys failed their own check (and carry their default);

@@ -267,7 +267,8 @@ const hostnameField = patterned(HOSTNAME, 'a lower-case DNS hostname of at most 
 export const hostname = (description: string, def?: string) =>
     hostnameField(description, def, (h) => (h.split(".").some((l) => l.length > 63) ? `${h} has a label longer than 63 characters` : undefined));
 
-export function url(description: string, def?: string, schemes: readonly string[] = ["http", "https"]): Field<string> {
+/** `withoutCredentials`: the expected form when the URL carries a user or password (credentials in a URL are secrets, never plain config). */
+export function url(description: string, def?: string, schemes: readonly string[] = ["http", "https"], withoutCredentials?: string): Field<string> {
     const expected = `an absolute ${schemes.join(" or ")} URL such as "${schemes[schemes.length - 1]}://host.example.com/path"`;
     return field("string", description, def, (raw) => {
         if (typeof raw !== "string") return bad(`got ${describeRaw(raw)}`, expected);
@@ -279,6 +280,7 @@ export function url(description: string, def?: string, schemes: readonly string[
         }
         if (!schemes.includes(u.protocol.replace(/:$/, ""))) return bad(`scheme ${u.protocol} is not allowed`, expected);
         if (!u.hostname) return bad("the URL has no host", expected);
+        if (u.username || u.password) return bad("the URL carries a user or password (value not shown)", withoutCredentials ?? `${expected}, without user or password (credentials in a URL are secrets)`);
         return ok(raw);
     });
 }

@@ -22,7 +22,7 @@ test("a proxy URL with a user and password in plain text is refused, naming the 
             assert.fail(`accepted ${proxy}`);
         } catch (err) {
             assert.ok(err instanceof ConfigError, String(err));
-            assert.match(err.message, /ops:agentServerHttpProxy: the URL carries credentials in plain text \(value not shown\); expected a proxy URL without user or password: set them with `pulumi config set --secret agentServerHttpProxyCredentials <user>:<password>`/);
+            assert.match(err.message, /ops:agentServerHttpProxy: the URL carries a user or password \(value not shown\); expected a proxy URL without user or password: set them with `pulumi config set --secret agentServerHttpProxyCredentials <user>:<password>`/);
             assert.doesNotMatch(err.message, /pass@|token@/);
         }
     }
@@ -51,4 +51,35 @@ test("a proxy without credentials stays a plain value", async () => {
     const deployment = find(r, "Deployment", "agent-server-4000", "agent");
     const env = containersOf(deployment).find((c) => c.name === "server").env as Array<{ name: string; value?: string }>;
     assert.equal(env.find((e) => e.name === "HTTP_PROXY")?.value, "http://proxy.example.com:3128");
+});
+
+test("no URL key takes credentials in plain text: model API, identity provider, gateway, object store, chart repositories", () => {
+    const urls: Record<string, string> = {
+        agentServerProviderBaseUrl: "https://key:sk-live-123@api.example.com/v1",
+        agentServerOauthProxyIssuerUrl: "https://admin:pw@id.example.com/realms/ops",
+        searchEngineSnapshotS3Endpoint: "http://minio:minio-secret@object-store.data.svc.cluster.local:9000",
+        gitopsChatUiRepo: "https://user:ghp_token123@charts.example.com",
+    };
+    for (const [key, value] of Object.entries(urls)) {
+        try {
+            loadConfig(mapSource("ops", "test", { ...VALID, [key]: value }));
+            assert.fail(`accepted ${key}`);
+        } catch (err) {
+            assert.ok(err instanceof ConfigError, String(err));
+            assert.match(err.message, new RegExp(`ops:${key}: the URL carries a user or password \\(value not shown\\)`), key);
+            assert.doesNotMatch(err.message, /sk-live-123|:pw@|minio-secret|ghp_token123/);
+        }
+    }
+});
+
+test("a mirror URL with a token is refused (https, or a password in an SSH URL), never written to the mirror's config", () => {
+    for (const repo of ["https://x-access-token:ghp_abc@github.com/org/repo.git", "ssh://git:ghp_abc@github.com/org/repo.git"]) {
+        try {
+            loadConfig(mapSource("ops", "test", { ...VALID, backupsGitMirrorRepositories: [repo] }));
+            assert.fail(`accepted ${repo}`);
+        } catch (err) {
+            assert.ok(err instanceof ConfigError, String(err));
+            assert.match(err.message, /ops:backupsGitMirrorRepositories: item 0/);
+        }
+    }
 });

@@ -49,7 +49,7 @@ export const agentServer = {
         outputLimit: int("model output limit in tokens", 32000, { min: 256, max: 1_000_000 }),
     },
     storeResponses: bool("agent.build/agent.plan options.store (false avoids HTTP 502 on item_reference, section 7)", false),
-    httpProxy: optional(url("an outbound HTTP proxy, without user or password (those go in agentServerHttpProxyCredentials); NO_PROXY then covers every in-cluster host")),
+    httpProxy: optional(url("an outbound HTTP proxy, without user or password (those go in agentServerHttpProxyCredentials); NO_PROXY then covers every in-cluster host", undefined, ["http", "https"], "a proxy URL without user or password: set them with `pulumi config set --secret agentServerHttpProxyCredentials <user>:<password>`")),
     httpProxyCredentials: optional(secret("the outbound proxy's <user>:<password>, put into the proxy URL inside a Secret (HTTP_PROXY and HTTPS_PROXY come from it)", {
         pattern: /^[^:\s@/]+:[^\s@/]+$/,
         expected: "<user>:<password> (no spaces, '@' or '/'; percent-encode them)",
