@@ -13,6 +13,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { render } from "./harness/render";
 import { listStacks, REPO_ROOT } from "./harness/stackConfig";
+import { constraintEntries, diffConstraints } from "./diff/constraints";
 import { renderJson } from "./diff/json";
 import { renderFailureMarkdown, renderMarkdown } from "./diff/markdown";
 import { loadPolicyEvaluator, PolicyEvaluator } from "./diff/policy";
@@ -123,7 +124,8 @@ export async function runDiff(args: DiffArgs, repo = REPO_ROOT): Promise<DiffOut
                 outcome.failures.push(base);
                 continue;
             }
-            outcome.reports.push(await buildReport(stack, base, head, { base: baseEvaluator, head: headEvaluator }, notes));
+            const constraints = diffConstraints(constraintEntries(dir, stack), constraintEntries(repo, stack));
+            outcome.reports.push(await buildReport(stack, base, head, { base: baseEvaluator, head: headEvaluator }, notes, constraints));
         }
         return outcome;
     });
