@@ -43,6 +43,8 @@ export interface RenderedSide {
     resources: PolicyResource[];
     /** The render's rendered files (node pool, node agent, declared flows), when the side has them. */
     files?: Record<string, string>;
+    /** The revision has no such stack: nothing to render or judge, every object of the other side is new. */
+    absent?: boolean;
 }
 
 export interface PolicyEvaluators {
@@ -67,7 +69,7 @@ export async function buildReport(stack: string, base: RenderedSide, head: Rende
         try {
             const headFindings = await evaluators.head(stack, head.resources);
             side = evaluators.base ? "the base revision" : "the base revision (with this revision's pack)";
-            policy = diffFindings(await baseEvaluator(stack, base.resources), headFindings);
+            policy = diffFindings(base.absent ? [] : await baseEvaluator(stack, base.resources), headFindings);
         } catch (err) {
             policy = { available: false, error: true, reason: `the policy pack failed on ${side}: ${err instanceof Error ? err.message : String(err)}` };
         }
