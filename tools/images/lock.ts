@@ -60,10 +60,26 @@ function challenge(header: string | null): { realm: string; service?: string; sc
     return params.realm ? { realm: params.realm, service: params.service, scope: params.scope } : undefined;
 }
 
+/** One request of `ref`'s resolution: a network failure names the image, the address and the cause (not a bare "fetch failed"). */
+async function request(ref: string, url: string, send: () => Promise<Response>): Promise<Response> {
+    try {
+        return await send();
+    } catch (e) {
+        const err = e as Error & { cause?: { code?: string; message?: string } };
+        const why =
+            err.name === "TimeoutError" || err.name === "AbortError"
+                ? `no answer within 30 s (${err.name})`
+                : err.cause?.message
+                  ? `${err.cause.message}${err.cause.code && !err.cause.message.includes(`(${err.cause.code})`) ? ` (${err.cause.code})` : ""}`
+                  : err.message;
+        throw new Error(`${ref}: GET ${url} failed: ${why}`);
+    }
+}
+
 export async function resolveDigest(ref: string, map: Record<string, string> = {}, fetchFn: typeof fetch = fetch): Promise<ImageRecord & { mediaType: string }> {
     const { registry, repository, tag } = parseReference(ref);
     const url = `${apiBase(registry, map)}/v2/${repository}/manifests/${tag}`;
-    const get = (auth?: string) => fetchFn(url, { headers: { Accept: ACCEPT, ...(auth ? { Authorization: auth } : {}) }, signal: AbortSignal.timeout(30_000) });
+    const get = (auth?: string) => request(ref, url, () => fetchFn(url, { headers: { Accept: ACCEPT, ...(auth ? { Authorization: auth } : {}) }, signal: AbortSignal.timeout(30_000) }));
     let res = await get();
     if (res.status === 401) {
         const c = challenge(res.headers.get("www-authenticate"));
@@ -71,7 +87,7 @@ export async function resolveDigest(ref: string, map: Record<string, string> = {
         const tokenUrl = new URL(c.realm);
         if (c.service) tokenUrl.searchParams.set("service", c.service);
         tokenUrl.searchParams.set("scope", c.scope ?? `repository:${repository}:pull`);
-        const t = await fetchFn(tokenUrl, { signal: AbortSignal.timeout(30_000) });
+        const t = await request(ref, tokenUrl.href, () => fetchFn(tokenUrl, { signal: AbortSignal.timeout(30_000) }));
         if (!t.ok) throw new Error(`${ref}: the token service ${tokenUrl.origin}${tokenUrl.pathname} answered ${t.status}`);
         const body = (await t.json()) as { token?: string; access_token?: string };
         const token = body.token ?? body.access_token;
