@@ -41,7 +41,7 @@ function fieldValues(field: string, lo: number, hi: number, names?: string[], fi
         const m = /^(\*|\?|[0-9A-Za-z]+)(?:-([0-9A-Za-z]+))?(?:\/(\d+))?$/.exec(part);
         if (!m) return undefined;
         let [a, b] = [lo, hi];
-        if (m[1] === "*" || m[1] === "?") star = star || m[3] === undefined;
+        if (m[1] === "*" || m[1] === "?") star = star || m[3] === undefined || Number(m[3]) === 1;
         else {
             a = value(m[1]);
             b = m[2] !== undefined ? value(m[2]) : m[3] !== undefined ? hi : a;
