@@ -14,7 +14,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { test } from "node:test";
 import * as YAML from "yaml";
-import { readStackValues, StackFileError } from "../cli/harness/stackConfig";
+import { declaredKeys, parseStackFile, providerNamespaces, readStackValues, StackFileError } from "../cli/harness/stackConfig";
 
 const ROOT = path.resolve(__dirname, "..");
 
@@ -39,16 +39,17 @@ function stackWith(text: string): string {
     return root;
 }
 
-/** The render's reading of `ops:<key>: <value>`: the text handed to the program, or the refusal. */
+const DECLARED = declaredKeys("ops");
+const NAMESPACES = providerNamespaces(ROOT);
+
+/** The render's reading of `ops:<key>: <value>` (its stack-file parser, as readStackValues runs it): the text handed to the program, or the refusal. */
 function renderReading(key: string, value: string): { text?: string; refusal?: string } {
-    const root = stackWith(`config:\n  ops:environmentTier: dev\n${line(`ops:${key}`, value)}`);
     try {
-        return { text: readStackValues("bad", {}, root).config[`ops:${key}`] };
+        const v = parseStackFile(`config:\n  ops:environmentTier: dev\n${line(`ops:${key}`, value)}`, "Pulumi.bad.yaml", "ops", DECLARED, NAMESPACES)[`ops:${key}`];
+        return { text: v && "text" in v ? v.text : undefined };
     } catch (err) {
         assert.ok(err instanceof StackFileError, `not a stack file refusal: ${err}`);
         return { refusal: err.message };
-    } finally {
-        fs.rmSync(root, { recursive: true, force: true });
     }
 }
 
@@ -148,4 +149,13 @@ test("the corpus's expected values are the pulumi CLI's own (pulumi 3.259.0, loc
         if (Boolean(got.objectValue !== undefined) !== Boolean(c.object)) wrong.push(`${JSON.stringify(c.yaml)}: object ${got.objectValue !== undefined}, the corpus says ${Boolean(c.object)}`);
     });
     assert.deepEqual(wrong, []);
+});
+
+test("a key given both with and without the project's namespace is refused (the CLI keeps one of them at random)", () => {
+    const root = stackWith("config:\n  ops:environmentTier: dev\n  environmentTier: prod\n");
+    try {
+        assert.throws(() => readStackValues("bad", {}, root), /line 3: `environmentTier` is also given as `ops:environmentTier` \(line 2\)/);
+    } finally {
+        fs.rmSync(root, { recursive: true, force: true });
+    }
 });

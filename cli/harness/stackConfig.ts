@@ -105,11 +105,19 @@ export function parseStackFile(text: string, file: string, project: string, decl
     } else if (!YAML.isMap(configNode)) {
         problems.push(`${lineOf(configNode)}\`config:\` must be a map of \`${project}:<key>: <value>\`, got ${YAML.isSeq(configNode) ? "a list" : JSON.stringify(String((configNode as YAML.Scalar).value ?? configNode))}`);
     } else {
+        const seen = new Map<string, { key: string; line: string }>();
         for (const item of configNode.items) {
             const key = String(YAML.isScalar(item.key) ? item.key.value : item.key);
             const namespace = key.includes(":") ? key.slice(0, key.indexOf(":")) : project;
             const full = key.includes(":") ? key : `${project}:${key}`;
             const at = `${lineOf(item.key)}\`${key}\``;
+            // The CLI puts the project's namespace on a bare key; both spellings: one wins at random (a Go map).
+            const other = seen.get(full);
+            if (other) {
+                problems.push(`${at} is also given as \`${other.key}\` (${other.line.replace(/: $/, "")}); keep one of them`);
+                continue;
+            }
+            seen.set(full, { key, line: lineOf(item.key) });
             if (namespace !== project && !namespaces.includes(namespace)) {
                 problems.push(`${at} is in the namespace "${namespace}", which nothing in this program reads; expected \`${project}:<key>\` (or a provider's: ${namespaces.join(", ")})`);
                 continue;
