@@ -8,6 +8,7 @@ import * as fs from "fs";
 import * as path from "path";
 import * as YAML from "yaml";
 import { flatten, schema } from "../../config/schemaIndex";
+import { projectDeclarations } from "../../config/projectDeclarations";
 import { cliTypeAccepts, cliValue } from "./cliValues";
 import { RENDER_DIGEST_MODE_KEY } from "../../config/imageLock";
 import { listStacks, REPO_ROOT } from "../../config/stacks";
@@ -52,19 +53,18 @@ export type StackValue = { text: string; object: boolean } | { ciphertext: strin
 
 /** A key Pulumi.yaml declares: its type, as `pulumi preview` checks stack values against it. */
 export interface DeclaredKey {
-    type: "string" | "integer" | "boolean" | "array";
+    /** Undefined: the key is not declared in Pulumi.yaml, and the CLI checks no type. */
+    type?: "string" | "integer" | "boolean" | "array";
     items?: "string" | "integer";
     secret: boolean;
 }
 
-/** The keys of the schema as Pulumi.yaml declares them (tools/projectFile.ts writes the same types). */
+/** The keys Pulumi.yaml declares (config/projectDeclarations.ts), namespaced, plus the schema's secret keys (declared or optional). */
 export function declaredKeys(project: string): Map<string, DeclaredKey> {
-    return new Map(
-        flatten(schema).map(({ key, field }) => [
-            `${project}:${key}`,
-            { type: field.type, items: field.type === "array" ? (Array.isArray(field.default) && typeof field.default[0] === "number" ? "integer" : "string") : undefined, secret: field.secret },
-        ]),
-    );
+    const out = new Map<string, DeclaredKey>([...projectDeclarations()].map(([key, d]) => [`${project}:${key}`, { type: d.type, items: d.items, secret: d.secret }]));
+    // An optional secret without a default is not declared, yet the render must not take it in plain text.
+    for (const { key, field } of flatten(schema)) if (field.secret && !out.has(`${project}:${key}`)) out.set(`${project}:${key}`, { secret: true });
+    return out;
 }
 
 /** Ciphertexts of the pulumi secrets providers: the passphrase provider's "v1:<nonce>:<data>" (sdk/go/common/resource/config/crypt.go), or a cloud/KMS provider's base64. */
@@ -144,7 +144,7 @@ export function parseStackFile(text: string, file: string, project: string, decl
                 problems.push(`${at} is a secret and is given in plain text; remove the line and store it encrypted: pulumi config set --secret ${full.slice(project.length + 1)} -s ${stackName}`);
                 continue;
             }
-            if (decl && !cliTypeAccepts(decl.type, decl.items, v)) {
+            if (decl?.type && !cliTypeAccepts(decl.type, decl.items, v)) {
                 const shown = v.text.length > 40 ? `${v.text.slice(0, 37)}...` : v.text;
                 problems.push(`${at} is read by the pulumi CLI as ${v.object ? "the JSON" : "the text"} ${JSON.stringify(shown)}, which \`pulumi preview\` refuses: it must be of type ${decl.type === "array" ? `array<${decl.items}>` : decl.type} (Pulumi.yaml)${decl.type === "array" ? "; write a YAML list, unquoted" : ""}`);
                 continue;
