@@ -59,3 +59,19 @@ test("diff: the base render's folder is inside the diff's temporary folder, whic
         fs.rmSync(parent, { recursive: true, force: true });
     }
 });
+
+test("explain and images:lock: a repeated flag is refused, and --stack is a stack name", async () => {
+    const { parseExplainArgs } = await import("../cli/explain");
+    assert.throws(() => parseExplainArgs(["--stack", "dev", "--stack", "prod"]), /--stack is given twice/);
+    assert.throws(() => parseExplainArgs(["--stack", "dev", "--format", "md", "--format", "json"]), /--format is given twice/);
+    assert.throws(() => parseExplainArgs(["--stack", "../../x"]), /is not a stack name/);
+    const { main } = await import("../tools/images/lock");
+    for (const argv of [["--stack", "dev", "--stack", "prod"], ["--stack", "dev", "--lock", "a.json", "--lock", "b.json"], ["--stack", "../../x"]]) {
+        let err = "";
+        const code = await main(argv, { write: () => true }, { write: (s: string) => (err += s) }, async () => {
+            throw new Error("no network in this test");
+        });
+        assert.equal(code, 2, `${argv.join(" ")}: ${err}`);
+        assert.match(err, /is given twice|is not a stack name/, argv.join(" "));
+    }
+});

@@ -11,6 +11,7 @@
  * --markdown writes the lock's table (with what changed) for the pull request comment.
  * --registry maps a registry host to a base URL (tests: a fake registry on loopback).
  */
+import { stackNameProblem } from "../../config/stacks";
 import { createHash } from "crypto";
 import * as fs from "fs";
 import * as path from "path";
@@ -167,8 +168,14 @@ export async function main(argv: string[], out: { write(s: string): unknown } = 
     let lockFile = IMAGES_LOCK_FILE;
     let markdown: string | undefined;
     const map: Record<string, string> = {};
+    const given = new Set<string>();
     for (let i = 0; i < argv.length; i++) {
         const [a, v] = [argv[i], argv[i + 1]];
+        if ((a === "--stack" || a === "--lock" || a === "--markdown") && given.has(a)) {
+            err.write(`images:lock: ${a} is given twice\n${usage}\n`);
+            return 2;
+        }
+        given.add(a);
         if (a === "--stack" && v) (stack = v), i++;
         else if (a === "--lock" && v) (lockFile = path.resolve(v)), i++;
         else if (a === "--markdown" && v) (markdown = path.resolve(v)), i++;
@@ -180,6 +187,11 @@ export async function main(argv: string[], out: { write(s: string): unknown } = 
     }
     if (!stack) {
         err.write(`images:lock: --stack is required\n${usage}\n`);
+        return 2;
+    }
+    const problem = stackNameProblem(stack);
+    if (problem) {
+        err.write(`images:lock: ${problem}\n${usage}\n`);
         return 2;
     }
     let existing: ImageRecord[] = [];
