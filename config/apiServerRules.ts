@@ -117,4 +117,10 @@ const limitsAboveZero: Rule = (c) => {
     return out;
 };
 
-export const API_SERVER_RULES: Rule[] = [namespaces, hosts, limitsAboveZero];
+/** The autoscalers' minimum: the API server refuses minReplicas 0 unless its alpha feature gate HPAScaleToZero is on. */
+const autoscalerMinimums: Rule = (c) =>
+    ([["bridgeMinReplicas", c.bridge.minReplicas], ["workflowWorkerReplicas", c.workflow.workerReplicas]] as const)
+        .filter(([, n]) => n < 1)
+        .map(([key, n]) => ({ key, problem: `${n} is the minReplicas of a HorizontalPodAutoscaler, which the API server refuses (scale to zero needs the alpha feature gate HPAScaleToZero)`, expected: "at least 1" }));
+
+export const API_SERVER_RULES: Rule[] = [namespaces, hosts, limitsAboveZero, autoscalerMinimums];

@@ -18,6 +18,12 @@ export const isDns1123Subdomain = (s: string) => s.length <= 253 && DNS1123_SUBD
 /** A label value: empty, or at most 63 letters, digits, '-', '_', '.', alphanumeric at both ends. */
 export const isLabelValue = (s: string) => s.length <= 63 && LABEL_VALUE.test(s);
 
+/** An IPv4 CIDR as NetworkPolicy ipBlock takes it: four octets 0..255 and a prefix 0..32. */
+export function isIpv4Cidr(s: string): boolean {
+    const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/.exec(s);
+    return !!m && m.slice(1, 5).every((o) => Number(o) <= 255) && Number(m[5]) <= 32;
+}
+
 /** validateTimeZone's character rule of each '/'-separated part, then time.LoadLocation over the API server's tzdata. */
 const TIME_ZONE_PART = /^[A-Za-z.\-_0-9+]{1,14}$/;
 export function isIanaTimeZone(s: string): boolean {

@@ -7,7 +7,7 @@
  */
 import * as net from "net";
 import * as pulumi from "@pulumi/pulumi";
-import { cronFires, isDns1123Label, isDns1123Subdomain, isIanaTimeZone, isLabelValue } from "./kubernetesNames";
+import { cronFires, isDns1123Label, isDns1123Subdomain, isIanaTimeZone, isIpv4Cidr, isLabelValue } from "./kubernetesNames";
 
 export type PulumiType = "string" | "integer" | "boolean" | "array";
 
@@ -260,6 +260,7 @@ export const sshRepository = matching(
     (s) => SSH_REPOSITORY.test(s) && !s.includes(".."),
     'an SSH git repository URL such as "git@github.com:org/repo.git" or "ssh://git@git.example.com:2222/org/repo.git" (the jobs authenticate with the GitOps deploy key over SSH: no https, no password or token in the URL)',
 );
+export const ipv4Cidr = matching(isIpv4Cidr, 'an IPv4 CIDR such as "10.0.0.0/8" (octets 0 to 255, prefix 0 to 32)');
 export const ipAddress = matching((s) => net.isIP(s) !== 0, 'an IP address to bind, such as "0.0.0.0" or "::"');
 
 const HOSTNAME = /^(?=.{1,253}$)([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$/;

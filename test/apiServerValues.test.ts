@@ -106,3 +106,13 @@ test("product values: a basic-auth user without ':', an IP bind address, SSH mir
     assert.match(problems({ gitopsRepoUrl: "https://github.com/org/repo.git" }), /ops:gitopsRepoUrl/);
     assert.doesNotThrow(() => loadConfig(mapSource("ops", "test", { ...VALID, backupsGitMirrorRepositories: ["git@github.com:org/a.git", "ssh://git@git.example.com:2222/org/b.git"] })));
 });
+
+test("an autoscaler minimum of 0 (the API server refuses it without the alpha gate HPAScaleToZero), CIDRs with octets above 255, a StatefulSet name ending in '-'", () => {
+    assert.match(problems({ bridgeMinReplicas: 0 }), /ops:bridgeMinReplicas: 0 .*HorizontalPodAutoscaler.*; expected at least 1/);
+    assert.match(problems({ workflowWorkerReplicas: 0 }), /ops:workflowWorkerReplicas: 0 .*HorizontalPodAutoscaler/);
+    assert.match(problems({ guardrailsApiServerCidr: "999.1.1.1/32" }), /ops:guardrailsApiServerCidr/);
+    assert.match(problems({ guardrailsApiServerCidr: "10.0.0.0/33" }), /ops:guardrailsApiServerCidr/);
+    assert.match(problems({ columnStoreClientCidrs: ["10.0.0.256/8"] }), /ops:columnStoreClientCidrs/);
+    assert.match(problems({ searchEngineName: "search-" }), /ops:searchEngineName/);
+    assert.doesNotThrow(() => loadConfig(mapSource("ops", "test", { ...VALID, guardrailsApiServerCidr: "10.96.0.1/32", columnStoreClientCidrs: ["192.168.0.0/16"] })));
+});

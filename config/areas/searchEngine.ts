@@ -13,7 +13,7 @@ const absolutePath = { pattern: /^\/[\w./-]*$/, expected: "an absolute path" };
 export const searchEngine = {
     namespace: namespaceName("the namespace of the search engine", "search"),
     image: image("the search engine image", "docker.elastic.co/elasticsearch/elasticsearch:8.15.3"),
-    name: str("the StatefulSet name; pods are <name>-<ordinal>.<name>-headless.<namespace>.svc.cluster.local", "search", { pattern: /^[a-z][a-z0-9-]{0,30}$/, expected: "a short DNS label" }),
+    name: str("the StatefulSet name; pods are <name>-<ordinal>.<name>-headless.<namespace>.svc.cluster.local", "search", { pattern: /^[a-z]([a-z0-9-]{0,29}[a-z0-9])?$/, expected: "a short DNS label (at most 31 lower-case letters, digits and '-', starting with a letter, not ending with '-')" }),
     clusterName: str("cluster.name of the search engine", "ops-search"),
     replicas: replicas("search engine nodes (every node is master-eligible and holds data)", 1, 9),
     httpPort: port("the search engine's HTTP port", 9200),
