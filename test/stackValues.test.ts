@@ -14,7 +14,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { test } from "node:test";
 import * as YAML from "yaml";
-import { declaredKeys, parseStackFile, providerNamespaces, readStackValues, StackFileError } from "../cli/harness/stackConfig";
+import { declaredKeys, listStacks, parseStackFile, providerNamespaces, readStackValues, StackFileError } from "../cli/harness/stackConfig";
+import { flatten, schema } from "../config/schemaIndex";
 
 const ROOT = path.resolve(__dirname, "..");
 
@@ -157,5 +158,42 @@ test("a key given both with and without the project's namespace is refused (the 
         assert.throws(() => readStackValues("bad", {}, root), /line 3: `environmentTier` is also given as `ops:environmentTier` \(line 2\)/);
     } finally {
         fs.rmSync(root, { recursive: true, force: true });
+    }
+});
+
+/** `pulumi config --json` of a stack of this repository (its Pulumi.yaml and stack file, a local file backend). */
+function cliStackConfig(stack: string): Record<string, { value?: string }> {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "stack-values-cli-"));
+    try {
+        const env = { ...process.env, PULUMI_BACKEND_URL: `file://${path.join(dir, "state")}`, PULUMI_CONFIG_PASSPHRASE: "corpus", PULUMI_HOME: path.join(dir, "home"), PULUMI_SKIP_UPDATE_CHECK: "true", PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true" };
+        fs.mkdirSync(path.join(dir, "state"));
+        fs.copyFileSync(path.join(ROOT, "Pulumi.yaml"), path.join(dir, "Pulumi.yaml"));
+        const run = (args: string[]) => spawnSync(PULUMI, [...args, "--non-interactive", "--cwd", dir], { env, encoding: "utf8", timeout: 60_000 });
+        assert.equal(run(["stack", "init", stack]).status, 0);
+        fs.copyFileSync(path.join(ROOT, `Pulumi.${stack}.yaml`), path.join(dir, `Pulumi.${stack}.yaml`));
+        const r = run(["config", "--json", "-s", stack]);
+        assert.equal(r.status, 0, r.stderr);
+        return JSON.parse(r.stdout);
+    } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+    }
+}
+
+test("the committed stacks: the render hands the program what the pulumi CLI does, and Pulumi.yaml's defaults read back as the schema's", { skip: fs.existsSync(PULUMI) ? false : `needs the pulumi CLI at ${PULUMI} (built by npm run e2e:build)` }, () => {
+    const fields = new Map(flatten(schema).map(({ key, field }) => [`ops:${key}`, field]));
+    for (const stack of listStacks()) {
+        const cli = cliStackConfig(stack);
+        const render = readStackValues(stack).config;
+        const inFile = Object.keys(parseStackFile(fs.readFileSync(path.join(ROOT, `Pulumi.${stack}.yaml`), "utf8"), `Pulumi.${stack}.yaml`, "ops", DECLARED, NAMESPACES));
+        assert.ok(inFile.length > 20, stack);
+        for (const key of inFile) assert.equal(render[key], cli[key]?.value, `${stack}: ${key}`);
+        // Keys the stack leaves out get Pulumi.yaml's default from the CLI: it must read as the schema's default.
+        for (const [key, entry] of Object.entries(cli)) {
+            if (inFile.includes(key) || !fields.has(key) || entry.value === undefined) continue;
+            const field = fields.get(key)!;
+            const checked = field.check(entry.value);
+            assert.ok(checked.ok, `${stack}: ${key}: the CLI hands over ${JSON.stringify(entry.value)} for the default`);
+            if (checked.ok) assert.deepEqual(checked.value, field.default, `${stack}: ${key}`);
+        }
     }
 });
