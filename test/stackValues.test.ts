@@ -8,7 +8,7 @@
  * pulumi CLI itself (`pulumi config --json` on a local file backend) wherever it is built.
  */
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawnSync, type SpawnSyncReturns } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -109,13 +109,18 @@ test("what `pulumi preview` refuses by the type Pulumi.yaml declares is refused 
 
 const PULUMI = path.join(os.homedir(), ".cache", "ops-e2e", "pulumi-3.259.0", "pulumi");
 
-/** The pulumi CLI's reading of each corpus case: `pulumi config --json` on a local file backend. */
-function cliReadings(cases: Case[]): Map<number, { value?: string; objectValue?: unknown; error?: string }> {
+/** A temporary project folder with a local file backend, and a way to run the pulumi CLI in it. */
+function pulumiProject(projectFile: string): { dir: string; run: (args: string[]) => SpawnSyncReturns<string> } {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "stack-values-cli-"));
     const env = { ...process.env, PULUMI_BACKEND_URL: `file://${path.join(dir, "state")}`, PULUMI_CONFIG_PASSPHRASE: "corpus", PULUMI_HOME: path.join(dir, "home"), PULUMI_SKIP_UPDATE_CHECK: "true", PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true" };
     fs.mkdirSync(path.join(dir, "state"));
-    fs.writeFileSync(path.join(dir, "Pulumi.yaml"), "name: ops\nruntime: nodejs\n");
-    const run = (args: string[]) => spawnSync(PULUMI, [...args, "--non-interactive", "--cwd", dir], { env, encoding: "utf8", timeout: 60_000 });
+    fs.writeFileSync(path.join(dir, "Pulumi.yaml"), projectFile);
+    return { dir, run: (args) => spawnSync(PULUMI, [...args, "--non-interactive", "--cwd", dir], { env, encoding: "utf8", timeout: 60_000 }) };
+}
+
+/** The pulumi CLI's reading of each corpus case: `pulumi config --json` on a local file backend. */
+function cliReadings(cases: Case[]): Map<number, { value?: string; objectValue?: unknown; error?: string }> {
+    const { dir, run } = pulumiProject("name: ops\nruntime: nodejs\n");
     const init = run(["stack", "init", "corpus"]);
     assert.equal(init.status, 0, `pulumi stack init: ${init.stderr}`);
     const header = fs.existsSync(path.join(dir, "Pulumi.corpus.yaml")) ? fs.readFileSync(path.join(dir, "Pulumi.corpus.yaml"), "utf8").split("\n").filter((l) => /^encryptionsalt:/.test(l)).join("\n") : "";
@@ -163,12 +168,8 @@ test("a key given both with and without the project's namespace is refused (the 
 
 /** `pulumi config --json` of a stack of this repository (its Pulumi.yaml and stack file, a local file backend). */
 function cliStackConfig(stack: string): Record<string, { value?: string }> {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "stack-values-cli-"));
+    const { dir, run } = pulumiProject(fs.readFileSync(path.join(ROOT, "Pulumi.yaml"), "utf8"));
     try {
-        const env = { ...process.env, PULUMI_BACKEND_URL: `file://${path.join(dir, "state")}`, PULUMI_CONFIG_PASSPHRASE: "corpus", PULUMI_HOME: path.join(dir, "home"), PULUMI_SKIP_UPDATE_CHECK: "true", PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true" };
-        fs.mkdirSync(path.join(dir, "state"));
-        fs.copyFileSync(path.join(ROOT, "Pulumi.yaml"), path.join(dir, "Pulumi.yaml"));
-        const run = (args: string[]) => spawnSync(PULUMI, [...args, "--non-interactive", "--cwd", dir], { env, encoding: "utf8", timeout: 60_000 });
         assert.equal(run(["stack", "init", stack]).status, 0);
         fs.copyFileSync(path.join(ROOT, `Pulumi.${stack}.yaml`), path.join(dir, `Pulumi.${stack}.yaml`));
         const r = run(["config", "--json", "-s", stack]);
