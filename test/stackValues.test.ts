@@ -198,3 +198,66 @@ test("the committed stacks: the render hands the program what the pulumi CLI doe
         }
     }
 });
+
+/** Values against the type Pulumi.yaml declares: does `pulumi preview` take them (its check runs before the program)? */
+const TYPE_CASES: Array<{ type: "integer" | "boolean" | "string" | "array"; items?: "integer" | "string"; yaml: string; accepted: boolean }> = [
+    { type: "integer", yaml: "2.5", accepted: false },
+    { type: "integer", yaml: "0x10", accepted: true },
+    { type: "integer", yaml: "'12'", accepted: true },
+    { type: "integer", yaml: "'0x10'", accepted: false },
+    { type: "integer", yaml: "+5", accepted: true },
+    { type: "integer", yaml: "[1]", accepted: false },
+    { type: "boolean", yaml: "yes", accepted: false },
+    { type: "boolean", yaml: "True", accepted: true },
+    { type: "boolean", yaml: "'True'", accepted: false },
+    { type: "string", yaml: "12", accepted: true },
+    { type: "string", yaml: "[a]", accepted: false },
+    { type: "array", items: "integer", yaml: "'[4000]'", accepted: false },
+    { type: "array", items: "integer", yaml: "['4000']", accepted: true },
+    { type: "array", items: "integer", yaml: "[4000, 2.0]", accepted: true },
+    { type: "array", items: "integer", yaml: "[2.5]", accepted: false },
+    { type: "array", items: "string", yaml: "[1]", accepted: false },
+    { type: "array", items: "string", yaml: "a", accepted: false },
+];
+const typeKey = (i: number) => `t${i}`;
+const typeDeclarations = () => new Map(TYPE_CASES.map((c, i) => [`ops:${typeKey(i)}`, { type: c.type, items: c.items, secret: false }]));
+
+test("the render refuses exactly what `pulumi preview` refuses for a declared type", () => {
+    const declared = typeDeclarations();
+    TYPE_CASES.forEach((c, i) => {
+        let refusal = "";
+        try {
+            parseStackFile(`config:\n${line(`ops:${typeKey(i)}`, c.yaml)}`, "Pulumi.bad.yaml", "ops", declared, NAMESPACES);
+        } catch (err) {
+            refusal = (err as Error).message;
+        }
+        assert.equal(refusal === "", c.accepted, `${c.type}${c.items ? `<${c.items}>` : ""} ${c.yaml}: ${refusal}`);
+        if (!c.accepted) assert.match(refusal, new RegExp(`must be of type ${c.type === "array" ? `array<${c.items}>` : c.type}`));
+    });
+});
+
+test("the type cases are pulumi preview's own (pulumi 3.259.0: its config check, before any program runs)", { skip: fs.existsSync(PULUMI) ? false : `needs the pulumi CLI at ${PULUMI} (built by npm run e2e:build)` }, () => {
+    // Each key declared with a valid default, so only the stack's own values are judged.
+    const defaults = { integer: "1", boolean: "false", string: "x", array: "[]" };
+    const decls = TYPE_CASES.map((c, i) => `  ${typeKey(i)}:\n    type: ${c.type}\n    default: ${defaults[c.type]}\n${c.items ? `    items:\n      type: ${c.items}\n` : ""}`).join("");
+    const { dir, run } = pulumiProject(`name: ops\nruntime: nodejs\nconfig:\n${decls}`);
+    try {
+        assert.equal(run(["stack", "init", "types"]).status, 0);
+        const preview = (lines: string) => {
+            fs.writeFileSync(path.join(dir, "Pulumi.types.yaml"), `config:\n${lines}`);
+            return run(["preview", "-s", "types"]).stderr;
+        };
+        const wrong: string[] = [];
+        // Every accepted value at once: the check passes, and the preview stops later, at the missing language plugin.
+        const accepted = TYPE_CASES.map((c, i) => [c, i] as const).filter(([c]) => c.accepted);
+        const all = preview(accepted.map(([c, i]) => line(`ops:${typeKey(i)}`, c.yaml)).join(""));
+        if (/validating stack config/.test(all) || !/language plugin/.test(all)) wrong.push(`accepted values did not pass the config check (the preview should stop later, at the language plugin): ${all.trim()}`);
+        for (const [c, i] of TYPE_CASES.map((c, i) => [c, i] as const).filter(([c]) => !c.accepted)) {
+            const out = preview(line(`ops:${typeKey(i)}`, c.yaml));
+            if (!out.includes(`configuration key '${typeKey(i)}' must be of type`)) wrong.push(`${c.type} ${c.yaml}: pulumi preview said ${out.trim().split("\n").pop()}`);
+        }
+        assert.deepEqual(wrong, []);
+    } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+    }
+});
