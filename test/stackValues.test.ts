@@ -261,3 +261,34 @@ test("the type cases are pulumi preview's own (pulumi 3.259.0: its config check,
         fs.rmSync(dir, { recursive: true, force: true });
     }
 });
+
+test("encrypted values of a secret key: the render refuses what pulumi preview refuses (passphrase provider, pulumi 3.259.0)", { skip: fs.existsSync(PULUMI) ? false : `needs the pulumi CLI at ${PULUMI} (built by npm run e2e:build)` }, () => {
+    const { dir, run } = pulumiProject("name: ops\nruntime: nodejs\nconfig:\n  s:\n    type: string\n    secret: true\n");
+    try {
+        assert.equal(run(["stack", "init", "sec"]).status, 0);
+        assert.equal(run(["config", "set", "--secret", "s", "hello", "-s", "sec"]).status, 0);
+        const file = path.join(dir, "Pulumi.sec.yaml");
+        const written = fs.readFileSync(file, "utf8");
+        const salt = /^encryptionsalt: .*$/m.exec(written)![0];
+        const good = /secure: (\S+)/.exec(written)![1];
+        const declared = new Map([["ops:s", { type: "string" as const, secret: true }]]);
+        const wrong: string[] = [];
+        for (const [value, accepted] of [[`{secure: ${good}}`, true], ["{secure: v1:AAAA}", false], ["{secure: ''}", false], ["{secure: 12}", false], ["{secure: x, other: y}", false], ["plain", false], ["{secure: AAABAKtLN5nM0dPWmKrE2w==}", false]] as const) {
+            const text = `${salt}\nconfig:\n${line("ops:s", value)}`;
+            fs.writeFileSync(file, text);
+            const cli = run(["preview", "-s", "sec"]).stderr;
+            const cliAccepts = !/validating stack config/.test(cli) && /language plugin/.test(cli);
+            let renderAccepts = true;
+            try {
+                parseStackFile(text, "Pulumi.sec.yaml", "ops", declared, NAMESPACES);
+            } catch {
+                renderAccepts = false;
+            }
+            if (cliAccepts !== accepted) wrong.push(`${value}: pulumi preview ${cliAccepts ? "accepts" : "refuses"} it: ${cli.trim().split("\n").pop()}`);
+            if (renderAccepts !== accepted) wrong.push(`${value}: the render ${renderAccepts ? "accepts" : "refuses"} it`);
+        }
+        assert.deepEqual(wrong, []);
+    } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+    }
+});
