@@ -6,6 +6,7 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import { loadConfig } from "./config";
+import { ownedNamespaces } from "./config/apiServerRules";
 import { AgentServer } from "./components/agentServer";
 import { Booking } from "./components/booking";
 import { Bridge } from "./components/bridge";
@@ -36,24 +37,7 @@ export function main() {
     // the program takes back fields another manager changed (components/lib/fieldOwnership.ts).
     const namespaces = new Namespaces("namespaces", {
         config,
-        names: [
-            config.agentServer.namespace,
-            config.dataStores.namespace,
-            config.workflow.namespace,
-            config.booking.namespace,
-            config.searchEngine.namespace,
-            config.columnStore.namespace,
-            config.ingress.controllerNamespace,
-            config.addons.certManager.namespace,
-            config.addons.reloader.namespace,
-            config.addons.metricsServer.namespace,
-            config.addons.vpa.namespace,
-            config.addons.argoCd.namespace,
-            config.addons.monitoring.namespace,
-            config.gitops.uptimeMonitor.namespace,
-            config.gitops.chatUi.namespace,
-            config.gitops.dashboard.namespace,
-        ],
+        names: ownedNamespaces(config),
     }, programOwned());
     // The same rule catalogue at admission, for what Argo CD and people create (issue 12).
     const admissionPolicies = new AdmissionPolicies("admission-policies", { config, stack: pulumi.getStack() }, programOwned());

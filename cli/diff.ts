@@ -12,7 +12,9 @@
 import * as fs from "fs";
 import * as path from "path";
 import { render } from "./harness/render";
+import { stackNameProblem } from "../config/stacks";
 import { listStacks, REPO_ROOT } from "./harness/stackConfig";
+import { constraintEntries, diffConstraints } from "./diff/constraints";
 import { renderJson } from "./diff/json";
 import { renderFailureMarkdown, renderMarkdown } from "./diff/markdown";
 import { loadPolicyEvaluator, PolicyEvaluator } from "./diff/policy";
@@ -43,15 +45,22 @@ export function parseArgs(argv: string[]): DiffArgs {
     const stacks: string[] = [];
     let base: string | undefined;
     let format: Format = "markdown";
+    const given = new Set<string>();
     for (let i = 0; i < argv.length; i++) {
         const m = /^--(stack|base|format)(?:=(.*))?$/.exec(argv[i]);
         if (!m) throw new Error(`unknown argument ${argv[i]}; ${USAGE}`);
+        if (m[1] !== "stack" && given.has(m[1])) throw new Error(`--${m[1]} is given twice; ${USAGE}`);
         const value = m[2] ?? argv[++i];
         if (value === undefined || value === "") throw new Error(`--${m[1]} needs a value; ${USAGE}`);
-        if (m[1] === "stack") stacks.push(value);
-        else if (m[1] === "base") base = value;
+        if (m[1] === "stack") {
+            const problem = stackNameProblem(value);
+            if (problem) throw new Error(`${problem}; ${USAGE}`);
+            if (stacks.includes(value)) throw new Error(`--stack ${value} is given twice; ${USAGE}`);
+            stacks.push(value);
+        } else if (m[1] === "base") base = value;
         else if (value === "markdown" || value === "json") format = value;
         else throw new Error(`--format must be markdown or json, not ${value}`);
+        given.add(m[1]);
     }
     if (stacks.length === 0) throw new Error(`--stack is required (one of ${listStacks().join(", ")}); ${USAGE}`);
     if (!base) throw new Error(`--base is required (a branch, tag or commit); ${USAGE}`);
@@ -74,7 +83,7 @@ async function baseSide(dir: string, ref: string, commit: string, stack: string,
     const info = { ref, commit, problems: [] as string[] };
     if (renderEntry(dir) && !fs.existsSync(path.join(dir, `Pulumi.${stack}.yaml`))) {
         notes.push(`the base revision has no stack ${stack} (no Pulumi.${stack}.yaml): every object is new`);
-        return { info, objects: [], resources: [] };
+        return { info, objects: [], resources: [], absent: true };
     }
     const rendered = await renderRevision(dir, stack);
     if (!rendered.rendered) return { stack, error: `the base revision ${ref} (${commit.slice(0, 12)}) could not be rendered: ${rendered.reason}` };
@@ -123,7 +132,8 @@ export async function runDiff(args: DiffArgs, repo = REPO_ROOT): Promise<DiffOut
                 outcome.failures.push(base);
                 continue;
             }
-            outcome.reports.push(await buildReport(stack, base, head, { base: baseEvaluator, head: headEvaluator }, notes));
+            const constraints = diffConstraints(constraintEntries(dir, stack), constraintEntries(repo, stack));
+            outcome.reports.push(await buildReport(stack, base, head, { base: baseEvaluator, head: headEvaluator }, notes, constraints));
         }
         return outcome;
     });

@@ -5,6 +5,7 @@
  * and drain bounds, stable names (specification sections 2.1 to 2.6 and 3). Exit 0 when explained;
  * 1 when the render reported problems (the report is printed anyway); 2 on bad arguments or no render.
  */
+import { stackNameProblem } from "../config/stacks";
 import { render, RenderResult } from "./harness/render";
 import { listStacks } from "./harness/stackConfig";
 import { explain, ExplainReport } from "./explain/index";
@@ -17,17 +18,21 @@ const USAGE = () => `usage: npm run explain -- --stack <${listStacks().join("|")
 export function parseExplainArgs(argv: string[]): { stack: string; format: ExplainFormat } {
     let stack: string | undefined;
     let format: ExplainFormat = "md";
+    const given = new Set<string>();
     for (let i = 0; i < argv.length; i++) {
         const m = /^--(stack|format)(?:=(.*))?$/.exec(argv[i]);
         if (!m) throw new Error(`unknown argument ${argv[i]}; ${USAGE()}`);
         const value = m[2] ?? argv[++i];
         if (value === undefined || value === "") throw new Error(`--${m[1]} needs a value; ${USAGE()}`);
+        if (given.has(m[1])) throw new Error(`--${m[1]} is given twice; ${USAGE()}`);
+        given.add(m[1]);
         if (m[1] === "stack") stack = value;
         else if (value === "md" || value === "json") format = value;
         else throw new Error(`--format must be md or json, not ${value}`);
     }
     if (!stack) throw new Error(`--stack is required; ${USAGE()}`);
-    if (!listStacks().includes(stack)) throw new Error(`no stack ${stack}: stacks are ${listStacks().join(", ")}`);
+    const problem = stackNameProblem(stack);
+    if (problem) throw new Error(problem);
     return { stack, format };
 }
 

@@ -12,10 +12,8 @@ import { packVerdict } from "../policies/pack/render";
 import { redactSecretShapes } from "../policies/pack/secretPatterns";
 import { prepareOutput, publishRender } from "./harness/output";
 import { render, summary } from "./harness/render";
+import { stackNameProblem } from "../config/stacks";
 import { listStacks, REPO_ROOT } from "./harness/stackConfig";
-
-/** Pulumi's stack names: letters, digits, hyphens, underscores and periods (never a path). */
-const STACK_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
 
 export function parseArgs(argv: string[]): { stack: string; out?: string } {
     const usage = `usage: npm run render -- --stack <${listStacks().join("|")}> [--out DIR]`;
@@ -27,12 +25,12 @@ export function parseArgs(argv: string[]): { stack: string; out?: string } {
         if (value === undefined) throw new Error(`--${m[1]} needs a value; ${usage}`);
         // An unset shell variable gives an empty argument: it must not mean the current folder.
         if (value.trim() === "") throw new Error(m[1] === "out" ? "--out needs a folder name; got an empty value (an unset variable?)" : `--stack needs a stack name; got an empty value; ${usage}`);
+        if (args[m[1]] !== undefined) throw new Error(`--${m[1]} is given twice (${args[m[1]]}, then ${value}); ${m[1] === "stack" ? "render one stack at a time" : "give one output folder"}; ${usage}`);
         args[m[1]] = value;
     }
     if (!args.stack) throw new Error(`--stack is required: one of ${listStacks().join(", ")}`);
-    if (!STACK_NAME.test(args.stack) || args.stack.includes(".."))
-        throw new Error(`--stack "${args.stack}" is not a stack name; stacks are ${listStacks().join(", ")} (letters, digits, - _ and .)`);
-    if (!listStacks().includes(args.stack)) throw new Error(`no stack "${args.stack}" (no Pulumi.${args.stack}.yaml); stacks are ${listStacks().join(", ")}`);
+    const problem = stackNameProblem(args.stack);
+    if (problem) throw new Error(problem);
     return { stack: args.stack, out: args.out };
 }
 

@@ -71,6 +71,15 @@ export class AgentServer extends pulumi.ComponentResource {
             stringData: { "admin-api-key": g.adminApiKey },
         }, child);
 
+        // A proxy with credentials: the whole URL is a secret, read from this Secret (never an env literal).
+        const proxySecret = a.httpProxy && a.httpProxyCredentials
+            ? new k8s.core.v1.Secret(`${name}-proxy`, {
+                metadata: { name: `${APP}-proxy`, namespace: ns, labels: common.labels },
+                type: "Opaque",
+                stringData: { url: pulumi.secret(proxyUrlWithCredentials(a.httpProxy, a.httpProxyCredentials)) },
+            }, child)
+            : undefined;
+
         const configMap = new k8s.core.v1.ConfigMap(`${name}-config`, {
             metadata: { name: `${APP}-config`, namespace: ns, labels: common.labels },
             data: { "config.json": agentConfigFile(cfg) },
@@ -114,7 +123,7 @@ export class AgentServer extends pulumi.ComponentResource {
                 { name: ENV.modelApiKey, valueFrom: { secretKeyRef: { name: modelSecret.metadata.name, key: "api-key" } } },
                 { name: ENV.gatewayAdminKey, valueFrom: { secretKeyRef: { name: gatewaySecret.metadata.name, key: "admin-api-key" } } },
                 ...agentPathEnv(),
-                ...proxyEnv(cfg),
+                ...proxyEnv(cfg, proxySecret?.metadata.name),
             ];
             // Basic authentication covers every route but OPTIONS, /global/health included (opencode's
             // server middleware), so an HTTP probe without credentials gets 401: the kubelet probes
@@ -241,19 +250,24 @@ export function agentPathEnv() {
     ];
 }
 
-/** HTTP(S)_PROXY and a NO_PROXY that covers every in-cluster host (section 7, UND_ERR_SOCKET). */
-function proxyEnv(cfg: StackConfig) {
+/** The proxy URL with <user>:<password> put in, kept secret. */
+function proxyUrlWithCredentials(proxy: string, credentials: pulumi.Output<string>): pulumi.Output<string> {
+    return credentials.apply((userPassword) => {
+        const u = new URL(proxy);
+        const i = userPassword.indexOf(":");
+        u.username = userPassword.slice(0, i);
+        u.password = userPassword.slice(i + 1);
+        return u.toString().replace(/\/$/, proxy.endsWith("/") ? "/" : "");
+    });
+}
+
+/** HTTP(S)_PROXY and a NO_PROXY that covers every in-cluster host (section 7, UND_ERR_SOCKET); the proxy URL from `secretName` when it has credentials. */
+function proxyEnv(cfg: StackConfig, secretName?: pulumi.Input<string>) {
     const proxy = cfg.agentServer.httpProxy;
     if (!proxy) return [];
     const noProxy = ["localhost", "127.0.0.1", "::1", ".svc", ".svc.cluster.local", ".cluster.local", "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", new URL(cfg.gatewayTool.baseUrl).hostname, ...cfg.agentServer.noProxyExtra].join(",");
-    return [
-        { name: "HTTP_PROXY", value: proxy },
-        { name: "HTTPS_PROXY", value: proxy },
-        { name: "NO_PROXY", value: noProxy },
-        { name: "http_proxy", value: proxy },
-        { name: "https_proxy", value: proxy },
-        { name: "no_proxy", value: noProxy },
-    ];
+    const url = (name: string) => (secretName ? { name, valueFrom: { secretKeyRef: { name: secretName, key: "url" } } } : { name, value: proxy });
+    return [url("HTTP_PROXY"), url("HTTPS_PROXY"), { name: "NO_PROXY", value: noProxy }, url("http_proxy"), url("https_proxy"), { name: "no_proxy", value: noProxy }];
 }
 
 function oauthProxyContainer(cfg: StackConfig, upstreamPort: number, secretName: pulumi.Input<string>) {

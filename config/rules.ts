@@ -4,6 +4,7 @@
 import type { ConfigProblem } from "./index";
 import { cpuMillis, flatten, imageProblem, Infer, keyOf, quantityBytes } from "./schema";
 import { schema } from "./stack";
+import { API_SERVER_RULES } from "./apiServerRules";
 import { APPLICATION_RULES } from "./applicationRules";
 import { DATA_STORE_RULES } from "./dataStoreRules";
 import { PLATFORM_RULES } from "./platformRules";
@@ -115,7 +116,12 @@ const distinctNodePorts: Rule = (c) => {
     return problems;
 };
 
-const RULES: Rule[] = [imagesPinned, gatewayHost, gatewayPermissions, bridgeTarget, offeredModels, replicaRanges, requestsWithinLimits, distinctPorts, distinctNodePorts, oauthSecrets, ...PLATFORM_RULES, ...DATA_STORE_RULES, ...APPLICATION_RULES];
+const proxyCredentialsNeedProxy: Rule = (c) =>
+    c.agentServer.httpProxyCredentials !== undefined && !c.agentServer.httpProxy
+        ? [{ key: "agentServerHttpProxyCredentials", problem: "is set but agentServerHttpProxy is not", expected: "agentServerHttpProxy set too (the credentials are for that proxy), or neither" }]
+        : [];
+
+const RULES: Rule[] = [proxyCredentialsNeedProxy, imagesPinned, gatewayHost, gatewayPermissions, bridgeTarget, offeredModels, replicaRanges, requestsWithinLimits, distinctPorts, distinctNodePorts, oauthSecrets, ...PLATFORM_RULES, ...DATA_STORE_RULES, ...APPLICATION_RULES, ...API_SERVER_RULES];
 
 /**
  * Every cross-key rule. `tolerant`: some keys failed their own check (and carry their default);

@@ -5,7 +5,9 @@
  *
  * A field's key is the camelCase join of its path: { agentServer: { image } } -> `agentServerImage`.
  */
+import * as net from "net";
 import * as pulumi from "@pulumi/pulumi";
+import { cronFires, isDns1123Label, isDns1123Subdomain, isIanaTimeZone, isIpv4Cidr, isLabelValue } from "./kubernetesNames";
 
 export type PulumiType = "string" | "integer" | "boolean" | "array";
 
@@ -225,6 +227,7 @@ export const cron = (description: string, def?: string) =>
         if (typeof raw !== "string") return bad(`got ${describeRaw(raw)}`, expected);
         const fields = raw.trim().split(/\s+/);
         if (fields.length !== 5 || !cronFieldsValid(fields, CRON_RANGES)) return bad(`got ${describeRaw(raw)}`, expected);
+        if (!cronFires(raw)) return bad(`${describeRaw(raw)} never fires: no month of it has that day`, "a schedule whose day of month exists in one of its months (the 31st only in 31-day months, the 30th never in February)");
         return ok(raw);
     });
 
@@ -237,10 +240,36 @@ export const cronWithSeconds = (description: string, def?: string) =>
         return ok(raw);
     });
 
-const HOSTNAME = /^(?=.{1,253}$)([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$/;
-export const hostname = patterned(HOSTNAME, 'a lower-case DNS hostname such as "agent.example.com"');
+/** A string field checked by a predicate; `expected` says the form in words. */
+export function matching(test: (s: string) => boolean, expected: string) {
+    return (description: string, def?: string): Field<string> =>
+        field("string", description, def, (raw) => (typeof raw === "string" && test(raw) ? ok(raw) : bad(`got ${describeRaw(raw)}`, expected)));
+}
 
-export function url(description: string, def?: string, schemes: readonly string[] = ["http", "https"]): Field<string> {
+// Names the API server checks (config/kubernetesNames.ts).
+export const namespaceName = matching(isDns1123Label, 'a namespace name (a DNS-1123 label: at most 63 lower-case letters, digits and "-", starting and ending with a letter or digit)');
+export const objectName = matching(isDns1123Label, 'a Kubernetes object name (a DNS-1123 label: at most 63 lower-case letters, digits and "-", starting and ending with a letter or digit)');
+export const storageClassName = matching(isDns1123Subdomain, 'a storage class name (a DNS-1123 subdomain: lower-case letters, digits, "-" and ".", at most 253 characters)');
+export const subdomainName = matching(isDns1123Subdomain, 'a Kubernetes object name (a DNS-1123 subdomain: lower-case letters, digits, "-" and ".", at most 253 characters)');
+export const labelValue = matching(isLabelValue, 'a label value (at most 63 letters, digits, "-", "_" and ".", starting and ending with a letter or digit)');
+export const hostLabel = matching(isDns1123Label, 'a lower-case host label (a DNS-1123 label: at most 63 lower-case letters, digits and "-", starting and ending with a letter or digit)');
+export const timeZone = matching(isIanaTimeZone, 'an IANA time zone name as the tz database spells it, such as "Etc/UTC" or "Europe/Berlin" (the names the API server accepts for a CronJob\'s timeZone)');
+/** A git repository read over SSH with a key: scp-like "git@host:path" or "ssh://[user@]host[:port]/path", never https and never a password. */
+const SSH_REPOSITORY = /^([\w.-]+@[\w.-]+:[\w./-]+|ssh:\/\/([\w.-]+@)?[\w.-]+(:\d+)?\/[\w./-]+)$/;
+export const sshRepository = matching(
+    (s) => SSH_REPOSITORY.test(s) && !s.includes(".."),
+    'an SSH git repository URL such as "git@github.com:org/repo.git" or "ssh://git@git.example.com:2222/org/repo.git" (the jobs authenticate with the GitOps deploy key over SSH: no https, no password or token in the URL)',
+);
+export const ipv4Cidr = matching(isIpv4Cidr, 'an IPv4 CIDR such as "10.0.0.0/8" (octets 0 to 255, prefix 0 to 32)');
+export const ipAddress = matching((s) => net.isIP(s) !== 0, 'an IP address to bind, such as "0.0.0.0" or "::"');
+
+const HOSTNAME = /^(?=.{1,253}$)([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$/;
+const hostnameField = patterned(HOSTNAME, 'a lower-case DNS hostname of at most 253 characters, each label at most 63, such as "agent.example.com"');
+export const hostname = (description: string, def?: string) =>
+    hostnameField(description, def, (h) => (h.split(".").some((l) => l.length > 63) ? `${h} has a label longer than 63 characters` : undefined));
+
+/** `withoutCredentials`: the expected form when the URL carries a user or password (credentials in a URL are secrets, never plain config). */
+export function url(description: string, def?: string, schemes: readonly string[] = ["http", "https"], withoutCredentials?: string): Field<string> {
     const expected = `an absolute ${schemes.join(" or ")} URL such as "${schemes[schemes.length - 1]}://host.example.com/path"`;
     return field("string", description, def, (raw) => {
         if (typeof raw !== "string") return bad(`got ${describeRaw(raw)}`, expected);
@@ -252,6 +281,7 @@ export function url(description: string, def?: string, schemes: readonly string[
         }
         if (!schemes.includes(u.protocol.replace(/:$/, ""))) return bad(`scheme ${u.protocol} is not allowed`, expected);
         if (!u.hostname) return bad("the URL has no host", expected);
+        if (u.username || u.password) return bad("the URL carries a user or password (value not shown)", withoutCredentials ?? `${expected}, without user or password (credentials in a URL are secrets)`);
         return ok(raw);
     });
 }

@@ -52,7 +52,7 @@ const cases: { key: string; bad: unknown; good: unknown; expected: RegExp }[] = 
     { key: "bridgeMinReplicas", bad: 7, good: 3, expected: /7 is above the maximum 6; expected at most bridgeMaxReplicas/ },
     { key: "environmentTier", bad: "staging", good: "dev", expected: /one of dev, prod/ },
     { key: "agentServerLivenessPeriod", bad: "soon", good: 20, expected: /integer/ },
-    { key: "agentServerStorageClass", bad: "", good: "fast", expected: /non-empty string/ },
+    { key: "agentServerStorageClass", bad: "", good: "fast", expected: /a storage class name \(a DNS-1123 subdomain/ },
 ];
 
 for (const c of cases) {

@@ -66,7 +66,7 @@ describe("explain on the dev render", () => {
     it("arguments: a stack is required, the format is md or json", () => {
         assert.deepEqual(parseExplainArgs(["--stack", "dev", "--format", "json"]), { stack: "dev", format: "json" });
         assert.throws(() => parseExplainArgs([]), /--stack is required/);
-        assert.throws(() => parseExplainArgs(["--stack", "nope"]), /no stack nope/);
+        assert.throws(() => parseExplainArgs(["--stack", "nope"]), /no stack "nope"/);
         assert.throws(() => parseExplainArgs(["--stack", "dev", "--format", "yaml"]), /md or json/);
     });
 });

@@ -23,7 +23,7 @@ test("redactSecretShapes replaces API keys, private keys and high-entropy tokens
 });
 
 test("a secret-looking value in a non-secret key: the render fails naming the field, and no output holds the value", async () => {
-    const result = await render("dev", { agentServerBindAddress: TOKEN });
+    const result = await render("dev", { agentServerProviderDisplayName: TOKEN });
     assert.ok(result.errors.some((e) => /: .*holds an API key \(sk-\.\.\.\) in plain text \(redacted in the output\)/.test(e)), result.errors.join("\n"));
     const printed = [summary(result, [packVerdict(result).text]), publishRender(result, "/nonexistent/never-written").message, ...result.errors].join("\n");
     for (const [name, text] of Object.entries({ manifests: result.manifests, resources: result.resourcesJson, printed, ...result.files }))

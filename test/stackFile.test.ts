@@ -55,7 +55,7 @@ test("a secret key given in plain text is refused with the command that stores i
     const message = refusal("config:\n  ops:environmentTier: dev\n  ops:columnStorePassword: correct-horse-battery\n");
     assert.match(message, /line 3: `ops:columnStorePassword` is a secret and is given in plain text; remove the line and store it encrypted: pulumi config set --secret columnStorePassword -s bad/);
     assert.doesNotMatch(message, /correct-horse-battery/, "the value is never echoed");
-    const ok = readStackValues("bad", {}, stackWith("config:\n  ops:environmentTier: dev\n  ops:columnStorePassword:\n    secure: v1:AAAA\n"));
+    const ok = readStackValues("bad", {}, stackWith("config:\n  ops:environmentTier: dev\n  ops:columnStorePassword:\n    secure: v1:AAAAAAAAAAAAAAAA:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n"));
     assert.ok(ok.placeholders.includes("columnStorePassword"));
 });
 

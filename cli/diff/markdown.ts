@@ -66,7 +66,8 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 function summaryLine(r: StackDiffReport): string {
     const o = r.objects;
     const counts = `${o.added.length} added, ${o.removed.length} removed, ${o.changed.length} changed`;
-    return `### Stack \`${r.stack}\`: ${counts}`;
+    const removed = r.constraints?.removed.length ?? 0;
+    return `### Stack \`${r.stack}\`: ${counts}${removed > 0 ? `; :warning: ${plural(removed, "constraint")} removed` : ""}`;
 }
 
 function findingLine(f: PolicyFinding): string {
@@ -93,6 +94,7 @@ export function renderMarkdown(r: StackDiffReport, options: MarkdownOptions = {}
         for (const [change, ref] of rows) head.push(`| ${change} | ${cell(ref.kind)} | ${cell(ref.namespace)} | ${cell(ref.name)} |`);
         head.push("");
     }
+    head.push(...constraintLines(r));
     head.push(...replacementLines(r.replacements ?? []));
 
     head.push(...explainSection(r));
@@ -125,6 +127,14 @@ export function renderMarkdown(r: StackDiffReport, options: MarkdownOptions = {}
         if (omitted > 0) text += `\n_${plural(omitted, "field diff")} left out to fit a comment: run \`npm run diff -- --stack ${r.stack} --base ${r.base.commit ?? r.base.ref} --format json\` for everything._\n\n`;
     }
     return `${text.trimEnd()}\n\n${policyText}`;
+}
+
+/** The Gatekeeper constraints the change removes, adds or enforces differently. */
+function constraintLines(r: StackDiffReport): string[] {
+    const c = r.constraints;
+    if (!c || c.removed.length + c.added.length + c.changed.length === 0) return [];
+    const list = (title: string, xs: string[]) => (xs.length > 0 ? [`${title} (${xs.length}):`, "", ...xs.map((x) => `- \`${x}\``), ""] : []);
+    return ["#### Gatekeeper constraints", "", ...list("Removed", c.removed), ...list("Enforced differently", c.changed), ...list("Added", c.added)];
 }
 
 /** What the change does on the cluster: the explain changes, and the reachability changes as a Mermaid diagram. */

@@ -2,6 +2,7 @@
  * The diff of one stack between a base revision and the working tree, as data: what both
  * formats (Markdown, JSON) print.
  */
+import type { ConstraintDiff } from "./constraints";
 import type { K8sObject } from "../../policies/gatekeeper/types";
 import { helmReleaseObjects } from "./helmReleases";
 import { diffObjects, ObjectDiff } from "./objects";
@@ -30,6 +31,8 @@ export interface StackDiffReport {
     explain?: ExplainDiff;
     /** Changed objects `pulumi up` replaces instead of updating in place (replacements.ts). */
     replacements?: Replacement[];
+    /** Gatekeeper constraints removed, added or enforced differently (constraints.ts). */
+    constraints?: ConstraintDiff;
 }
 
 export interface RenderedSide {
@@ -40,6 +43,8 @@ export interface RenderedSide {
     resources: PolicyResource[];
     /** The render's rendered files (node pool, node agent, declared flows), when the side has them. */
     files?: Record<string, string>;
+    /** The revision has no such stack: nothing to render or judge, every object of the other side is new. */
+    absent?: boolean;
 }
 
 export interface PolicyEvaluators {
@@ -47,7 +52,7 @@ export interface PolicyEvaluators {
     head?: PolicyEvaluator;
 }
 
-export async function buildReport(stack: string, base: RenderedSide, head: RenderedSide, evaluators: PolicyEvaluators, notes: string[] = []): Promise<StackDiffReport> {
+export async function buildReport(stack: string, base: RenderedSide, head: RenderedSide, evaluators: PolicyEvaluators, notes: string[] = [], constraints?: ConstraintDiff): Promise<StackDiffReport> {
     // Helm releases are single resources in the render: they take part as objects of their own.
     const objects = diffObjects([...base.objects, ...helmReleaseObjects(base.resources)], [...head.objects, ...helmReleaseObjects(head.resources)]);
     let policy: PolicyDiff;
@@ -64,18 +69,19 @@ export async function buildReport(stack: string, base: RenderedSide, head: Rende
         try {
             const headFindings = await evaluators.head(stack, head.resources);
             side = evaluators.base ? "the base revision" : "the base revision (with this revision's pack)";
-            policy = diffFindings(await baseEvaluator(stack, base.resources), headFindings);
+            policy = diffFindings(base.absent ? [] : await baseEvaluator(stack, base.resources), headFindings);
         } catch (err) {
             policy = { available: false, error: true, reason: `the policy pack failed on ${side}: ${err instanceof Error ? err.message : String(err)}` };
         }
     }
     const explain = explainDiff(stack, base, head);
-    return { stack, base: base.info, head: head.info, notes, objects, policy, explain, replacements: findReplacements(objects.changed) };
+    return { stack, base: base.info, head: head.info, notes, objects, policy, explain, replacements: findReplacements(objects.changed), ...(constraints ? { constraints } : {}) };
 }
 
 export function hasChanges(r: StackDiffReport): boolean {
     const o = r.objects;
+    const constraintsChanged = r.constraints !== undefined && r.constraints.removed.length + r.constraints.added.length + r.constraints.changed.length > 0;
     const policyChanged = r.policy.available && (r.policy.appeared.length > 0 || r.policy.disappeared.length > 0);
     const explainChanged = r.explain?.available === true && r.explain.changes.length > 0;
-    return o.added.length + o.removed.length + o.changed.length > 0 || policyChanged || explainChanged;
+    return o.added.length + o.removed.length + o.changed.length > 0 || policyChanged || explainChanged || constraintsChanged;
 }

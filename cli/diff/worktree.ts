@@ -179,7 +179,8 @@ export const renderEntry = (dir: string): string | undefined => RENDER_ENTRIES.f
 export async function renderRevision(dir: string, stack: string, timeoutMs = 180_000): Promise<BaseRender> {
     const entry = renderEntry(dir);
     if (!entry) return { rendered: false, reason: `the base revision has no render tool (${RENDER_ENTRIES.join(" or ")})` };
-    const out = fs.mkdtempSync(path.join(os.tmpdir(), "ops-diff-render-"));
+    // Beside the worktree, in the diff's temporary folder: an interrupted diff removes it with the worktree.
+    const out = fs.mkdtempSync(path.join(path.dirname(dir), "render-"));
     try {
         // A subfolder: the render takes its output folder's place by rename.
         const result = await run("npx", ["--no", "--", "tsx", entry, "--stack", stack, "--out", path.join(out, "render")], { cwd: dir, timeoutMs });

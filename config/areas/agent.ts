@@ -1,17 +1,17 @@
 import {
-    bool, cpu, image, int, intList, list, memory, millis, oneOf, optional, port, replicas, secret, seconds, storage, str, url,
+    bool, cpu, image, int, intList, list, memory, millis, oneOf, optional, port, replicas, secret, seconds, storage, str, url, namespaceName, ipAddress, hostLabel, storageClassName, hostname,
 } from "../schema";
 
 const ADMIN_KEY = /^admin-[0-9a-f]{64}$/;
 
 /** The agent server (section 2.8, 4.1, 5.1, 8.2) and the gateway admin tool server it runs (2.9, 5.2, 5.3). */
 export const agentServer = {
-    namespace: str("the namespace of the agent server, its bridge and its tool server", "agent"),
+    namespace: namespaceName("the namespace of the agent server, its bridge and its tool server", "agent"),
     image: image("the agent server image, built from images/agent-server/Containerfile: opencode (`opencode serve`) plus node and the sub2api-admin tool server (gatewayToolCommand); registry.example.com is a placeholder for the registry you push it to", "registry.example.com/ops/agent-server:1.2.27"),
     ports: intList("the agent server instances, one per port (section 8.2: 4000 and 4001)", [4000, 4001], port("a TCP port")),
-    bindAddress: str("the address the agent server binds", "0.0.0.0"),
-    hostLabel: str("first label of the public host of the first instance (<label>.<domain>); the others get <label>-<port>", "agent"),
-    username: str("the basic-authentication user (OPENCODE_SERVER_USERNAME; the specification's AGENT_SERVER_USERNAME)", "agent"),
+    bindAddress: ipAddress("the address the agent server binds (an IP address: `opencode serve --hostname`)", "0.0.0.0"),
+    hostLabel: hostLabel("first label of the public host of the first instance (<label>.<domain>); the others get <label>-<port>", "agent"),
+    username: str("the basic-authentication user (OPENCODE_SERVER_USERNAME; the specification's AGENT_SERVER_USERNAME)", "agent", { pattern: /^[^:\s\x00-\x1f\x7f]+$/, expected: "a basic-authentication user name without ':', spaces or control characters (RFC 7617: the user-id ends at the first ':')" }),
     passwordLength: int("length of the generated OPENCODE_SERVER_PASSWORD (the specification's AGENT_SERVER_PASSWORD; alphanumeric)", 16, { min: 16, max: 128 }),
     healthPath: str("the health path of section 4.1 (behind basic authentication like every route, so the kubelet probes the TCP port; npm run test:products checks 401/200 on it)", "/global/health"),
     liveness: {
@@ -32,7 +32,7 @@ export const agentServer = {
     limits: { cpu: cpu("agent server cpu limit", "2"), memory: memory("agent server memory limit", "4Gi") },
     dataVolumeSize: storage("agent server data volume", "1Gi"),
     workspaceVolumeSize: storage("agent server workspace volume", "5Gi"),
-    storageClass: optional(str("storage class of the agent server volumes (the cluster default when unset)")),
+    storageClass: optional(storageClassName("storage class of the agent server volumes (the cluster default when unset)")),
     configSchemaUrl: url("$schema of the agent configuration file", "https://opencode.ai/config.json"),
     model: str("the default model, <provider>/<model_key> (one of the provider's models)", "upstream/gpt-5", { pattern: /^[\w.-]+\/[\w.:-]+$/, expected: "<provider>/<model_key>" }),
     smallModel: str("the small model, <provider>/<model_key> (one of the provider's models)", "upstream/gpt-5-mini", { pattern: /^[\w.-]+\/[\w.:-]+$/, expected: "<provider>/<model_key>" }),
@@ -49,7 +49,12 @@ export const agentServer = {
         outputLimit: int("model output limit in tokens", 32000, { min: 256, max: 1_000_000 }),
     },
     storeResponses: bool("agent.build/agent.plan options.store (false avoids HTTP 502 on item_reference, section 7)", false),
-    httpProxy: optional(url("an outbound HTTP proxy; NO_PROXY then covers every in-cluster host")),
+    httpProxy: optional(url("an outbound HTTP proxy, without user or password (those go in agentServerHttpProxyCredentials); NO_PROXY then covers every in-cluster host", undefined, ["http", "https"], "a proxy URL without user or password: set them with `pulumi config set --secret agentServerHttpProxyCredentials <user>:<password>`")),
+    httpProxyCredentials: optional(secret("the outbound proxy's <user>:<password>, put into the proxy URL inside a Secret (HTTP_PROXY and HTTPS_PROXY come from it)", {
+        pattern: /^[^:\s@/]+:[^\s@/]+$/,
+        expected: "<user>:<password> (no spaces, '@' or '/'; percent-encode them)",
+        placeholder: "render-proxy-user:render-placeholder-proxy-password",
+    })),
     noProxyExtra: list("hosts added to NO_PROXY besides the in-cluster ones", []),
     oauthProxy: {
         enabled: bool("put an OAuth 2.0 reverse proxy in front of the agent server", false),
@@ -74,8 +79,8 @@ export const gatewayTool = {
     enabled: bool("run the gateway admin tool server as a local tool server of the agent server", true),
     command: list("the command that starts the tool server inside the agent server image (node and the sub2api-admin server.mjs)", ["node", "/opt/sub2api-admin/server.mjs"]),
     baseUrl: url("SUB2API_BASE_URL (the specification's GATEWAY_BASE_URL): the gateway's internal URL", "http://gateway.gateway.svc.cluster.local:3000"),
-    allowedHost: str("SUB2API_ALLOWED_HOST (GATEWAY_ALLOWED_HOST): the only host the tool server may contact; must equal the host of gatewayToolBaseUrl", "gateway.gateway.svc.cluster.local"),
-    namespace: str("the namespace of the gateway the tool server calls (opened in the agent server's egress)", "gateway"),
+    allowedHost: hostname("SUB2API_ALLOWED_HOST (GATEWAY_ALLOWED_HOST): the only host the tool server may contact; must equal the host of gatewayToolBaseUrl", "gateway.gateway.svc.cluster.local"),
+    namespace: namespaceName("the namespace of the gateway the tool server calls (opened in the agent server's egress)", "gateway"),
     timeoutMs: millis("SUB2API_TIMEOUT_MS (GATEWAY_TIMEOUT_MS)", 30000, 600000),
     toolTimeoutMs: millis("the tool timeout in the agent configuration (mcp timeout)", 40000, 600000),
     maxRecharge: int("SUB2API_MAX_RECHARGE (GATEWAY_MAX_RECHARGE)", 10000, { min: 1, max: 10000 }),
@@ -100,7 +105,7 @@ export const bridge = {
     args: optional(list("container arguments that replace the bridge's start command (unset: node /app/main.js; the ci stack runs a stand-in with them)", undefined)),
     port: port("BRIDGE_PORT: the port the bridge listens on", 3100),
     agentServerPort: port("the agent server instance (one of agentServerPorts) the bridge forwards to: OPENCODE_BASE is its Service", 4000),
-    host: str("the bridge's public host name (under the stack domain)", "bridge"),
+    host: hostLabel("first label of the bridge's public host (<label>.<domain>)", "bridge"),
     apiKeyLength: int("length of the generated client API key (Secret model-bridge-api-keys, key api-keys; alphanumeric)", 40, { min: 32, max: 128 }),
     upstreamTimeoutMs: int("BRIDGE_UPSTREAM_TIMEOUT_MS: how long one chat may take at the agent server before the bridge aborts its session and answers 504", 300000, { min: 1000, max: 3_600_000, unit: "milliseconds" }),
     minReplicas: replicas("bridge autoscaler minimum", 2),

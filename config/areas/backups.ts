@@ -1,4 +1,6 @@
-import { cpu, cron, image, int, list, memory, optional, seconds, storage, str } from "../schema";
+import {
+    cpu, cron, image, int, list, memory, optional, seconds, storage, str, timeZone, storageClassName, sshRepository,
+} from "../schema";
 
 const jobRun = {
     backoffLimit: int("backoffLimit of every backup/restore Job (retries before the Job fails)", 1, { min: 0, max: 10 }),
@@ -18,9 +20,9 @@ const jobRun = {
  */
 export const backups = {
     retentionDays: int("backup folders older than this many days are deleted after a successful run (section 8.3: 7; 0 keeps everything)", 7, { min: 0, max: 3650 }),
-    timeZone: str("time zone of every backup schedule (CronJob spec.timeZone, an IANA name)", "Etc/UTC", { pattern: /^[A-Za-z_]+(\/[A-Za-z0-9_+-]+)*$/, expected: 'an IANA time zone such as "Etc/UTC" or "Europe/Berlin"' }),
+    timeZone: timeZone("time zone of every backup schedule (CronJob spec.timeZone, an IANA name)", "Etc/UTC"),
     mountPath: str("where the backup volume is mounted in backup and restore jobs (BACKUP_DIR)", "/backup", { pattern: /^\/[\w./-]*$/, expected: "an absolute path" }),
-    storageClass: optional(str("storage class of the backup volumes (the cluster default when unset)")),
+    storageClass: optional(storageClassName("storage class of the backup volumes (the cluster default when unset)")),
     job: jobRun,
     postgresClientImage: image("image with psql, pg_dump, pg_dumpall, pg_restore (same major as the server, 15)", "docker.io/library/postgres:15.10"),
     redisClientImage: image("image with redis-cli and redis-check-rdb (Redis 7)", "docker.io/library/redis:7.2.6"),
@@ -44,7 +46,7 @@ export const backups = {
     gitMirror: {
         schedule: cron("mirror clones of the source repositories (section 8.3: source repositories, mirror clones)", "0 5 * * *"),
         volumeSize: storage("size of the source repository mirror volume", "10Gi"),
-        repositories: list("repository URLs to mirror besides the GitOps repository (read with the GitOps deploy key over SSH)", []),
+        repositories: list("repository URLs to mirror besides the GitOps repository (read with the GitOps deploy key over SSH)", [], sshRepository("an SSH git repository URL")),
     },
     workflow: {
         schedule: cron("export of the workflow tool's workflows and credentials (section 8.3 says manual; scheduled daily here)", "0 2 * * *"),

@@ -1,4 +1,6 @@
-import { cpu, cron, image, int, list, memory, optional, port, secret, seconds, storage, str } from "../schema";
+import {
+    cpu, cron, image, int, list, memory, optional, port, secret, seconds, storage, str, namespaceName, hostLabel, storageClassName,
+} from "../schema";
 
 const HTTPS_URL = /^https:\/\/[^\s/]+\/\S*$/;
 
@@ -8,11 +10,11 @@ const HTTPS_URL = /^https:\/\/[^\s/]+\/\S*$/;
  * consistent copy of the SQLite file.
  */
 export const booking = {
-    namespace: str("the namespace of the booking application", "booking"),
+    namespace: namespaceName("the namespace of the booking application", "booking"),
     image: image("the booking application image", "registry.example.com/ops/booking:1.4.0"),
     args: optional(list("container arguments replacing the image's command (unset: the image's own; the ci stack runs a stand-in with them)", undefined)),
     port: port("the booking application's HTTP port", 8080),
-    host: str("first label of the booking application's public host (<label>.<domain>)", "booking"),
+    host: hostLabel("first label of the booking application's public host (<label>.<domain>)", "booking"),
     livenessPath: str("liveness probe path (section 4.4)", "/health", { pattern: /^\/\S*$/, expected: "an absolute URL path" }),
     readinessPath: str("readiness probe path (section 4.4)", "/readyz", { pattern: /^\/\S*$/, expected: "an absolute URL path" }),
     liveness: {
@@ -31,7 +33,7 @@ export const booking = {
     dataMountPath: str("where the SQLite volume is mounted", "/data", { pattern: /^\/[\w./-]*$/, expected: "an absolute path" }),
     databaseFile: str("the SQLite database file name inside the data volume (DATABASE_PATH = <dataMountPath>/<file>)", "booking.db", { pattern: /^[\w.-]+$/, expected: "a file name" }),
     dataVolumeSize: storage("size of the persistent SQLite volume", "1Gi"),
-    storageClass: optional(str("storage class of the SQLite volume (the cluster default when unset)")),
+    storageClass: optional(storageClassName("storage class of the SQLite volume (the cluster default when unset)")),
     chat: {
         webhookUrl: secret("chat-notification robot webhook URL (secret key webhook_url)", {
             pattern: HTTPS_URL,

@@ -1,4 +1,6 @@
-import { bool, cpu, image, int, list, memory, optional, port, seconds, storage, str } from "../schema";
+import {
+    bool, cpu, image, int, list, memory, optional, port, seconds, storage, str, namespaceName, storageClassName,
+} from "../schema";
 
 const probeTiming = (what: string, initialDelay: number, period: number) => ({
     initialDelay: seconds(`${what} probe initial delay`, initialDelay),
@@ -11,8 +13,8 @@ const BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
 
 /** Where the data stores live; one namespace for the three of them. */
 export const dataStores = {
-    namespace: str("the namespace of PostgreSQL, Redis and the object store", "data"),
-    storageClass: optional(str("storage class of the data store volumes (the cluster default when unset)")),
+    namespace: namespaceName("the namespace of PostgreSQL, Redis and the object store", "data"),
+    storageClass: optional(storageClassName("storage class of the data store volumes (the cluster default when unset)")),
     preStopDelay: seconds("seconds the preStop hook of Redis and the object store waits so the address leaves the endpoints first", 5, 60),
 };
 

@@ -1,20 +1,18 @@
-import { chartVersion, cpu, cron, image, int, intList, list, memory, nodePort, port, str, storage, url } from "../schema";
+import {
+    chartVersion, cpu, cron, image, int, intList, list, memory, nodePort, port, str, storage, url, namespaceName, hostLabel, sshRepository,
+} from "../schema";
 
 const NAME = { pattern: /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, expected: "a DNS label such as \"uptime\"" };
-const REPO = {
-    pattern: /^(git@[\w.-]+:[\w./-]+\.git|ssh:\/\/[\w.@-]+(:\d+)?\/[\w./-]+|https:\/\/[\w.-]+(:\d+)?\/[\w./-]+)$/,
-    expected: 'a git repository such as "git@github.com:org/repo.git" or "ssh://git@host/org/repo.git"',
-};
 
 /** A packaged chart installed by a child application (section 2.7). */
 function child(what: string, d: { namespace: string; repo: string; chart: string; version: string; releaseName: string; hostLabel: string; port: number }) {
     return {
-        namespace: str(`the namespace of ${what}`, d.namespace, NAME),
+        namespace: namespaceName(`the namespace of ${what}`, d.namespace),
         repo: url(`the chart repository of ${what}`, d.repo, ["https", "oci"]),
         chart: str(`the chart of ${what}`, d.chart, NAME),
         version: chartVersion(`the pinned chart version of ${what} (the child application's targetRevision)`, d.version),
         releaseName: str(`the helm release name of ${what}`, d.releaseName, NAME),
-        hostLabel: str(`first label of the public host of ${what} (<label>.<domain>)`, d.hostLabel, NAME),
+        hostLabel: hostLabel(`first label of the public host of ${what} (<label>.<domain>)`, d.hostLabel),
         port: port(`the container port of ${what}`, d.port),
     };
 }
@@ -41,7 +39,7 @@ function sqliteApp(what: string, d: { pvcName: string; volumeSize: string; datab
  * the read-only API account of Argo CD.
  */
 export const gitops = {
-    repoUrl: str("the git repository whose main branch holds gitops/<stack>/ (read over SSH with the deploy key)", "git@github.com:example/ops-environment.git", REPO),
+    repoUrl: sshRepository("the git repository whose main branch holds gitops/<stack>/ (read over SSH with the deploy key)", "git@github.com:example/ops-environment.git"),
     branch: str("the branch the parent application reads", "main"),
     pathPrefix: str("the folder of the child application manifests; the parent reads <prefix>/<stack>", "gitops", { pattern: /^[\w.-]+(\/[\w.-]+)*$/, expected: "a relative folder path" }),
     parentName: str("the name of the parent application", "ops-apps", NAME),

@@ -1,4 +1,4 @@
-import { bool, chartVersion, cpu, email, image, int, intList, list, memory, nodePort, oneOf, optional, port, str, storage, url } from "../schema";
+import { bool, chartVersion, cpu, email, image, int, intList, list, memory, nodePort, oneOf, optional, port, str, storage, url, namespaceName, ipv4Cidr } from "../schema";
 
 const NAMESPACE = { pattern: /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, expected: "a namespace name (a DNS label)" };
 const CHART_NAME = { pattern: /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, expected: "a chart name such as \"ingress-nginx\"" };
@@ -14,7 +14,7 @@ function pin(what: string, repo: string, chart: string, version: string) {
 
 /** One cluster add-on installed from a pinned chart into its own namespace. */
 function addon(what: string, namespace: string, repo: string, chart: string, version: string) {
-    return { namespace: str(`the namespace of ${what}`, namespace, NAMESPACE), ...pin(what, repo, chart, version) };
+    return { namespace: namespaceName(`the namespace of ${what}`, namespace), ...pin(what, repo, chart, version) };
 }
 
 /**
@@ -54,7 +54,7 @@ export const guardrails = {
         'per-namespace quota values above the default, each "<namespace>:<resource>=<quantity>" such as "search:limits.memory=24Gi" (resources: requests.cpu, requests.memory, limits.cpu, limits.memory, requests.storage, persistentvolumeclaims, pods)',
         [],
     ),
-    apiServerCidr: str("addresses of the API server endpoints (egress of add-ons that call the API, ingress of admission webhooks)", "0.0.0.0/0", { pattern: /^\d{1,3}(\.\d{1,3}){3}\/\d{1,2}$/, expected: 'an IPv4 CIDR such as "10.0.0.10/32"' }),
+    apiServerCidr: ipv4Cidr("addresses of the API server endpoints (egress of add-ons that call the API, ingress of admission webhooks)", "0.0.0.0/0"),
     apiServerPorts: intList("API server ports (section 4.7: 6443; 443 is the in-cluster service port)", [443, 6443], port("a TCP port")),
 };
 

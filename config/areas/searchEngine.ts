@@ -1,4 +1,6 @@
-import { bool, cpu, cronWithSeconds, image, int, list, memory, oneOf, optional, patterned, port, replicas, secret, seconds, storage, str, url } from "../schema";
+import {
+    bool, cpu, cronWithSeconds, image, int, list, memory, oneOf, optional, patterned, port, replicas, secret, seconds, storage, str, url, namespaceName, hostLabel, storageClassName, subdomainName,
+} from "../schema";
 
 const heap = patterned(/^\d+[mg]$/, 'a JVM heap size such as "512m" or "2g"');
 const absolutePath = { pattern: /^\/[\w./-]*$/, expected: "an absolute path" };
@@ -9,19 +11,19 @@ const absolutePath = { pattern: /^\/[\w./-]*$/, expected: "an absolute path" };
  * backup role and the nightly snapshot lifecycle policy created by a bootstrap Job.
  */
 export const searchEngine = {
-    namespace: str("the namespace of the search engine", "search"),
+    namespace: namespaceName("the namespace of the search engine", "search"),
     image: image("the search engine image", "docker.elastic.co/elasticsearch/elasticsearch:8.15.3"),
-    name: str("the StatefulSet name; pods are <name>-<ordinal>.<name>-headless.<namespace>.svc.cluster.local", "search", { pattern: /^[a-z][a-z0-9-]{0,30}$/, expected: "a short DNS label" }),
+    name: str("the StatefulSet name; pods are <name>-<ordinal>.<name>-headless.<namespace>.svc.cluster.local", "search", { pattern: /^[a-z]([a-z0-9-]{0,29}[a-z0-9])?$/, expected: "a short DNS label (at most 31 lower-case letters, digits and '-', starting with a letter, not ending with '-')" }),
     clusterName: str("cluster.name of the search engine", "ops-search"),
     replicas: replicas("search engine nodes (every node is master-eligible and holds data)", 1, 9),
     httpPort: port("the search engine's HTTP port", 9200),
     transportPort: port("the search engine's transport port between its nodes", 9300),
-    host: str("first label of the search engine's public host (<label>.<domain>)", "search"),
+    host: hostLabel("first label of the search engine's public host (<label>.<domain>)", "search"),
     heap: heap("JVM heap (ES_JAVA_OPTS -Xms<heap> -Xmx<heap>; section 8.1: 2g); at most half the memory limit", "2g"),
     requests: { cpu: cpu("search engine cpu request", "1"), memory: memory("search engine memory request", "4096Mi") },
     limits: { cpu: cpu("search engine cpu limit (section 8.1: 4)", "4"), memory: memory("search engine memory limit (section 8.1: 4096Mi)", "4096Mi") },
     dataVolumeSize: storage("size of each node's data volume", "30Gi"),
-    storageClass: optional(str("storage class of the data volumes (the cluster default when unset)")),
+    storageClass: optional(storageClassName("storage class of the data volumes (the cluster default when unset)")),
     terminationGracePeriod: seconds("terminationGracePeriodSeconds of the search engine pods (a node flushes before it stops)", 120),
     preStopDelay: seconds("seconds the search engine's preStop hook waits so the address leaves the endpoints first", 5, 60),
     allowMmap: bool("node.store.allow_mmap: true needs vm.max_map_count >= 262144 on every node (set by the node image, never by a privileged container here); false runs on any node at some speed cost", false),
@@ -36,13 +38,13 @@ export const searchEngine = {
         fsLocation: str("path.repo and the fs repository's settings.location (they must be equal, section 2.10)", "/usr/share/elasticsearch/snapshots", absolutePath),
         fsVolumeSize: storage("size of the fs snapshot volume", "50Gi"),
         fsAccessMode: oneOf("access mode of the fs snapshot volume; with more than one node every node must see the same location, so ReadWriteMany", ["ReadWriteOnce", "ReadWriteMany"] as const, "ReadWriteOnce"),
-        fsStorageClass: optional(str("storage class of the fs snapshot volume (an RWX-capable class when fsAccessMode is ReadWriteMany)")),
+        fsStorageClass: optional(storageClassName("storage class of the fs snapshot volume (an RWX-capable class when fsAccessMode is ReadWriteMany)")),
         s3: {
             endpoint: url("the S3-compatible object store endpoint (settings.endpoint; in-cluster service URL of the object store)", "http://object-store.data.svc.cluster.local:9000"),
             bucket: str("the object store bucket of the snapshots", "search-snapshots", { pattern: /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, expected: "an S3 bucket name" }),
             client: str("the s3 client name (settings.client; keystore keys s3.client.<client>.*)", "default", { pattern: /^[a-z0-9_-]+$/, expected: "a lower-case client name" }),
             pathStyle: bool("path-style access (needed by most S3-compatible stores)", true),
-            credentialsSecret: str("the Secret (keys access-key, secret-key) with the object store credentials; created from the two secret keys below when they are set, otherwise created on the cluster beforehand", "search-snapshot-s3"),
+            credentialsSecret: subdomainName("the Secret (keys access-key, secret-key) with the object store credentials; created from the two secret keys below when they are set, otherwise created on the cluster beforehand", "search-snapshot-s3"),
             accessKey: optional(secret("the object store access key (enters the node keystore as s3.client.<client>.access_key)", { expected: "a non-empty access key", placeholder: "RENDERPLACEHOLDERKEY0" })),
             secretKey: optional(secret("the object store secret key (enters the node keystore as s3.client.<client>.secret_key)", { expected: "a non-empty secret key", placeholder: "render-placeholder-secret-key-0000000000" })),
         },

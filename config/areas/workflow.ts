@@ -1,4 +1,6 @@
-import { cpu, image, int, list, memory, millis, port, replicas, secret, seconds, storage, str } from "../schema";
+import {
+    cpu, image, int, list, memory, millis, port, replicas, secret, seconds, storage, str, namespaceName, hostLabel,
+} from "../schema";
 
 const NAMESPACE = { pattern: /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, expected: "a namespace name (a DNS label)" };
 const probe = (what: string, initialDelay: number, period: number) => ({
@@ -14,11 +16,11 @@ const probe = (what: string, initialDelay: number, period: number) => ({
  * (docs/product-settings.md maps them).
  */
 export const workflow = {
-    namespace: str("the namespace of the workflow tool", "workflow", NAMESPACE),
+    namespace: namespaceName("the namespace of the workflow tool", "workflow"),
     image: image("the workflow tool image", "docker.n8n.io/n8nio/n8n:1.68.0"),
     port: port("the HTTP port of the main process (editor, API, webhooks) and of the workers' health server", 5678),
-    editorHost: str("first label of the editor's public host (<label>.<domain>)", "workflow"),
-    webhookHost: str("first label of the webhook host (<label>.<domain>), separate from the editor", "webhook"),
+    editorHost: hostLabel("first label of the editor's public host (<label>.<domain>)", "workflow"),
+    webhookHost: hostLabel("first label of the webhook host (<label>.<domain>), separate from the editor", "webhook"),
     mainReplicas: replicas("main process count (section 8.2: 1; the main process holds the schedule triggers, so exactly one)", 1, 1),
     workerReplicas: replicas("worker count (section 8.2: 2), the autoscaler's minimum", 2, 50),
     maxWorkerReplicas: replicas("autoscaler maximum of the workers", 4, 50),

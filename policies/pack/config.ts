@@ -15,7 +15,7 @@ import * as fs from "fs";
 import * as path from "path";
 import type { PolicyConfigSchema, PolicyPackConfig, StackValidationPolicy } from "@pulumi/policy";
 import { ENFORCEMENT_ACTIONS } from "../gatekeeper/engine/constraints";
-import { evaluatorFor } from "./gatekeeper";
+import { auditLogProblem, evaluatorFor } from "./gatekeeper";
 import { PACK_DIR, resolveInPack } from "./paths";
 
 export const ENFORCEMENT_LEVELS = ["advisory", "mandatory", "remediate", "disabled"] as const;
@@ -134,6 +134,8 @@ export function validatePackConfig(config: unknown, file: string, policies: read
                 continue;
             }
             if (typeof entry !== "object" || entry.enforcementLevel === "disabled") continue;
+            const auditLog = (entry as { auditLog?: unknown }).auditLog;
+            if (auditLog !== undefined && auditLogProblem(auditLog)) problems.push(`${name}.auditLog: ${auditLogProblem(auditLog)}`);
             const constraints = entry.constraints as string;
             const target = path.resolve(PACK_DIR, constraints);
             if (!fs.existsSync(target)) {

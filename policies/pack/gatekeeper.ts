@@ -11,7 +11,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import type { PolicyConfigSchema, StackValidationPolicy } from "@pulumi/policy";
-import { createEvaluator, loadConstraintSet, type EnforcementAction, type EvaluationResult, type Evaluator } from "../gatekeeper/engine";
+import { createEvaluator, loadConstraintSet, requireConstraints, type EnforcementAction, type EvaluationResult, type Evaluator } from "../gatekeeper/engine";
 import { templateRegistry } from "../gatekeeper/templates";
 import type { PackResource } from "./resources";
 import { PACK_DIR } from "./paths";
@@ -40,7 +40,7 @@ export function evaluatorFor(constraintFile: string, action: EnforcementAction):
     const key = `${action}\u0000${file}`;
     let evaluator = evaluators.get(key);
     if (!evaluator) {
-        const set = loadConstraintSet(fs.readFileSync(file, "utf8"), templateRegistry, path.relative(PACK_DIR, file));
+        const set = requireConstraints(loadConstraintSet(fs.readFileSync(file, "utf8"), templateRegistry, path.relative(PACK_DIR, file)), path.relative(PACK_DIR, file));
         evaluator = createEvaluator(set.constraints.filter((c) => c.enforcementAction === action), set.config);
         evaluators.set(key, evaluator);
     }
@@ -71,8 +71,21 @@ export function messageOf(result: EvaluationResult): string {
     return result.enforcementAction === "dryrun" ? `dryrun: ${text}` : text;
 }
 
+/**
+ * What is wrong with an auditLog setting: it must be a JSON lines file (.jsonl), absolute or inside
+ * the pack directory, so a render never appends to a source file (../README.md, index.ts).
+ */
+export function auditLogProblem(file: unknown): string | undefined {
+    const expected = "expected a JSON lines file ending in .jsonl, absolute or relative to the pack directory without leaving it (e.g. \"audit/dryrun.jsonl\")";
+    if (typeof file !== "string" || !file.endsWith(".jsonl") || path.basename(file) === ".jsonl") return `${JSON.stringify(file)}: ${expected}`;
+    if (!path.isAbsolute(file) && (path.normalize(file).startsWith("..") || file.split(/[\\/]/).includes(".."))) return `${JSON.stringify(file)} leaves the pack directory; ${expected}`;
+    return undefined;
+}
+
 function appendAudit(file: string, findings: GatekeeperFinding[]): void {
     if (findings.length === 0) return;
+    const problem = auditLogProblem(file);
+    if (problem) throw new Error(`gatekeeper-dryrun.auditLog: ${problem}`);
     const target = path.resolve(PACK_DIR, file);
     fs.mkdirSync(path.dirname(target), { recursive: true });
     const time = new Date().toISOString();

@@ -11,6 +11,7 @@
  * --markdown writes the lock's table (with what changed) for the pull request comment.
  * --registry maps a registry host to a base URL (tests: a fake registry on loopback).
  */
+import { stackNameProblem } from "../../config/stacks";
 import { createHash } from "crypto";
 import * as fs from "fs";
 import * as path from "path";
@@ -60,10 +61,26 @@ function challenge(header: string | null): { realm: string; service?: string; sc
     return params.realm ? { realm: params.realm, service: params.service, scope: params.scope } : undefined;
 }
 
+/** One request of `ref`'s resolution: a network failure names the image, the address and the cause (not a bare "fetch failed"). */
+async function request(ref: string, url: string, send: () => Promise<Response>): Promise<Response> {
+    try {
+        return await send();
+    } catch (e) {
+        const err = e as Error & { cause?: { code?: string; message?: string } };
+        const why =
+            err.name === "TimeoutError" || err.name === "AbortError"
+                ? `no answer within 30 s (${err.name})`
+                : err.cause?.message
+                  ? `${err.cause.message}${err.cause.code && !err.cause.message.includes(`(${err.cause.code})`) ? ` (${err.cause.code})` : ""}`
+                  : err.message;
+        throw new Error(`${ref}: GET ${url} failed: ${why}`);
+    }
+}
+
 export async function resolveDigest(ref: string, map: Record<string, string> = {}, fetchFn: typeof fetch = fetch): Promise<ImageRecord & { mediaType: string }> {
     const { registry, repository, tag } = parseReference(ref);
     const url = `${apiBase(registry, map)}/v2/${repository}/manifests/${tag}`;
-    const get = (auth?: string) => fetchFn(url, { headers: { Accept: ACCEPT, ...(auth ? { Authorization: auth } : {}) }, signal: AbortSignal.timeout(30_000) });
+    const get = (auth?: string) => request(ref, url, () => fetchFn(url, { headers: { Accept: ACCEPT, ...(auth ? { Authorization: auth } : {}) }, signal: AbortSignal.timeout(30_000) }));
     let res = await get();
     if (res.status === 401) {
         const c = challenge(res.headers.get("www-authenticate"));
@@ -71,7 +88,7 @@ export async function resolveDigest(ref: string, map: Record<string, string> = {
         const tokenUrl = new URL(c.realm);
         if (c.service) tokenUrl.searchParams.set("service", c.service);
         tokenUrl.searchParams.set("scope", c.scope ?? `repository:${repository}:pull`);
-        const t = await fetchFn(tokenUrl, { signal: AbortSignal.timeout(30_000) });
+        const t = await request(ref, tokenUrl.href, () => fetchFn(tokenUrl, { signal: AbortSignal.timeout(30_000) }));
         if (!t.ok) throw new Error(`${ref}: the token service ${tokenUrl.origin}${tokenUrl.pathname} answered ${t.status}`);
         const body = (await t.json()) as { token?: string; access_token?: string };
         const token = body.token ?? body.access_token;
@@ -151,8 +168,14 @@ export async function main(argv: string[], out: { write(s: string): unknown } = 
     let lockFile = IMAGES_LOCK_FILE;
     let markdown: string | undefined;
     const map: Record<string, string> = {};
+    const given = new Set<string>();
     for (let i = 0; i < argv.length; i++) {
         const [a, v] = [argv[i], argv[i + 1]];
+        if ((a === "--stack" || a === "--lock" || a === "--markdown") && given.has(a)) {
+            err.write(`images:lock: ${a} is given twice\n${usage}\n`);
+            return 2;
+        }
+        given.add(a);
         if (a === "--stack" && v) (stack = v), i++;
         else if (a === "--lock" && v) (lockFile = path.resolve(v)), i++;
         else if (a === "--markdown" && v) (markdown = path.resolve(v)), i++;
@@ -164,6 +187,11 @@ export async function main(argv: string[], out: { write(s: string): unknown } = 
     }
     if (!stack) {
         err.write(`images:lock: --stack is required\n${usage}\n`);
+        return 2;
+    }
+    const problem = stackNameProblem(stack);
+    if (problem) {
+        err.write(`images:lock: ${problem}\n${usage}\n`);
         return 2;
     }
     let existing: ImageRecord[] = [];

@@ -123,6 +123,19 @@ export function loadConstraintSet(yamlText: string, registry: TemplateRegistry, 
     return constraintSetFromObjects(objects, registry, source);
 }
 
+/**
+ * A constraint file the pack or the admission catalogue evaluates must hold constraints: an empty
+ * one (emptied, comments only, only the Config) would switch every constraint off without a word.
+ */
+export function requireConstraints(set: ConstraintSet, source: string): ConstraintSet {
+    if (set.constraints.length === 0)
+        throw new Error(
+            `${source} holds no constraints: an empty set would switch off every Gatekeeper constraint and the admission policies generated from them; ` +
+                "expected the constraint file with its constraints (to silence one, set its enforcementAction to dryrun; to turn the policies off, set the gatekeeper-<action> policies to \"disabled\" in the pack config, where a reviewer sees it)",
+        );
+    return set;
+}
+
 /** Same as loadConstraintSet, from objects already parsed. */
 export function constraintSetFromObjects(objects: readonly unknown[], registry: TemplateRegistry, source = "constraints"): ConstraintSet {
     const constraints: Constraint[] = [];

@@ -6,6 +6,7 @@ export {
     EMPTY_CONFIG,
     loadConstraintSet,
     parseGatekeeperConfig,
+    requireConstraints,
     type Constraint,
     type ConstraintInput,
     type ConstraintSet,
