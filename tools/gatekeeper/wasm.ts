@@ -66,8 +66,9 @@ export function compileTemplate(file: string, rel: string, opa: string): ModuleM
         mkdirSync(src);
         for (const [name, text] of Object.entries(modulesOf(parsed, rel))) writeFileSync(path.join(src, name), text);
         const bundle = path.join(work, "bundle.tar.gz");
-        const args = ["build", "-t", "wasm", "-e", ENTRYPOINT, "-o", bundle, ...(parsed.version === "v1" ? [] : ["--v0-compatible"]), src];
-        const built = spawnSync(opa, args, { encoding: "utf8" });
+        // Relative paths: the module records src/<file>.rego in its error locations (rule.ts reads them).
+        const args = ["build", "-t", "wasm", "-e", ENTRYPOINT, "-o", "bundle.tar.gz", ...(parsed.version === "v1" ? [] : ["--v0-compatible"]), "src"];
+        const built = spawnSync(opa, args, { encoding: "utf8", cwd: work });
         if (built.status !== 0) throw new Error(`${rel}: opa build failed for template ${parsed.kind}:\n${built.stderr || built.stdout}`);
         const untar = spawnSync("tar", ["-xzf", bundle, "-C", work, "/policy.wasm"], { encoding: "utf8" });
         if (untar.status !== 0) throw new Error(`${rel}: the bundle opa built has no /policy.wasm: ${untar.stderr}`);

@@ -10,7 +10,7 @@
  * WasmEvalError with the module's text.
  */
 import { HOST_BUILTINS, type HostBuiltin } from "./builtins";
-import { parseRegoValue, valueText, type RegoValue } from "./value";
+import { parseRegoValue, toJSON, valueText, type RegoValue } from "./value";
 
 export class WasmEvalError extends Error {
     constructor(message: string) {
@@ -109,13 +109,13 @@ export class WasmPolicy {
         this.loadedData = data;
     }
 
-    /** Evaluates an entrypoint on `input` with the loaded data; returns the result set (JSON). */
+    /** Evaluates an entrypoint on `input` with the loaded data; returns the result set as JSON (sets as arrays in OPA's order). */
     evaluate(input: unknown, entrypoint = 0): { result: unknown }[] {
         const bytes = encoder.encode(JSON.stringify(input));
         this.ensureMemory(this.evalHeap + bytes.length);
         new Uint8Array(this.memory.buffer, this.evalHeap, bytes.length).set(bytes);
-        const resultAddr = this.exports.opa_eval(0, entrypoint, this.dataAddr, this.evalHeap, bytes.length, this.evalHeap + bytes.length, 0);
-        return JSON.parse(this.readString(resultAddr)) as { result: unknown }[];
+        const resultAddr = this.exports.opa_eval(0, entrypoint, this.dataAddr, this.evalHeap, bytes.length, this.evalHeap + bytes.length, 1);
+        return toJSON(parseRegoValue(this.readString(resultAddr))) as { result: unknown }[];
     }
 
     private callBuiltin(id: number, argAddrs: number[]): number {

@@ -73,7 +73,7 @@ export function wasmTemplateRule(parsed: ParsedTemplate, policy: WasmPolicy): Wa
             try {
                 set = policy.evaluate({ review: { ...review, namespaceObject }, parameters: ctx.parameters ?? {} });
             } catch (err) {
-                if (err instanceof WasmEvalError) throw new RegoEvalError(err.message);
+                if (err instanceof WasmEvalError) throw new RegoEvalError(gatekeeperErrorText(err.message, parsed));
                 throw err;
             }
             const results = (set[0]?.result ?? []) as { msg: unknown; details: unknown }[];
@@ -84,6 +84,28 @@ export function wasmTemplateRule(parsed: ParsedTemplate, policy: WasmPolicy): Wa
             });
         },
     };
+}
+
+/**
+ * The module's runtime error ("src/template.rego:4:1: var assignment conflict") in the words of
+ * OPA's topdown as Gatekeeper reports it ("template:4: eval_conflict_error: functions must not
+ * produce multiple outputs for same inputs"): Gatekeeper names the template's module "template"
+ * and its libraries libs["lib_<i>"]; the Wasm module says "var assignment conflict" both for a
+ * function and for a complete rule, which the Rego at that line tells apart. Other texts are kept.
+ */
+export function gatekeeperErrorText(message: string, t: ParsedTemplate): string {
+    const m = /^src\/(template|lib_(\d+))\.rego:(\d+):\d+: (var assignment conflict|object insert conflict)$/.exec(message);
+    if (!m) return message;
+    const file = m[2] === undefined ? "template" : `libs["lib_${m[2]}"]`;
+    const source = m[2] === undefined ? t.rego : (t.libs[Number(m[2])] ?? "");
+    const line = source.split("\n")[Number(m[3]) - 1] ?? "";
+    const text =
+        m[4] === "object insert conflict"
+            ? "object keys must be unique"
+            : /^\s*[A-Za-z_][\w.]*\s*\(/.test(line)
+              ? "functions must not produce multiple outputs for same inputs"
+              : "complete rules must not produce multiple outputs";
+    return `${file}:${m[3]}: eval_conflict_error: ${text}`;
 }
 
 function isEmptyObject(v: unknown): boolean {
