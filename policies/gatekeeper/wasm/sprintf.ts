@@ -216,7 +216,7 @@ function formatFloat(f: number, verb: string, spec: Spec): string | undefined {
             break;
         case "f":
         case "F":
-            body = abs.toFixed(spec.prec ?? 6);
+            body = fixed(abs, spec.prec ?? 6);
             break;
         case "e":
         case "E":
@@ -227,6 +227,13 @@ function formatFloat(f: number, verb: string, spec: Spec): string | undefined {
             return undefined;
     }
     return pad(signed(body, neg, spec), spec, true);
+}
+
+/** %f: JavaScript's toFixed switches to exponent form from 1e21; Go prints every digit. */
+function fixed(abs: number, prec: number): string {
+    if (abs < 1e21) return abs.toFixed(prec);
+    const int = BigInt(abs).toString();
+    return prec > 0 ? `${int}.${"0".repeat(prec)}` : int;
 }
 
 /** strconv.FormatFloat(f, 'g', prec): %e when the exponent is < -4 or >= the precision (6 for the shortest form). */

@@ -1,0 +1,167 @@
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { test } from "node:test";
+import { buildConstraint, createTemplateRegistry, evaluate, parseGatekeeperConfig } from "../engine";
+import type { K8sObject } from "../types";
+import { opaBinary } from "./opa";
+import { gatekeeperErrorText, loadWasmTemplate, modulePaths } from "./rule";
+import { modulesOf } from "./template";
+
+const DIR = path.join(__dirname, "testdata");
+const file = (name: string) => path.join(DIR, `${name}.yaml`);
+const unique = loadWasmTemplate(file("k8stestuniqueapplabel"));
+const prefixes = loadWasmTemplate(file("k8stestallowedprefixes"));
+const range = loadWasmTemplate(file("k8stestreplicarange"));
+const conflict = loadWasmTemplate(file("k8stestconflict"));
+const registry = createTemplateRegistry([unique, prefixes, range, conflict]);
+
+const deployment = (name: string, app: string, replicas: number | undefined, image: string, podLabels: Record<string, string> = {}): K8sObject => ({
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name, namespace: "team", labels: { app } },
+    spec: { ...(replicas === undefined ? {} : { replicas }), template: { metadata: { labels: podLabels }, spec: { containers: [{ name: "c", image }] } } },
+});
+const pod = (name: string, image: string, labels: Record<string, string> = {}): K8sObject => ({
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name, namespace: "team", labels },
+    spec: { containers: [{ name: "main", image }, { name: "side", image: "ghcr.io/ok" }] },
+});
+const deployments: K8sObject[] = [
+    deployment("a", "web", 1, "nginx"),
+    deployment("b", "web", 5, "ghcr.io/x", { conflict: "yes" }),
+    deployment("c", "web", 0, "registry.example/y"),
+    deployment("d", "api", undefined, "ghcr.io/z"),
+];
+const syncDeployments = parseGatekeeperConfig({ spec: { sync: { syncOnly: [{ group: "apps", version: "v1", kind: "Deployment" }] } } });
+const onlyDeployments = { kinds: [{ apiGroups: ["apps"], kinds: ["Deployment"] }] };
+
+const messages = (rs: { constraintKind: string; object: { name?: string }; message: string }[]) => rs.map((r) => `${r.constraintKind} ${r.object.name}: ${r.message}`).sort();
+
+test("a referential template reads data.inventory in Gatekeeper's layout, of the Config's syncOnly kinds only", () => {
+    const c = buildConstraint({ kind: "K8sTestUniqueAppLabel", name: "unique", match: onlyDeployments }, registry);
+    const rs = evaluate(deployments, [c], syncDeployments);
+    assert.deepEqual(messages(rs), [
+        'K8sTestUniqueAppLabel a: app label web of a is also used by {"b", "c"}',
+        'K8sTestUniqueAppLabel b: app label web of b is also used by {"a", "c"}',
+        'K8sTestUniqueAppLabel c: app label web of c is also used by {"a", "b"}',
+    ]);
+    assert.deepEqual(rs.find((r) => r.object.name === "a")?.details, { others: ["b", "c"] });
+    // Without a Config that syncs Deployments, Gatekeeper's data.inventory is empty.
+    assert.deepEqual(evaluate(deployments, [c]), []);
+});
+
+test("a template with libs (Rego v1) judges Pods and the Pods of workloads (the engine's expansion)", () => {
+    const c = buildConstraint({ kind: "K8sTestAllowedPrefixes", name: "prefixes", parameters: { prefixes: ["registry.example/", "ghcr.io/"] } }, registry);
+    const rs = evaluate([...deployments, pod("p", "docker.io/evil")], [c]);
+    assert.deepEqual(messages(rs), [
+        'K8sTestAllowedPrefixes a: [Implied by Deployment/a] container <c> has an image (nginx) outside ["registry.example/", "ghcr.io/"]',
+        'K8sTestAllowedPrefixes p: container <main> has an image (docker.io/evil) outside ["registry.example/", "ghcr.io/"]',
+    ]);
+    // Without prefixes the `not` holds, but sprintf over the undefined list is undefined: no violation.
+    const none = buildConstraint({ kind: "K8sTestAllowedPrefixes", name: "none" }, registry);
+    assert.equal(evaluate([pod("q", "ghcr.io/ok")], [none]).length, 0);
+});
+
+test("a template's parameter schema is checked; messages print as Go's sprintf; results without msg are dropped", () => {
+    assert.throws(
+        () => buildConstraint({ kind: "K8sTestReplicaRange", name: "bad", parameters: { min: "two" } }, registry),
+        /constraint K8sTestReplicaRange\/bad: parameters\.min must be (an )?integer/,
+    );
+    const c = buildConstraint({ kind: "K8sTestReplicaRange", name: "range", parameters: { min: 2, max: 3, ratio: 1.5 }, match: onlyDeployments }, registry);
+    assert.deepEqual(messages(evaluate(deployments, [c])), [
+        'K8sTestReplicaRange a: a has 1 replicas, fewer than 2 ({"max": 3, "min": 2, "ratio": 1.5})',
+        "K8sTestReplicaRange a: ratio 1.5, 1.50, %!d(float64=1.5),   1.5|",
+        "K8sTestReplicaRange b: b has 5 replicas, more than 3%!s(MISSING)",
+        "K8sTestReplicaRange b: ratio 1.5, 1.50, %!d(float64=1.5),   1.5|",
+        'K8sTestReplicaRange c: c has 0 replicas, fewer than 2 ({"max": 3, "min": 2, "ratio": 1.5})',
+        "K8sTestReplicaRange c: ratio 1.5, 1.50, %!d(float64=1.5),   1.5|",
+        'K8sTestReplicaRange d: d has 1 replicas, fewer than 2 ({"max": 3, "min": 2, "ratio": 1.5})',
+        "K8sTestReplicaRange d: ratio 1.5, 1.50, %!d(float64=1.5),   1.5|",
+    ]);
+});
+
+test("a template calling a built-in the host does not provide is refused when it loads, naming the built-in", () => {
+    assert.throws(() => loadWasmTemplate(file("k8stestsemver")), /k8stestsemver\.yaml \(K8sTestSemver\): the policy calls built-in function semver\.is_valid, which the pack's Wasm host does not provide/);
+});
+
+test("an evaluation error is a violation carrying the error text (with the constraint's action), never a pass", () => {
+    const c = buildConstraint({ kind: "K8sTestConflict", name: "conflict", match: { kinds: [{ apiGroups: [""], kinds: ["Pod"] }] } }, registry);
+    const rs = evaluate([pod("calm", "x"), pod("clash", "x", { conflict: "yes" }), deployments[1]], [c]);
+    assert.deepEqual(messages(rs), [
+        "K8sTestConflict b: [Implied by Deployment/b] template:4: eval_conflict_error: functions must not produce multiple outputs for same inputs",
+        "K8sTestConflict clash: template:4: eval_conflict_error: functions must not produce multiple outputs for same inputs",
+    ]);
+    assert.ok(rs.every((r) => r.blocking && r.enforcementAction === "deny"));
+});
+
+test("a missing or stale module is an error naming the template and the command", () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "wasm-template-"));
+    try {
+        const copy = path.join(dir, "k8stestreplicarange.yaml");
+        copyFileSync(file("k8stestreplicarange"), copy);
+        assert.throws(() => loadWasmTemplate(copy, "policies/templates/k8stestreplicarange.yaml"), /policies\/templates\/k8stestreplicarange\.yaml: template K8sTestReplicaRange has no compiled module \(policies\/templates\/wasm\/k8stestreplicarange\.wasm\); run npm run gatekeeper:wasm/);
+        const from = modulePaths(file("k8stestreplicarange"));
+        const to = modulePaths(copy);
+        mkdirSync(path.dirname(to.wasm));
+        copyFileSync(from.wasm, to.wasm);
+        copyFileSync(from.manifest, to.manifest);
+        assert.equal(loadWasmTemplate(copy).kind, "K8sTestReplicaRange");
+        writeFileSync(copy, readFileSync(copy, "utf8").replace("fewer than", "less than"));
+        assert.throws(() => loadWasmTemplate(copy, "policies/templates/k8stestreplicarange.yaml"), /K8sTestReplicaRange .* is stale: .*run npm run gatekeeper:wasm/);
+    } finally {
+        rmSync(dir, { recursive: true, force: true });
+    }
+});
+
+/** Inputs the Wasm host and opa eval must judge alike: [template, input, data]. */
+function oracleCases(): [ReturnType<typeof loadWasmTemplate>, unknown, unknown][] {
+    const review = (obj: K8sObject) => ({ object: obj, kind: { group: obj.apiVersion === "v1" ? "" : "apps", version: "v1", kind: obj.kind }, operation: "CREATE", name: obj.metadata?.name, namespace: "team" });
+    const inventory = { inventory: { cluster: {}, namespace: { team: { "apps/v1": { Deployment: Object.fromEntries(deployments.map((d) => [d.metadata!.name, d])) } } } } };
+    const cases: [ReturnType<typeof loadWasmTemplate>, unknown, unknown][] = [];
+    for (const d of deployments) {
+        cases.push([unique, { review: review(d), parameters: {} }, inventory]);
+        for (const parameters of [{ min: 2, max: 3, ratio: 1.5 }, { min: 0, max: 0 }, { ratio: 1e21 }, { ratio: 0.1 }, {}]) cases.push([range, { review: review(d), parameters }, {}]);
+    }
+    for (const p of [pod("p", "docker.io/evil"), pod("q", "ghcr.io/ok"), pod("r", "registry.example/a", { conflict: "x" })]) {
+        for (const parameters of [{ prefixes: ["registry.example/", "ghcr.io/"] }, { prefixes: "docker.io/" }, {}]) cases.push([prefixes, { review: review(p), parameters }, {}]);
+        cases.push([conflict, { review: review(p), parameters: {} }, {}]);
+    }
+    return cases;
+}
+
+const opa = opaBinary();
+test("the Wasm host judges as opa eval on the same Rego (hook, libs, data.inventory, built-ins, errors)", { skip: existsSync(opa) ? false : `opa is not at ${opa} (npm run gatekeeper:build -- opa)` }, () => {
+    const work = mkdtempSync(path.join(tmpdir(), "wasm-oracle-"));
+    try {
+        let n = 0;
+        for (const [rule, input, data] of oracleCases()) {
+            const src = path.join(work, `t${n}`);
+            mkdirSync(src);
+            for (const [name, text] of Object.entries(modulesOf(rule.parsed, rule.template))) writeFileSync(path.join(src, name), text);
+            writeFileSync(path.join(src, "data.json"), JSON.stringify(data));
+            writeFileSync(path.join(work, `in${n}.json`), JSON.stringify(input));
+            const args = ["eval", ...(rule.parsed.version === "v1" ? [] : ["--v0-compatible"]), "-f", "json", "-b", src, "-i", path.join(work, `in${n}.json`), "data.hooks.violation"];
+            const r = spawnSync(opa, args, { encoding: "utf8" });
+            const out = JSON.parse(r.stdout);
+            const e = out.errors?.[0];
+            // Gatekeeper names the template's module "template" (frameworks drivers/rego).
+            const expected = r.status === 0 ? { violations: (out.result?.[0]?.expressions?.[0]?.value ?? []) as unknown[] } : { error: `${path.basename(e.location.file, ".rego")}:${e.location.row}: ${e.code}: ${e.message}` };
+            rule.policy.setData(data);
+            let got: unknown;
+            try {
+                got = { violations: (rule.policy.evaluate(input)[0]?.result ?? []) as unknown[] };
+            } catch (err) {
+                got = { error: gatekeeperErrorText((err as Error).message, rule.parsed) };
+            }
+            assert.deepEqual(got, expected, `${rule.kind} on ${JSON.stringify(input).slice(0, 300)}`);
+            n++;
+        }
+        assert.ok(n >= 36, `${n} cases`);
+    } finally {
+        rmSync(work, { recursive: true, force: true });
+    }
+});
