@@ -70,13 +70,22 @@ export function policyName(c: Pick<Constraint, "kind" | "name">): string {
     return `gatekeeper-${c.kind.toLowerCase()}-${c.name}`;
 }
 
+/** Why a constraint of a team's own ConstraintTemplate (policies/templates, Rego compiled to Wasm) has no admission policy. */
+function teamTemplateReason(c: Constraint): string | undefined {
+    const parsed = (c.rule as { parsed?: { name: string; hasCel: boolean } }).parsed;
+    if (!parsed) return undefined;
+    return parsed.hasCel
+        ? `ConstraintTemplate ${parsed.name} (policies/templates) carries CEL code, which is not yet turned into a ValidatingAdmissionPolicy; at admission only Gatekeeper itself judges it`
+        : `ConstraintTemplate ${parsed.name} (policies/templates) has Rego only, and a ValidatingAdmissionPolicy needs CEL; at admission only Gatekeeper itself judges it`;
+}
+
 export function generateAdmissionPolicies(constraints: readonly Constraint[], opts: GenerateOptions = {}): AdmissionObjects {
     const out: AdmissionObjects = { policies: [], bindings: [], skipped: [] };
     for (const c of constraints) {
         const id = `${c.kind}/${c.name}`;
         const rule = admissionRules.get(c.kind);
         if (!rule) {
-            out.skipped.push({ constraint: id, reason: notAtAdmission.get(c.kind) ?? "no admission rule for this template" });
+            out.skipped.push({ constraint: id, reason: notAtAdmission.get(c.kind) ?? teamTemplateReason(c) ?? "no admission rule for this template" });
             continue;
         }
         const plan = planMatch(c);

@@ -167,7 +167,8 @@ export function constraintSetFromObjects(objects: readonly unknown[], registry: 
         }
         if (apiVersion.startsWith("templates.gatekeeper.sh/")) {
             throw new Error(
-                `${where}: ConstraintTemplate ${name} is not supported; templates are built in (policies/gatekeeper/templates), declare only constraints`,
+                `${where}: ConstraintTemplate ${name} does not belong in a constraint file: the library's templates are built in, ` +
+                    `a team's own goes in policies/templates/${name}.yaml (then npm run gatekeeper:wasm)`,
             );
         }
         if (!apiVersion.startsWith("constraints.gatekeeper.sh/")) {
