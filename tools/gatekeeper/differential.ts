@@ -338,7 +338,7 @@ export function judge(gator: string, library: Library, p: PreparedGroup, report:
     }
 }
 
-function libraryGroups(library: Library, perCase: number): Group[] {
+export function libraryGroups(library: Library, perCase: number): Group[] {
     return library.cases.map((c) => ({
         id: c.id,
         constraints: [c.constraint],
