@@ -18,11 +18,13 @@ export class RegoObject {
 
 export type RegoValue = null | boolean | string | RegoNumber | RegoValue[] | Set<RegoValue> | RegoObject;
 
+const NUMBER = /-?[0-9][0-9.eE+-]*/y;
+
 /** Parses opa_value_dump's text. */
 export function parseRegoValue(text: string): RegoValue {
     let i = 0;
     const ws = () => {
-        while (i < text.length && /\s/.test(text[i])) i++;
+        for (let c = text.charCodeAt(i); c === 32 || c === 10 || c === 9 || c === 13; c = text.charCodeAt(++i));
     };
     const fail = (what: string): never => {
         throw new Error(`cannot read the Wasm module's value at ${i}: ${what} in ${text.slice(0, 200)}`);
@@ -32,9 +34,15 @@ export function parseRegoValue(text: string): RegoValue {
         const c = text[i];
         if (c === '"') {
             const start = i++;
-            while (i < text.length && text[i] !== '"') i += text[i] === "\\" ? 2 : 1;
+            let escaped = false;
+            for (let k = text.charCodeAt(i); i < text.length && k !== 34; k = text.charCodeAt(i)) {
+                if (k === 92) {
+                    escaped = true;
+                    i += 2;
+                } else i++;
+            }
             i++;
-            return JSON.parse(text.slice(start, i)) as string;
+            return escaped ? (JSON.parse(text.slice(start, i)) as string) : text.slice(start + 1, i - 1);
         }
         if (c === "[") {
             i++;
@@ -109,7 +117,8 @@ export function parseRegoValue(text: string): RegoValue {
             i += 5;
             return false;
         }
-        const m = /^-?[0-9][0-9.eE+-]*/.exec(text.slice(i, i + 400));
+        NUMBER.lastIndex = i;
+        const m = NUMBER.exec(text);
         if (!m) return fail("unexpected character");
         i += m[0].length;
         return new RegoNumber(m[0]);
