@@ -165,3 +165,9 @@ test("the Wasm host judges as opa eval on the same Rego (hook, libs, data.invent
         rmSync(work, { recursive: true, force: true });
     }
 });
+
+test("every committed module is up to date with its template (npm run gatekeeper:wasm -- --check)", () => {
+    const r = spawnSync(process.execPath, ["--import", "tsx", path.join(__dirname, "..", "..", "..", "tools", "gatekeeper", "wasm.ts"), "--check"], { encoding: "utf8" });
+    assert.equal(r.status, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /policies\/gatekeeper\/wasm\/testdata\/k8stestconflict\.yaml: up to date/);
+});
