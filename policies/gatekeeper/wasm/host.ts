@@ -111,10 +111,15 @@ export class WasmPolicy {
 
     /** Evaluates an entrypoint on `input` with the loaded data; returns the result set as JSON (sets as arrays in OPA's order). */
     evaluate(input: unknown, entrypoint = 0): { result: unknown }[] {
-        const bytes = encoder.encode(JSON.stringify(input));
-        this.ensureMemory(this.evalHeap + bytes.length);
-        new Uint8Array(this.memory.buffer, this.evalHeap, bytes.length).set(bytes);
-        const resultAddr = this.exports.opa_eval(0, entrypoint, this.dataAddr, this.evalHeap, bytes.length, this.evalHeap + bytes.length, 1);
+        return this.evaluateText(JSON.stringify(input), entrypoint);
+    }
+
+    /** Same as evaluate, from the input's JSON text. */
+    evaluateText(inputJSON: string, entrypoint = 0): { result: unknown }[] {
+        // UTF-8 takes at most 3 bytes per UTF-16 unit.
+        this.ensureMemory(this.evalHeap + inputJSON.length * 3);
+        const { written } = encoder.encodeInto(inputJSON, new Uint8Array(this.memory.buffer, this.evalHeap));
+        const resultAddr = this.exports.opa_eval(0, entrypoint, this.dataAddr, this.evalHeap, written, this.evalHeap + written, 1);
         return toJSON(parseRegoValue(this.readString(resultAddr))) as { result: unknown }[];
     }
 

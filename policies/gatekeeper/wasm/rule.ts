@@ -14,7 +14,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { RegoEvalError, type RuleContext, type TemplateRule, type Violation } from "../types";
+import { RegoEvalError, type Inventory, type K8sObject, type RuleContext, type TemplateRule, type Violation } from "../types";
 import { WasmEvalError, WasmPolicy } from "./host";
 import { GENERATE_COMMAND, parseTemplate, templateDigest, type ModuleManifest, type ParsedTemplate } from "./template";
 
@@ -66,12 +66,23 @@ export function wasmTemplateRule(parsed: ParsedTemplate, policy: WasmPolicy): Wa
         policy,
         validate(ctx: RuleContext): Violation[] {
             const { review, inventory } = ctx;
-            const ns = review.namespace;
-            const namespaceObject = ns === undefined ? null : (inventory.list("Namespace", { group: "" }).find((n) => n.metadata?.name === ns) ?? null);
-            policy.setData({ inventory: inventory.gatekeeperData?.() ?? {} });
+            policy.setData(dataOf(inventory));
+            let reviewText = reviewTexts.get(review);
+            if (reviewText === undefined) {
+                const ns = review.namespace;
+                const namespaceObject = ns === undefined ? null : (namespacesOf(inventory).get(ns) ?? null);
+                reviewText = JSON.stringify({ ...review, namespaceObject });
+                reviewTexts.set(review, reviewText);
+            }
+            const parameters = ctx.parameters ?? {};
+            let parametersText = parameterTexts.get(parameters);
+            if (parametersText === undefined) {
+                parametersText = JSON.stringify(parameters);
+                parameterTexts.set(parameters, parametersText);
+            }
             let set: { result: unknown }[];
             try {
-                set = policy.evaluate({ review: { ...review, namespaceObject }, parameters: ctx.parameters ?? {} });
+                set = policy.evaluateText(`{"review":${reviewText},"parameters":${parametersText}}`);
             } catch (err) {
                 if (err instanceof WasmEvalError) throw new RegoEvalError(gatekeeperErrorText(err.message, parsed));
                 throw err;
@@ -106,6 +117,33 @@ export function gatekeeperErrorText(message: string, t: ParsedTemplate): string 
               ? "functions must not produce multiple outputs for same inputs"
               : "complete rules must not produce multiple outputs";
     return `${file}:${m[3]}: eval_conflict_error: ${text}`;
+}
+
+// The engine hands every constraint of an object the same review, and every object the same
+// inventory and parameters objects: their JSON is made once.
+const reviewTexts = new WeakMap<object, string>();
+const parameterTexts = new WeakMap<object, string>();
+const dataByInventory = new WeakMap<object, unknown>();
+const namespacesByInventory = new WeakMap<object, Map<string, K8sObject>>();
+const NO_DATA = { inventory: {} };
+
+function dataOf(inventory: Inventory): unknown {
+    const inv = inventory.gatekeeperData?.();
+    if (!inv) return NO_DATA;
+    let data = dataByInventory.get(inv);
+    if (!data) dataByInventory.set(inv, (data = { inventory: inv }));
+    return data;
+}
+
+/** The stack's Namespace objects by name (input.review.namespaceObject). */
+function namespacesOf(inventory: Inventory): Map<string, K8sObject> {
+    let byName = namespacesByInventory.get(inventory);
+    if (!byName) {
+        byName = new Map();
+        for (const n of inventory.list("Namespace", { group: "" })) if (typeof n.metadata?.name === "string" && !byName.has(n.metadata.name)) byName.set(n.metadata.name, n);
+        namespacesByInventory.set(inventory, byName);
+    }
+    return byName;
 }
 
 function isEmptyObject(v: unknown): boolean {
