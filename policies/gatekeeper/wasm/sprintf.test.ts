@@ -32,6 +32,8 @@ const CASES: [string, string, string][] = [
     ["%v", '[{"k": {"z", 1}}]', '{"k": {1, "z"}}'],
     ["%x", "[255]", "ff"],
     ["%.1f|%v", "[1e21, 1e21]", "1000000000000000000000.0|1e+21"],
+    ["%.2f|%5.1f|%-4d|%x", '["null", "null", "ab", 1.5]', "%!f(string=nu)|%!f(string=    n)|%!d(string=ab  )|0x1.8p+00"],
+    ["%X|%x|%b|%x", "[0.1, 1024.0, 1.5, 0.0]", "0X1.999999999999AP-04|0x1p+10|6755399441055744p-52|0x0p+00"],
 ];
 
 const parsed = (args: string) => parseRegoValue(args) as RegoValue[];

@@ -120,14 +120,15 @@ function pad(s: string, spec: Spec, numeric = false): string {
     return " ".repeat(fill) + s;
 }
 
-function badVerb(a: GoArg, verb: string): string {
-    return `%!${verb}(${a.type}=${formatArg(a, "v", plain())})`;
+/** Go's badVerb: the value printed with %v under the same flags, width and precision (`%.2f` of "null" is `%!f(string=nu)`). */
+function badVerb(a: GoArg, verb: string, spec: Spec): string {
+    return `%!${verb}(${a.type}=${formatArg(a, "v", spec)})`;
 }
 
 function formatArg(a: GoArg, verb: string, spec: Spec): string {
-    if (a.type === "string") return formatString(a.v, verb, spec) ?? badVerb(a, verb);
-    if (a.type === "float64") return formatFloat(a.v, verb, spec) ?? badVerb(a, verb);
-    return formatInt(a.v, verb, spec) ?? badVerb(a, verb);
+    if (a.type === "string") return formatString(a.v, verb, spec) ?? badVerb(a, verb, spec);
+    if (a.type === "float64") return formatFloat(a.v, verb, spec) ?? badVerb(a, verb, spec);
+    return formatInt(a.v, verb, spec) ?? badVerb(a, verb, spec);
 }
 
 function formatString(s: string, verb: string, spec: Spec): string | undefined {
@@ -223,10 +224,43 @@ function formatFloat(f: number, verb: string, spec: Spec): string | undefined {
             body = goExp(abs.toExponential(spec.prec ?? 6));
             if (verb === "E") body = body.toUpperCase();
             break;
+        case "x":
+        case "X":
+            if (spec.prec !== undefined) return undefined;
+            body = hexFloat(abs);
+            if (verb === "X") body = body.toUpperCase();
+            break;
+        case "b": {
+            const { mant, exp } = float64Parts(abs);
+            body = `${mant}p${exp - 52 < 0 ? "-" : "+"}${Math.abs(exp - 52)}`;
+            break;
+        }
         default:
             return undefined;
     }
     return pad(signed(body, neg, spec), spec, true);
+}
+
+/** The integer mantissa (53 bits for a normal number) and the exponent e of abs = mant × 2^(e-52), as strconv's %b reads them. */
+function float64Parts(abs: number): { mant: bigint; exp: number } {
+    const view = new DataView(new ArrayBuffer(8));
+    view.setFloat64(0, abs);
+    const bits = view.getBigUint64(0);
+    const biased = Number((bits >> 52n) & 0x7ffn);
+    const frac = bits & ((1n << 52n) - 1n);
+    return biased === 0 ? { mant: frac, exp: -1022 } : { mant: frac | (1n << 52n), exp: biased - 1023 };
+}
+
+/** strconv's %x of a float64 with the shortest precision: 0x1.8p+00. */
+function hexFloat(abs: number): string {
+    if (abs === 0) return "0x0p+00";
+    let { mant, exp } = float64Parts(abs);
+    while (mant < 1n << 52n) {
+        mant <<= 1n;
+        exp--;
+    }
+    const frac = (mant & ((1n << 52n) - 1n)).toString(16).padStart(13, "0").replace(/0+$/, "");
+    return `0x1${frac ? "." + frac : ""}p${exp < 0 ? "-" : "+"}${String(Math.abs(exp)).padStart(2, "0")}`;
 }
 
 /** %f: JavaScript's toFixed switches to exponent form from 1e21; Go prints every digit. */

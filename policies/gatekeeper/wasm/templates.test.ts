@@ -5,9 +5,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { test } from "node:test";
 import { buildConstraint, createTemplateRegistry, evaluate, parseGatekeeperConfig } from "../engine";
-import type { K8sObject } from "../types";
 import { opaBinary } from "./opa";
 import { opaVerdicts, wasmVerdict } from "./oracle";
+import { deployments, oracleCases, pod } from "./testCases";
 import { loadWasmTemplate, modulePaths, type WasmTemplateRule } from "./rule";
 
 const DIR = path.join(__dirname, "testdata");
@@ -18,24 +18,6 @@ const range = loadWasmTemplate(file("k8stestreplicarange"));
 const conflict = loadWasmTemplate(file("k8stestconflict"));
 const registry = createTemplateRegistry([unique, prefixes, range, conflict]);
 
-const deployment = (name: string, app: string, replicas: number | undefined, image: string, podLabels: Record<string, string> = {}): K8sObject => ({
-    apiVersion: "apps/v1",
-    kind: "Deployment",
-    metadata: { name, namespace: "team", labels: { app } },
-    spec: { ...(replicas === undefined ? {} : { replicas }), template: { metadata: { labels: podLabels }, spec: { containers: [{ name: "c", image }] } } },
-});
-const pod = (name: string, image: string, labels: Record<string, string> = {}): K8sObject => ({
-    apiVersion: "v1",
-    kind: "Pod",
-    metadata: { name, namespace: "team", labels },
-    spec: { containers: [{ name: "main", image }, { name: "side", image: "ghcr.io/ok" }] },
-});
-const deployments: K8sObject[] = [
-    deployment("a", "web", 1, "nginx"),
-    deployment("b", "web", 5, "ghcr.io/x", { conflict: "yes" }),
-    deployment("c", "web", 0, "registry.example/y"),
-    deployment("d", "api", undefined, "ghcr.io/z"),
-];
 const syncDeployments = parseGatekeeperConfig({ spec: { sync: { syncOnly: [{ group: "apps", version: "v1", kind: "Deployment" }] } } });
 const onlyDeployments = { kinds: [{ apiGroups: ["apps"], kinds: ["Deployment"] }] };
 
@@ -117,26 +99,10 @@ test("a missing or stale module is an error naming the template and the command"
     }
 });
 
-/** Inputs the Wasm host and opa eval must judge alike: [template, input, data]. */
-function oracleCases(): [ReturnType<typeof loadWasmTemplate>, unknown, unknown][] {
-    const review = (obj: K8sObject) => ({ object: obj, kind: { group: obj.apiVersion === "v1" ? "" : "apps", version: "v1", kind: obj.kind }, operation: "CREATE", name: obj.metadata?.name, namespace: "team" });
-    const inventory = { inventory: { cluster: {}, namespace: { team: { "apps/v1": { Deployment: Object.fromEntries(deployments.map((d) => [d.metadata!.name, d])) } } } } };
-    const cases: [ReturnType<typeof loadWasmTemplate>, unknown, unknown][] = [];
-    for (const d of deployments) {
-        cases.push([unique, { review: review(d), parameters: {} }, inventory]);
-        for (const parameters of [{ min: 2, max: 3, ratio: 1.5 }, { min: 0, max: 0 }, { ratio: 1e21 }, { ratio: 0.1 }, {}]) cases.push([range, { review: review(d), parameters }, {}]);
-    }
-    for (const p of [pod("p", "docker.io/evil"), pod("q", "ghcr.io/ok"), pod("r", "registry.example/a", { conflict: "x" })]) {
-        for (const parameters of [{ prefixes: ["registry.example/", "ghcr.io/"] }, { prefixes: "docker.io/" }, {}]) cases.push([prefixes, { review: review(p), parameters }, {}]);
-        cases.push([conflict, { review: review(p), parameters: {} }, {}]);
-    }
-    return cases;
-}
-
 const opa = opaBinary();
 test("the Wasm host judges as opa eval on the same Rego (hook, libs, data.inventory, built-ins, errors)", { skip: existsSync(opa) ? false : `opa is not at ${opa} (npm run gatekeeper:build -- opa)` }, () => {
     const groups = new Map<string, { rule: WasmTemplateRule; data: unknown; inputs: unknown[] }>();
-    for (const [rule, input, data] of oracleCases()) {
+    for (const [rule, input, data] of oracleCases({ unique, range, prefixes, conflict })) {
         const key = `${rule.kind}\u0000${JSON.stringify(data)}`;
         if (!groups.has(key)) groups.set(key, { rule, data, inputs: [] });
         groups.get(key)!.inputs.push(input);
