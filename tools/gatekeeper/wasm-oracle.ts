@@ -1,13 +1,16 @@
 /**
  * OPA itself as the oracle of the pack's Wasm host, on seeded mutants:
  *
- *   npm run gatekeeper:wasm-oracle -- [--seeds 1,2] [--mutants 2000] [--opa BIN] [--show 20]
+ *   npm run gatekeeper:wasm-oracle -- [--seeds 1,2] [--mutants 2000] [--opa BIN] [--show 20] [--library DIR]
  *
  * Mutates the inputs of the test templates (policies/gatekeeper/wasm/testCases.ts: objects and
  * parameters; fields removed, set to null, replaced by values seen elsewhere, lists emptied or
  * grown, as tools/gatekeeper/mutate.ts does for test:gatekeeper) and requires the Wasm host and
  * `opa eval` (topdown, the same modules) to give the same violations, or the same error. Prints
- * `wasm-oracle: N agree, N differ`; exit 1 on any difference, 2 without opa.
+ * `wasm-oracle: N agree, N differ`; exit 1 on any difference, 2 without opa. With --library (a
+ * checkout of the Gatekeeper library), the library's templates (compiled into the tool cache by
+ * wasm-agree.ts) join, their suite cases as the bases (input.review of the case's object,
+ * data.inventory of its inventory objects in Gatekeeper's layout).
  */
 import { existsSync } from "node:fs";
 import path from "node:path";
@@ -16,6 +19,31 @@ import { loadWasmTemplate, type WasmTemplateRule } from "../../policies/gatekeep
 import { oracleCases } from "../../policies/gatekeeper/wasm/testCases";
 import { mutate, seededRng, ValuePool } from "./mutate";
 import { opaPath } from "./wasm";
+import { buildInventory } from "../../policies/gatekeeper/engine";
+import { parseApiVersion } from "../../policies/gatekeeper/engine/gvk";
+import type { K8sObject } from "../../policies/gatekeeper/types";
+import { inNamespace } from "./differential";
+import { readLibrary } from "./library";
+import { wasmLibraryRegistry } from "./wasm-agree";
+
+/** The library's suite cases as [template, input, data] bases. */
+function libraryBases(root: string, opa: string, log: (l: string) => void): [WasmTemplateRule, unknown, unknown][] {
+    const library = readLibrary(root);
+    const { registry } = wasmLibraryRegistry(library.templates, opa, log);
+    const bases: [WasmTemplateRule, unknown, unknown][] = [];
+    for (const c of library.cases) {
+        const rule = registry.get(c.templateKind) as WasmTemplateRule | undefined;
+        if (!rule) continue;
+        const object = inNamespace(c.object);
+        const inventory = [...c.inventory.map(inNamespace), object];
+        const syncOnly = inventory.filter((o: K8sObject) => o?.kind).map((o: K8sObject) => ({ ...parseApiVersion(o.apiVersion), kind: o.kind! }));
+        const data = { inventory: buildInventory(inventory, undefined, syncOnly).gatekeeperData!() };
+        const { group, version } = parseApiVersion(object.apiVersion);
+        const review = { object, kind: { group, version, kind: object.kind }, operation: "CREATE", name: object.metadata?.name, namespace: object.metadata?.namespace, namespaceObject: null };
+        bases.push([rule, { review, parameters: c.constraint.spec?.parameters ?? {} }, data]);
+    }
+    return bases;
+}
 
 const TESTDATA = path.resolve(__dirname, "..", "..", "policies", "gatekeeper", "wasm", "testdata");
 
@@ -31,6 +59,8 @@ export function main(argv: string[], log = (l: string) => console.log(l)): numbe
     const show = Number(at("--show") ?? 20);
     const load = (n: string) => loadWasmTemplate(path.join(TESTDATA, `${n}.yaml`));
     const bases = oracleCases({ unique: load("k8stestuniqueapplabel"), range: load("k8stestreplicarange"), prefixes: load("k8stestallowedprefixes"), conflict: load("k8stestconflict") });
+    const root = at("--library");
+    if (root) bases.push(...libraryBases(root, opa, log));
     const pool = new ValuePool();
     for (const [, input, data] of bases) {
         pool.add(input);
