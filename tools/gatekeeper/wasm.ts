@@ -18,6 +18,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { HOST_BUILTINS, type HostBuiltin } from "../../policies/gatekeeper/wasm/builtins";
 import { missingBuiltins, WasmPolicy } from "../../policies/gatekeeper/wasm/host";
+import { opaBinary } from "../../policies/gatekeeper/wasm/opa";
 import { modulePaths, OPA_VERSION } from "../../policies/gatekeeper/wasm/rule";
 import { ENTRYPOINT, modulesOf, parseTemplate, templateDigest, type ModuleManifest } from "../../policies/gatekeeper/wasm/template";
 
@@ -36,10 +37,9 @@ class AnyBuiltin extends Map<string, HostBuiltin> {
     }
 }
 
+/** The opa command: --opa, else where tools/gatekeeper/build.sh puts it. */
 export function opaPath(explicit?: string): string {
-    if (explicit) return explicit;
-    const where = spawnSync("bash", [path.join(__dirname, "build.sh"), "--path", "opa"], { encoding: "utf8" }).stdout.trim();
-    return where;
+    return explicit ?? opaBinary();
 }
 
 function sha256(bytes: Uint8Array): string {

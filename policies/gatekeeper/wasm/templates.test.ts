@@ -8,7 +8,7 @@ import { buildConstraint, createTemplateRegistry, evaluate, parseGatekeeperConfi
 import { opaBinary } from "./opa";
 import { opaVerdicts, wasmVerdict } from "./oracle";
 import { deployments, oracleCases, pod } from "./testCases";
-import { loadWasmTemplate, modulePaths, type WasmTemplateRule } from "./rule";
+import { loadWasmTemplate, modulePaths, OPA_VERSION, type WasmTemplateRule } from "./rule";
 
 const DIR = path.join(__dirname, "testdata");
 const file = (name: string) => path.join(DIR, `${name}.yaml`);
@@ -125,4 +125,10 @@ test("every committed module is up to date with its template (npm run gatekeeper
     const r = spawnSync(process.execPath, ["--import", "tsx", path.join(__dirname, "..", "..", "..", "tools", "gatekeeper", "wasm.ts"), "--check"], { encoding: "utf8" });
     assert.equal(r.status, 0, r.stdout + r.stderr);
     assert.match(r.stdout, /policies\/gatekeeper\/wasm\/testdata\/k8stestconflict\.yaml: up to date/);
+});
+
+test("the opa version the modules are compiled with is the one tools/gatekeeper/build.sh builds", () => {
+    const build = readFileSync(path.join(__dirname, "..", "..", "..", "tools", "gatekeeper", "build.sh"), "utf8");
+    assert.equal(/^OPA_VERSION=(\S+)/m.exec(build)?.[1], OPA_VERSION);
+    assert.equal(opaBinary().endsWith(`opa-${OPA_VERSION}/opa`), true);
 });
