@@ -89,7 +89,9 @@ export function wasmTemplateRule(parsed: ParsedTemplate, policy: WasmPolicy): Wa
             }
             const results = (set[0]?.result ?? []) as { msg: unknown; details: unknown }[];
             return results.map((r) => {
-                const v: Violation = { msg: typeof r.msg === "string" ? r.msg : JSON.stringify(r.msg) };
+                // The constraint framework (drivers ToResult) fails the whole review on a msg that is not a string.
+                if (typeof r.msg !== "string") throw new Error(`extracting message binding: msg is ${JSON.stringify(r.msg)}, not a string`);
+                const v: Violation = { msg: r.msg };
                 if (r.details !== undefined && !(isEmptyObject(r.details))) v.details = r.details as Record<string, unknown>;
                 return v;
             });

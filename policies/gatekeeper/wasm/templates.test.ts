@@ -8,7 +8,7 @@ import { buildConstraint, createTemplateRegistry, evaluate, parseGatekeeperConfi
 import { opaBinary } from "./opa";
 import { opaVerdicts, wasmVerdict } from "./oracle";
 import { deployments, oracleCases, pod } from "./testCases";
-import { loadWasmTemplate, modulePaths, OPA_VERSION, type WasmTemplateRule } from "./rule";
+import { loadWasmTemplate, modulePaths, OPA_VERSION, wasmTemplateRule, type WasmTemplateRule } from "./rule";
 
 const DIR = path.join(__dirname, "testdata");
 const file = (name: string) => path.join(DIR, `${name}.yaml`);
@@ -131,4 +131,14 @@ test("the opa version the modules are compiled with is the one tools/gatekeeper/
     const build = readFileSync(path.join(__dirname, "..", "..", "..", "tools", "gatekeeper", "build.sh"), "utf8");
     assert.equal(/^OPA_VERSION=(\S+)/m.exec(build)?.[1], OPA_VERSION);
     assert.equal(opaBinary().endsWith(`opa-${OPA_VERSION}/opa`), true);
+});
+
+test("a violation whose msg is not a string is an error result of the template, as the constraint framework fails such a review", () => {
+    const stub = { setData() {}, evaluateText: () => [{ result: [{ msg: 42, details: {} }] }] } as unknown as WasmTemplateRule["policy"];
+    const rule = wasmTemplateRule(range.parsed, stub);
+    const c = buildConstraint({ kind: "K8sTestReplicaRange", name: "n" }, createTemplateRegistry([rule]));
+    const [r] = evaluate([deployments[0]], [c]);
+    assert.equal(r.error, true);
+    assert.equal(r.blocking, true);
+    assert.match(r.message, /^template k8stestreplicarange failed: extracting message binding: msg is 42, not a string$/);
 });
