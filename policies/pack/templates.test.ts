@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { test } from "node:test";
 import { generateAdmissionPolicies } from "../admission/generate";
+import { admit } from "../admission/simulate";
 import { createEvaluator, loadConstraintSet } from "../gatekeeper/engine";
 import { modulePaths } from "../gatekeeper/wasm/rule";
 import { templateRegistryWith } from "./templates";
@@ -94,6 +95,46 @@ test("a team template whose module is missing stops the load, naming the file an
     try {
         rmSync(path.join(dir, "wasm"), { recursive: true });
         assert.throws(() => templateRegistryWith(dir, "templates"), /^Error: templates\/k8stestreplicarange\.yaml: template K8sTestReplicaRange has no compiled module \(templates\/wasm\/k8stestreplicarange\.wasm\); run npm run gatekeeper:wasm$/);
+    } finally {
+        rmSync(dir, { recursive: true, force: true });
+    }
+});
+
+test("a team template with CEL code becomes the constraint's ValidatingAdmissionPolicy (anyObject, params, its variables, messageExpression)", () => {
+    const dir = teamFolder(["k8stestrequiredowner"]);
+    try {
+        const text = `apiVersion: constraints.gatekeeper.sh/v1beta1
+kind: K8sTestRequiredOwner
+metadata: {name: owner}
+spec:
+  enforcementAction: warn
+  match:
+    kinds: [{apiGroups: [""], kinds: [Pod]}]
+  parameters: {key: team}
+`;
+        const set = loadConstraintSet(text, templateRegistryWith(dir, "templates"), "constraints/team.yaml");
+        const out = generateAdmissionPolicies(set.constraints);
+        assert.deepEqual(out.skipped, []);
+        const [policy] = out.policies;
+        const [binding] = out.bindings;
+        assert.deepEqual(binding.spec.validationActions, ["Warn"]);
+        assert.deepEqual(
+            policy.spec.variables.slice(-3),
+            [
+                { name: "anyObject", expression: "variables.subject" },
+                { name: "params", expression: '{"key": "team"}' },
+                { name: "labels", expression: "has(variables.anyObject.metadata.labels) ? variables.anyObject.metadata.labels : {}" },
+            ],
+        );
+        const pod = (labels?: Record<string, string>) => ({ apiVersion: "v1", kind: "Pod", metadata: { name: "p", namespace: "shop", ...(labels ? { labels } : {}) }, spec: { containers: [{ name: "c", image: "x" }] } });
+        assert.deepEqual(admit(policy, binding, pod()).failed, ["[owner] p must have the label team"]);
+        assert.deepEqual(admit(policy, binding, pod({ team: "a" })).failed, []);
+        // The workload's pod template is judged as the Pod it describes, as at preview.
+        const deployment = { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "web", namespace: "shop" }, spec: { template: { metadata: { labels: {} }, spec: { containers: [{ name: "c", image: "x" }] } } } };
+        assert.equal(admit(policy, binding, deployment).failed.length, 1);
+        // At preview the pack judges the same constraint by the template's Rego.
+        const results = createEvaluator(set.constraints, set.config).evaluate([pod(), pod({ team: "a" })]);
+        assert.deepEqual(results.map((r) => r.message), ["p must have the label team"]);
     } finally {
         rmSync(dir, { recursive: true, force: true });
     }
