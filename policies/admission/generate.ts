@@ -86,14 +86,21 @@ function teamTemplateReason(c: Constraint): string | undefined {
 
 /**
  * A team template's own CEL (K8sNativeValidation) as the policy's variables and validations: the
- * variables Gatekeeper's policies give it, `anyObject` (here the reviewed subject: the object, or
- * the Pod of a workload's template as the engine expands it) and `params` (the constraint's
- * parameters, inlined like the library's), then the template's variables; messages prefixed
- * with the constraint's name like the library's.
+ * variables Gatekeeper's policies give it, in its order (gatekeeper v3.23.1
+ * pkg/drivers/k8scel/transform/cel_snippets.go), `anyObject` (here the reviewed subject: the
+ * object, or the Pod of a workload's template as the engine expands it) and `params` (the
+ * constraint's parameters, inlined like the library's), then the template's variables; messages
+ * prefixed with the constraint's name like the library's.
  */
 function teamCel(c: Constraint, cel: CelSource): { variables: Array<{ name: string; expression: string }>; validations: Record<string, string>[] } {
     return {
-        variables: [{ name: "anyObject", expression: "variables.subject" }, { name: "params", expression: lit(c.parameters ?? {}) }, ...cel.variables],
+        // Gatekeeper binds params to null when the constraint has no spec.parameters; the engine holds
+        // {} then, so an empty parameters object is taken as absent (an explicit `parameters: {}` too).
+        variables: [
+            { name: "anyObject", expression: "variables.subject" },
+            { name: "params", expression: Object.keys(c.parameters ?? {}).length === 0 ? "null" : lit(c.parameters) },
+            ...cel.variables,
+        ],
         validations: cel.validations.map((v) => ({
             expression: v.expression,
             ...(v.message !== undefined || v.messageExpression === undefined ? { message: `[${c.name}] ${v.message ?? `failed expression: ${v.expression}`}` } : {}),

@@ -132,6 +132,9 @@ spec:
         // The workload's pod template is judged as the Pod it describes, as at preview.
         const deployment = { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "web", namespace: "shop" }, spec: { template: { metadata: { labels: {} }, spec: { containers: [{ name: "c", image: "x" }] } } } };
         assert.equal(admit(policy, binding, deployment).failed.length, 1);
+        // Without parameters Gatekeeper binds params to null (and `null.key` is an evaluation error).
+        const bare = loadConstraintSet(text.replace("  parameters: {key: team}\n", ""), templateRegistryWith(dir, "templates"), "constraints/team.yaml");
+        assert.deepEqual(generateAdmissionPolicies(bare.constraints).policies[0].spec.variables.find((v: { name: string }) => v.name === "params"), { name: "params", expression: "null" });
         // At preview the pack judges the same constraint by the template's Rego.
         const results = createEvaluator(set.constraints, set.config).evaluate([pod(), pod({ team: "a" })]);
         assert.deepEqual(results.map((r) => r.message), ["p must have the label team"]);
