@@ -101,40 +101,6 @@ export function admit(
 }
 
 /**
- * A template's CEL (Gatekeeper's K8sNativeValidation: `variables` then `validations`) on one
- * review, as Gatekeeper's CEL driver runs it: `variables.anyObject` the object, `variables.params`
- * the constraint's parameters (null without them). Returns the messages of the failed
- * validations and the evaluation errors.
- */
-export function judgeTemplateCel(
-    cel: { variables: { name: string; expression: string }[]; validations: { expression: string; message?: string; messageExpression?: string }[] },
-    review: { object: unknown; kind: { group: string; version: string; kind: string }; operation: string; namespace?: string; name?: string },
-    parameters: Record<string, unknown> | null,
-): { failed: string[]; errors: string[] } {
-    const object = asDecoded(review.object);
-    const request = { kind: review.kind, operation: review.operation, namespace: review.namespace ?? "", name: review.name ?? "" };
-    const variables: Record<string, unknown> = { anyObject: object, params: parameters };
-    const ctx: Record<string, unknown> = { object, oldObject: null, request, variables };
-    const errors: string[] = [];
-    for (const v of cel.variables) {
-        try {
-            variables[v.name] = run(v.expression, ctx);
-        } catch (err) {
-            errors.push(`variable ${v.name}: ${(err as Error).message.split("\n")[0]}`);
-        }
-    }
-    const failed: string[] = [];
-    for (const v of cel.validations) {
-        try {
-            if (run(v.expression, ctx) !== true) failed.push(messageOf(v, ctx));
-        } catch (err) {
-            errors.push(`expression '${v.expression}' resulted in error: ${(err as Error).message.split("\n")[0]}`);
-        }
-    }
-    return { failed, errors };
-}
-
-/**
  * A failed validation's message as the API server gives it: messageExpression's value when it is
  * a non-empty string without line breaks, else message, else "failed expression: <expression>".
  */

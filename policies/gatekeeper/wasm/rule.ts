@@ -5,10 +5,6 @@
  * workloads into Pods stay the engine's (policies/gatekeeper/engine), as for the library's
  * templates.
  *
- * A template that also carries CEL code (K8sNativeValidation) is judged by its CEL, as Gatekeeper
- * does, with the offline CEL evaluator of the admission policies (policies/admission/simulate.ts);
- * an evaluation error is then a violation carrying the error text.
- *
  * input.review at preview: what the API server would send for creating the object (operation
  * CREATE, the engine's default; a preview step that updates an object is judged as its creation,
  * without oldObject, as Gatekeeper's audit does), with `namespaceObject` the stack's Namespace
@@ -19,7 +15,6 @@ import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { RegoEvalError, type Inventory, type K8sObject, type RuleContext, type TemplateRule, type Violation } from "../types";
-import { judgeTemplateCel } from "../../admission/simulate";
 import { WasmEvalError, WasmPolicy } from "./host";
 import { GENERATE_COMMAND, parseTemplate, templateDigest, type ModuleManifest, type ParsedTemplate } from "./template";
 
@@ -71,13 +66,6 @@ export function wasmTemplateRule(parsed: ParsedTemplate, policy: WasmPolicy): Wa
         policy,
         validate(ctx: RuleContext): Violation[] {
             const { review, inventory } = ctx;
-            // Gatekeeper runs a template's CEL, when it has some, instead of its Rego.
-            if (parsed.cel) {
-                const parameters = ctx.parameters && Object.keys(ctx.parameters).length > 0 ? ctx.parameters : null;
-                const { failed, errors } = judgeTemplateCel(parsed.cel, review, parameters);
-                if (errors.length > 0) throw new RegoEvalError(errors[0]);
-                return [...new Set(failed)].map((msg) => ({ msg }));
-            }
             policy.setData(dataOf(inventory));
             let reviewText = reviewTexts.get(review);
             if (reviewText === undefined) {
