@@ -7,8 +7,8 @@ import * as fs from "fs";
 import * as path from "path";
 import { parseAllDocuments } from "yaml";
 import { loadConstraintSet, requireConstraints, type Constraint, type EnforcementAction } from "../gatekeeper/engine";
-import { templateRegistry } from "../gatekeeper/templates";
 import { PACK_DIR } from "../pack/paths";
+import { packTemplateRegistry } from "../pack/templates";
 import { defaultsOf } from "../pack/rule";
 import { specRules } from "../pack/policies";
 import { generateAdmissionPolicies, generateSpecAdmissionPolicies, type AdmissionObjects, type GenerateOptions, type SpecRuleSetting } from "./generate";
@@ -61,7 +61,7 @@ export function loadCatalogue(files: Record<EnforcementAction, string>): Catalog
             if (!fs.existsSync(file))
                 throw new Error(`the constraint file ${path.relative(process.cwd(), file)} (gatekeeper-${action}.constraints, relative to policies/) does not exist; expected one of policies/constraints/*.yaml`);
             const text = fs.readFileSync(file, "utf8");
-            const set = requireConstraints(loadConstraintSet(text, templateRegistry, path.relative(PACK_DIR, file)), path.relative(PACK_DIR, file));
+            const set = requireConstraints(loadConstraintSet(text, packTemplateRegistry(), path.relative(PACK_DIR, file)), path.relative(PACK_DIR, file));
             loaded.set(file, { set, exclusions: webhookExclusions(text) });
         }
         const { set, exclusions } = loaded.get(file)!;

@@ -19,7 +19,11 @@ import type { KindSelector } from "../gatekeeper/engine/match";
 import { anyGlob, get, lit } from "./cel";
 import { admissionRules, notAtAdmission } from "./rules";
 import type { SpecAdmissionRule } from "./spec/types";
-import type { CelCheck } from "./types";
+import type { AdmissionRule, CelCheck } from "./types";
+import type { CelSource } from "../gatekeeper/wasm/template";
+
+/** A stand-in admission rule for a team template with CEL: its validations are always there (teamCel builds them). */
+const teamRule = (cel: CelSource): AdmissionRule => ({ kind: "", template: "", checks: () => cel.validations.map((v) => ({ expression: v.expression, message: v.message ?? "" })) });
 
 export const VALIDATION_ACTIONS: Record<EnforcementAction, "Deny" | "Warn" | "Audit"> = { deny: "Deny", warn: "Warn", dryrun: "Audit" };
 
@@ -70,13 +74,49 @@ export function policyName(c: Pick<Constraint, "kind" | "name">): string {
     return `gatekeeper-${c.kind.toLowerCase()}-${c.name}`;
 }
 
+type TeamTemplate = { name: string; cel?: CelSource };
+const teamTemplateOf = (c: Constraint) => (c.rule as { parsed?: TeamTemplate }).parsed;
+
+/** Why a constraint of a team's own Rego-only ConstraintTemplate (policies/templates, compiled to Wasm) has no admission policy. */
+function teamTemplateReason(c: Constraint): string | undefined {
+    const parsed = teamTemplateOf(c);
+    if (!parsed || parsed.cel) return undefined;
+    return `ConstraintTemplate ${parsed.name} (policies/templates) has Rego only, and a ValidatingAdmissionPolicy needs CEL; at admission only Gatekeeper itself judges it`;
+}
+
+/**
+ * A team template's own CEL (K8sNativeValidation) as the policy's variables and validations: the
+ * variables Gatekeeper's policies give it, in its order (gatekeeper v3.23.1
+ * pkg/drivers/k8scel/transform/cel_snippets.go), `anyObject` (here the reviewed subject: the
+ * object, or the Pod of a workload's template as the engine expands it) and `params` (the
+ * constraint's parameters, inlined like the library's), then the template's variables; messages
+ * prefixed with the constraint's name like the library's.
+ */
+function teamCel(c: Constraint, cel: CelSource): { variables: Array<{ name: string; expression: string }>; validations: Record<string, string>[] } {
+    return {
+        // Gatekeeper binds params to null when the constraint has no spec.parameters; the engine holds
+        // {} then, so an empty parameters object is taken as absent (an explicit `parameters: {}` too).
+        variables: [
+            { name: "anyObject", expression: "variables.subject" },
+            { name: "params", expression: Object.keys(c.parameters ?? {}).length === 0 ? "null" : lit(c.parameters) },
+            ...cel.variables,
+        ],
+        validations: cel.validations.map((v) => ({
+            expression: v.expression,
+            ...(v.message !== undefined || v.messageExpression === undefined ? { message: `[${c.name}] ${v.message ?? `failed expression: ${v.expression}`}` } : {}),
+            ...(v.messageExpression !== undefined ? { messageExpression: `${lit(`[${c.name}] `)} + (${v.messageExpression})` } : {}),
+        })),
+    };
+}
+
 export function generateAdmissionPolicies(constraints: readonly Constraint[], opts: GenerateOptions = {}): AdmissionObjects {
     const out: AdmissionObjects = { policies: [], bindings: [], skipped: [] };
     for (const c of constraints) {
         const id = `${c.kind}/${c.name}`;
-        const rule = admissionRules.get(c.kind);
+        const team = teamTemplateOf(c);
+        const rule = admissionRules.get(c.kind) ?? (team?.cel ? teamRule(team.cel) : undefined);
         if (!rule) {
-            out.skipped.push({ constraint: id, reason: notAtAdmission.get(c.kind) ?? "no admission rule for this template" });
+            out.skipped.push({ constraint: id, reason: notAtAdmission.get(c.kind) ?? teamTemplateReason(c) ?? "no admission rule for this template" });
             continue;
         }
         const plan = planMatch(c);
@@ -99,8 +139,12 @@ export function generateAdmissionPolicies(constraints: readonly Constraint[], op
                 failurePolicy: "Fail",
                 matchConstraints: matchResources(c, plan, opts.excludedNamespaces ?? []),
                 ...(plan.matchConditions.length > 0 ? { matchConditions: plan.matchConditions } : {}),
-                variables: subjectVariables(plan.expanded),
-                validations: checks.map((check: CelCheck) => ({ expression: check.expression, message: `[${c.name}] ${check.message}` })),
+                ...(team?.cel
+                    ? (({ variables, validations }) => ({ variables: [...subjectVariables(plan.expanded), ...variables], validations }))(teamCel(c, team.cel))
+                    : {
+                          variables: subjectVariables(plan.expanded),
+                          validations: checks.map((check: CelCheck) => ({ expression: check.expression, message: `[${c.name}] ${check.message}` })),
+                      }),
             },
         });
         out.bindings.push({

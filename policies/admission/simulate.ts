@@ -92,10 +92,26 @@ export function admit(
     const failed: string[] = [];
     for (const v of policy.spec.validations ?? []) {
         try {
-            if (run(v.expression, ctx) !== true) failed.push(v.message);
+            if (run(v.expression, ctx) !== true) failed.push(messageOf(v, ctx));
         } catch (err) {
-            errors.push(`${v.message}: ${(err as Error).message.split("\n")[0]}`);
+            errors.push(`${v.message ?? v.expression}: ${(err as Error).message.split("\n")[0]}`);
         }
     }
     return { matched: true, failed, errors, actions };
+}
+
+/**
+ * A failed validation's message as the API server gives it: messageExpression's value when it is
+ * a non-empty string without line breaks, else message, else "failed expression: <expression>".
+ */
+function messageOf(v: { expression: string; message?: string; messageExpression?: string }, ctx: Record<string, unknown>): string {
+    if (v.messageExpression !== undefined) {
+        try {
+            const m = run(v.messageExpression, ctx);
+            if (typeof m === "string" && m.trim() !== "" && !m.includes("\n")) return m;
+        } catch {
+            // An error in messageExpression falls back to message, as the API server does.
+        }
+    }
+    return v.message ?? `failed expression: ${v.expression}`;
 }

@@ -37,6 +37,12 @@ export interface Review {
 export interface Inventory {
     /** Every object of the given kind (and API group, when given); namespace narrows to one namespace. */
     list(kind: string, opts?: { group?: string; namespace?: string }): K8sObject[];
+    /**
+     * data.inventory in Gatekeeper's layout ({cluster: {<apiVersion>: {<kind>: {<name>: obj}}},
+     * namespace: {<ns>: {<apiVersion>: {<kind>: {<name>: obj}}}}}), of the synced kinds only;
+     * the same object for the same inventory. For templates that run Rego (policies/gatekeeper/wasm).
+     */
+    gatekeeperData?(): Record<string, unknown>;
 }
 
 export interface Violation {

@@ -12,7 +12,7 @@ import * as fs from "fs";
 import * as path from "path";
 import type { PolicyConfigSchema, StackValidationPolicy } from "@pulumi/policy";
 import { createEvaluator, loadConstraintSet, requireConstraints, type EnforcementAction, type EvaluationResult, type Evaluator } from "../gatekeeper/engine";
-import { templateRegistry } from "../gatekeeper/templates";
+import { packTemplateRegistry } from "./templates";
 import type { PackResource } from "./resources";
 import { PACK_DIR } from "./paths";
 import { viewOf } from "./rule";
@@ -40,7 +40,7 @@ export function evaluatorFor(constraintFile: string, action: EnforcementAction):
     const key = `${action}\u0000${file}`;
     let evaluator = evaluators.get(key);
     if (!evaluator) {
-        const set = requireConstraints(loadConstraintSet(fs.readFileSync(file, "utf8"), templateRegistry, path.relative(PACK_DIR, file)), path.relative(PACK_DIR, file));
+        const set = requireConstraints(loadConstraintSet(fs.readFileSync(file, "utf8"), packTemplateRegistry(), path.relative(PACK_DIR, file)), path.relative(PACK_DIR, file));
         evaluator = createEvaluator(set.constraints.filter((c) => c.enforcementAction === action), set.config);
         evaluators.set(key, evaluator);
     }

@@ -338,7 +338,7 @@ export function judge(gator: string, library: Library, p: PreparedGroup, report:
     }
 }
 
-function libraryGroups(library: Library, perCase: number): Group[] {
+export function libraryGroups(library: Library, perCase: number): Group[] {
     return library.cases.map((c) => ({
         id: c.id,
         constraints: [c.constraint],
@@ -386,8 +386,8 @@ function ensureGator(explicit: string | undefined): string {
     const where = spawnSync("bash", [build, "--path"], { encoding: "utf8" }).stdout.trim();
     if (existsSync(where)) return where;
     console.log(`gatekeeper: gator is not in the tool cache (${where}); building it from the Go module proxy (about 10 min on 2 cores)`);
-    const r = spawnSync("bash", [build], { stdio: "inherit" });
-    if (r.status !== 0 || !existsSync(where)) throw new Error(`building gator failed (bash ${path.relative(REPO, build)})`);
+    const r = spawnSync("bash", [build, "gator"], { stdio: "inherit" });
+    if (r.status !== 0 || !existsSync(where)) throw new Error(`building gator failed (bash ${path.relative(REPO, build)} gator)`);
     return where;
 }
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { templateRegistry } from "../templates";
-import { buildConstraint, createTemplateRegistry, loadConstraintSet } from "./constraints";
+import { buildConstraint, createTemplateRegistry, loadConstraintSet, parseGatekeeperConfig } from "./constraints";
 import { evaluate } from "./evaluate";
 import { obj, probeRule, testRegistry } from "./test-support";
 
@@ -86,7 +86,7 @@ items:
         );
         assert.throws(
             () => loadConstraintSet("apiVersion: templates.gatekeeper.sh/v1\nkind: ConstraintTemplate\nmetadata: {name: t}\n", testRegistry),
-            /ConstraintTemplate t is not supported; templates are built in/,
+            /ConstraintTemplate t does not belong in a constraint file: .* policies\/templates\/t\.yaml \(then npm run gatekeeper:wasm\)/,
         );
     });
 
@@ -154,4 +154,14 @@ describe("parameter validation against the template's schema", () => {
         });
         assert.throws(() => buildConstraint({ kind: "NoSchema", name: "n", parameters: [] as never }, noSchema), /parameters must be an object/);
     });
+});
+
+test("the Config's spec.sync.syncOnly is read (the kinds a Rego template sees in data.inventory); a bad entry is an error naming it", () => {
+    const config = parseGatekeeperConfig({ spec: { sync: { syncOnly: [{ group: "apps", version: "v1", kind: "Deployment" }, { version: "v1", kind: "Namespace" }] } } });
+    assert.deepEqual(config.syncOnly, [
+        { group: "apps", version: "v1", kind: "Deployment" },
+        { group: "", version: "v1", kind: "Namespace" },
+    ]);
+    assert.equal(parseGatekeeperConfig({ spec: {} }).syncOnly, undefined);
+    assert.throws(() => parseGatekeeperConfig({ spec: { sync: { syncOnly: [{ kind: "Pod" }] } } }, "constraints/x.yaml: Config config"), /constraints\/x\.yaml: Config config: spec\.sync\.syncOnly\[0\] must be \{group: string, version: string, kind: string\}/);
 });

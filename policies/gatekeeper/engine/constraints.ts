@@ -71,6 +71,17 @@ export function buildConstraint(input: ConstraintInput, registry: TemplateRegist
 export interface GatekeeperConfig {
     /** True when the namespace is excluded for the webhook/audit processes. */
     isNamespaceExcluded(namespace: string): boolean;
+    /**
+     * spec.sync.syncOnly: the kinds Gatekeeper replicates into data.inventory. The Wasm templates
+     * (policies/gatekeeper/wasm) see only these, as on the cluster; without a Config nothing is synced.
+     */
+    readonly syncOnly?: readonly SyncKind[];
+}
+
+export interface SyncKind {
+    group: string;
+    version: string;
+    kind: string;
 }
 
 export const EMPTY_CONFIG: GatekeeperConfig = { isNamespaceExcluded: () => false };
@@ -80,7 +91,8 @@ const OUR_PROCESSES = new Set(["*", "webhook", "audit"]);
 
 /** Parses a config.gatekeeper.sh Config object; only spec.match exclusions affect validation. */
 export function parseGatekeeperConfig(doc: unknown, source = "Config"): GatekeeperConfig {
-    const spec = (doc as { spec?: { match?: unknown } } | undefined)?.spec;
+    const spec = (doc as { spec?: { match?: unknown; sync?: { syncOnly?: unknown } } } | undefined)?.spec;
+    const syncOnly = parseSyncOnly(spec?.sync?.syncOnly, source);
     const entries = spec?.match ?? [];
     if (!Array.isArray(entries)) throw new Error(`${source}: spec.match must be a list`);
     const excluded: string[] = [];
@@ -94,8 +106,21 @@ export function parseGatekeeperConfig(doc: unknown, source = "Config"): Gatekeep
         if (bad.length > 0) throw new Error(bad.map(([j, p]) => `${where}.excludedNamespaces[${j}]: ${p}`).join("\n"));
         if (processes.some((p) => OUR_PROCESSES.has(p))) excluded.push(...namespaces);
     });
-    if (excluded.length === 0) return EMPTY_CONFIG;
-    return { isNamespaceExcluded: compileWildcardList(excluded) };
+    const isNamespaceExcluded = excluded.length === 0 ? EMPTY_CONFIG.isNamespaceExcluded : compileWildcardList(excluded);
+    if (syncOnly === undefined) return excluded.length === 0 ? EMPTY_CONFIG : { isNamespaceExcluded };
+    return { isNamespaceExcluded, syncOnly };
+}
+
+function parseSyncOnly(value: unknown, source: string): SyncKind[] | undefined {
+    if (value === undefined || value === null) return undefined;
+    if (!Array.isArray(value)) throw new Error(`${source}: spec.sync.syncOnly must be a list of {group, version, kind}`);
+    return value.map((entry, i) => {
+        const e = entry as Partial<SyncKind> | null;
+        if (!e || typeof e.kind !== "string" || !e.kind || typeof e.version !== "string" || !e.version || (e.group !== undefined && typeof e.group !== "string")) {
+            throw new Error(`${source}: spec.sync.syncOnly[${i}] must be {group: string, version: string, kind: string}, got ${JSON.stringify(entry)}`);
+        }
+        return { group: e.group ?? "", version: e.version, kind: e.kind };
+    });
 }
 
 const SPEC_FIELDS = new Set(["enforcementAction", "match", "parameters"]);
@@ -155,7 +180,8 @@ export function constraintSetFromObjects(objects: readonly unknown[], registry: 
         }
         if (apiVersion.startsWith("templates.gatekeeper.sh/")) {
             throw new Error(
-                `${where}: ConstraintTemplate ${name} is not supported; templates are built in (policies/gatekeeper/templates), declare only constraints`,
+                `${where}: ConstraintTemplate ${name} does not belong in a constraint file: the library's templates are built in, ` +
+                    `a team's own goes in policies/templates/${name}.yaml (then npm run gatekeeper:wasm)`,
             );
         }
         if (!apiVersion.startsWith("constraints.gatekeeper.sh/")) {

@@ -68,7 +68,7 @@ export function createEvaluator(
 
     return {
         evaluate(objects, evalOptions = {}) {
-            const inventory = buildInventory(evalOptions.inventory ?? objects, isClusterScoped);
+            const inventory = buildInventory(evalOptions.inventory ?? objects, isClusterScoped, config.syncOnly);
             const operation = evalOptions.operation ?? "CREATE";
             const results: EvaluationResult[] = [];
             objects.forEach((obj, objectIndex) => {

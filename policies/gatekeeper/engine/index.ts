@@ -12,6 +12,7 @@ export {
     type ConstraintSet,
     type EnforcementAction,
     type GatekeeperConfig,
+    type SyncKind,
     type TemplateRegistry,
 } from "./constraints";
 export {

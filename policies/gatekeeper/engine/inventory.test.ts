@@ -32,3 +32,19 @@ test("namespace labels come from the stack's Namespace objects plus kubernetes.i
     assert.deepEqual(inventory.namespaceLabels("shop"), { team: "retail", "kubernetes.io/metadata.name": "shop" });
     assert.deepEqual(inventory.namespaceLabels("other"), { "kubernetes.io/metadata.name": "other" });
 });
+
+test("gatekeeperData: Gatekeeper's sync layout of the Config's syncOnly kinds only, the same object each time", () => {
+    const inventory = buildInventory(objects, undefined, [
+        { group: "apps", version: "v1", kind: "Deployment" },
+        { group: "", version: "v1", kind: "Namespace" },
+    ]);
+    const data = inventory.gatekeeperData!() as any;
+    assert.deepEqual(Object.keys(data.namespace).sort(), ["default", "shop"]);
+    assert.deepEqual(Object.keys(data.namespace.shop["apps/v1"].Deployment), ["a"]);
+    assert.deepEqual(Object.keys(data.namespace.default["apps/v1"].Deployment), ["b"]);
+    assert.deepEqual(Object.keys(data.cluster), ["v1"]);
+    assert.deepEqual(Object.keys(data.cluster.v1.Namespace), ["shop"]);
+    assert.equal(data.namespace.shop["extensions/v1beta1"], undefined);
+    assert.equal(inventory.gatekeeperData!(), data);
+    assert.deepEqual(buildInventory(objects).gatekeeperData!(), { cluster: {}, namespace: {} });
+});

@@ -1,4 +1,5 @@
 import type { Inventory, K8sObject } from "../types";
+import type { SyncKind } from "./constraints";
 import { parseApiVersion } from "./gvk";
 import { defaultIsClusterScoped, effectiveNamespace, type ScopePredicate } from "./scope";
 
@@ -21,7 +22,11 @@ interface Entry {
  * count as in `default` unless their kind is cluster-scoped. Lists are cached and shared:
  * callers must not modify them.
  */
-export function buildInventory(objects: readonly K8sObject[], isClusterScoped: ScopePredicate = defaultIsClusterScoped): StackInventory {
+export function buildInventory(
+    objects: readonly K8sObject[],
+    isClusterScoped: ScopePredicate = defaultIsClusterScoped,
+    syncOnly: readonly SyncKind[] = [],
+): StackInventory {
     const byKind = new Map<string, Entry[]>();
     const namespaceLabelsByName = new Map<string, Record<string, string>>();
     for (const obj of objects) {
@@ -38,7 +43,12 @@ export function buildInventory(objects: readonly K8sObject[], isClusterScoped: S
     }
     const cache = new Map<string, K8sObject[]>();
     const empty: K8sObject[] = [];
+    let data: Record<string, unknown> | undefined;
     return {
+        gatekeeperData() {
+            data ??= gatekeeperLayout(objects, isClusterScoped, syncOnly);
+            return data;
+        },
         list(kind, opts) {
             const entries = byKind.get(kind);
             if (!entries) return empty;
@@ -63,4 +73,22 @@ export function buildInventory(objects: readonly K8sObject[], isClusterScoped: S
             return labels;
         },
     };
+}
+
+/** Gatekeeper's sync layout of data.inventory, for the kinds Config's syncOnly lists. */
+function gatekeeperLayout(objects: readonly K8sObject[], isClusterScoped: ScopePredicate, syncOnly: readonly SyncKind[]): Record<string, unknown> {
+    const synced = new Set(syncOnly.map((s) => `${s.group}/${s.version}/${s.kind}`));
+    const cluster: Record<string, any> = {};
+    const namespace: Record<string, any> = {};
+    for (const obj of objects) {
+        if (!obj || typeof obj !== "object" || !obj.kind || typeof obj.apiVersion !== "string") continue;
+        const { group, version } = parseApiVersion(obj.apiVersion);
+        if (!synced.has(`${group}/${version}/${obj.kind}`)) continue;
+        const name = obj.metadata?.name;
+        if (typeof name !== "string") continue;
+        const ns = effectiveNamespace(obj, isClusterScoped);
+        const root = ns === undefined ? cluster : (namespace[ns] ??= {});
+        ((root[obj.apiVersion] ??= {})[obj.kind] ??= {})[name] = obj;
+    }
+    return { cluster, namespace };
 }

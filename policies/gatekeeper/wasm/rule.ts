@@ -1,0 +1,162 @@
+/**
+ * A team's own ConstraintTemplate as a template of the engine: its Rego, compiled to Wasm by
+ * `npm run gatekeeper:wasm` (tools/gatekeeper/wasm.ts), evaluated by the pack's Wasm host with
+ * Gatekeeper's input. Matching, enforcement actions, namespace exclusions and the expansion of
+ * workloads into Pods stay the engine's (policies/gatekeeper/engine), as for the library's
+ * templates.
+ *
+ * input.review at preview: what the API server would send for creating the object (operation
+ * CREATE, the engine's default; a preview step that updates an object is judged as its creation,
+ * without oldObject, as Gatekeeper's audit does), with `namespaceObject` the stack's Namespace
+ * of that name (null when the stack does not declare it: what the cluster holds cannot be known
+ * at preview). data.inventory holds the stack's objects of the Config's syncOnly kinds.
+ */
+import { createHash } from "node:crypto";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { RegoEvalError, type Inventory, type K8sObject, type RuleContext, type TemplateRule, type Violation } from "../types";
+import { WasmEvalError, WasmPolicy } from "./host";
+import { GENERATE_COMMAND, parseTemplate, templateDigest, type ModuleManifest, type ParsedTemplate } from "./template";
+
+/** The opa version the modules are compiled with: the one Gatekeeper v3.23.1 vendors (tools/gatekeeper/build.sh). */
+export const OPA_VERSION = "1.17.1";
+
+/** Where the generated module of a template file lives: <dir>/wasm/<stem>.wasm and <stem>.wasm.json. */
+export function modulePaths(templateFile: string): { wasm: string; manifest: string } {
+    const dir = path.join(path.dirname(templateFile), "wasm");
+    const stem = path.basename(templateFile).replace(/\.ya?ml$/, "");
+    return { wasm: path.join(dir, `${stem}.wasm`), manifest: path.join(dir, `${stem}.wasm.json`) };
+}
+
+export interface WasmTemplateRule extends TemplateRule {
+    readonly parsed: ParsedTemplate;
+    readonly policy: WasmPolicy;
+}
+
+/** Loads a template file and its generated module; a missing or stale module is an error naming both and the command. */
+export function loadWasmTemplate(templateFile: string, displayName = templateFile): WasmTemplateRule {
+    const parsed = parseTemplate(readFileSync(templateFile, "utf8"), displayName);
+    const paths = modulePaths(templateFile);
+    const rel = (p: string) => path.join(path.dirname(displayName), path.relative(path.dirname(templateFile), p));
+    if (!existsSync(paths.wasm) || !existsSync(paths.manifest)) {
+        throw new Error(`${displayName}: template ${parsed.kind} has no compiled module (${rel(paths.wasm)}); run ${GENERATE_COMMAND}`);
+    }
+    const manifest = JSON.parse(readFileSync(paths.manifest, "utf8")) as ModuleManifest;
+    const digest = templateDigest(parsed, displayName, OPA_VERSION);
+    const bytes = readFileSync(paths.wasm);
+    const wasmDigest = `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
+    if (manifest.digest !== digest || manifest.wasm !== wasmDigest || manifest.kind !== parsed.kind) {
+        throw new Error(
+            `${displayName}: the compiled module of template ${parsed.kind} (${rel(paths.wasm)}) is stale: ` +
+                `it was built from another version of the template, opa or the module itself changed; run ${GENERATE_COMMAND}`,
+        );
+    }
+    const policy = new WasmPolicy(new Uint8Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer), `${displayName} (${parsed.kind})`);
+    return wasmTemplateRule(parsed, policy);
+}
+
+export function wasmTemplateRule(parsed: ParsedTemplate, policy: WasmPolicy): WasmTemplateRule {
+    return {
+        kind: parsed.kind,
+        template: parsed.name,
+        category: "general",
+        description: `ConstraintTemplate ${parsed.name} (Rego compiled to Wasm)`,
+        parameterSchema: parsed.parameterSchema,
+        parsed,
+        policy,
+        validate(ctx: RuleContext): Violation[] {
+            const { review, inventory } = ctx;
+            policy.setData(dataOf(inventory));
+            let reviewText = reviewTexts.get(review);
+            if (reviewText === undefined) {
+                const ns = review.namespace;
+                const namespaceObject = ns === undefined ? null : (namespacesOf(inventory).get(ns) ?? null);
+                reviewText = JSON.stringify({ ...review, namespaceObject });
+                reviewTexts.set(review, reviewText);
+            }
+            const parameters = ctx.parameters ?? {};
+            let parametersText = parameterTexts.get(parameters);
+            if (parametersText === undefined) {
+                parametersText = JSON.stringify(parameters);
+                parameterTexts.set(parameters, parametersText);
+            }
+            let set: { result: unknown }[];
+            try {
+                set = policy.evaluateText(`{"review":${reviewText},"parameters":${parametersText}}`);
+            } catch (err) {
+                if (err instanceof WasmEvalError) throw new RegoEvalError(gatekeeperErrorText(err.message, parsed));
+                throw err;
+            }
+            const results = (set[0]?.result ?? []) as { msg: unknown; details: unknown }[];
+            return results.map((r) => {
+                // The constraint framework (drivers ToResult) fails the whole review on a msg that is not a string.
+                if (typeof r.msg !== "string") throw new Error(`extracting message binding: msg is ${JSON.stringify(r.msg)}, not a string`);
+                const v: Violation = { msg: r.msg };
+                if (r.details !== undefined && !(isEmptyObject(r.details))) v.details = r.details as Record<string, unknown>;
+                return v;
+            });
+        },
+    };
+}
+
+/**
+ * The module's runtime error ("src/template.rego:4:1: var assignment conflict") in the words of
+ * OPA's topdown as Gatekeeper reports it ("template:4: eval_conflict_error: functions must not
+ * produce multiple outputs for same inputs"): Gatekeeper names the template's module "template"
+ * and its libraries libs["lib_<i>"]; the Wasm module says "var assignment conflict" both for a
+ * function and for a complete rule, which the Rego at that line tells apart. Other texts are kept.
+ */
+export function gatekeeperErrorText(message: string, t: ParsedTemplate): string {
+    const m = /^src\/(template|lib_(\d+))\.rego:(\d+):\d+: (var assignment conflict|object insert conflict)$/.exec(message);
+    if (!m) return message;
+    const file = m[2] === undefined ? "template" : `libs["lib_${m[2]}"]`;
+    const source = m[2] === undefined ? t.rego : (t.libs[Number(m[2])] ?? "");
+    const line = source.split("\n")[Number(m[3]) - 1] ?? "";
+    const text =
+        m[4] === "object insert conflict"
+            ? "object keys must be unique"
+            : /^\s*[A-Za-z_][\w.]*\s*\(/.test(line)
+              ? "functions must not produce multiple outputs for same inputs"
+              : "complete rules must not produce multiple outputs";
+    return `${file}:${m[3]}: eval_conflict_error: ${text}`;
+}
+
+// The engine hands every constraint of an object the same review, and every object the same
+// inventory and parameters objects: their JSON is made once.
+const reviewTexts = new WeakMap<object, string>();
+const parameterTexts = new WeakMap<object, string>();
+const dataByInventory = new WeakMap<object, unknown>();
+const namespacesByInventory = new WeakMap<object, Map<string, K8sObject>>();
+const NO_DATA = { inventory: {} };
+
+function dataOf(inventory: Inventory): unknown {
+    const inv = inventory.gatekeeperData?.();
+    if (!inv) return NO_DATA;
+    let data = dataByInventory.get(inv);
+    if (!data) dataByInventory.set(inv, (data = { inventory: inv }));
+    return data;
+}
+
+/** The stack's Namespace objects by name (input.review.namespaceObject). */
+function namespacesOf(inventory: Inventory): Map<string, K8sObject> {
+    let byName = namespacesByInventory.get(inventory);
+    if (!byName) {
+        byName = new Map();
+        for (const n of inventory.list("Namespace", { group: "" })) if (typeof n.metadata?.name === "string" && !byName.has(n.metadata.name)) byName.set(n.metadata.name, n);
+        namespacesByInventory.set(inventory, byName);
+    }
+    return byName;
+}
+
+function isEmptyObject(v: unknown): boolean {
+    return typeof v === "object" && v !== null && !Array.isArray(v) && Object.keys(v).length === 0;
+}
+
+/** Every ConstraintTemplate file (*.yaml) of a folder, loaded; an absent folder has none. */
+export function loadWasmTemplates(dir: string, displayDir = dir): WasmTemplateRule[] {
+    if (!existsSync(dir)) return [];
+    return readdirSync(dir)
+        .filter((f) => /\.ya?ml$/.test(f))
+        .sort()
+        .map((f) => loadWasmTemplate(path.join(dir, f), path.join(displayDir, f)));
+}

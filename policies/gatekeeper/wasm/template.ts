@@ -1,0 +1,165 @@
+/**
+ * A Gatekeeper ConstraintTemplate (the YAML a team applies to Gatekeeper) as the Rego modules
+ * `opa build -t wasm` compiles for it, the way Gatekeeper's constraint framework (frameworks
+ * `drivers/rego`, the version Gatekeeper v3.23.1 vendors) runs a template:
+ *   - the template's package becomes `template` (rewriteModulePackage);
+ *   - its libs (packages under `lib`) move under `data.libs` (regorewriter's PackagePrefixer);
+ *   - a hook module runs `data.template.violation[r]` with input {review, parameters} and keeps
+ *     {msg, details} with details defaulting to {} (hookModule; a result without msg is dropped);
+ *   - Rego is v0 unless the template's source says version: v1.
+ */
+import { createHash } from "node:crypto";
+import { parseAllDocuments } from "yaml";
+
+export const ENTRYPOINT = "hooks/violation";
+
+/** Gatekeeper's hook, for one constraint at a time (the host sets input to {review, parameters}). */
+export const HOOK_REGO = `package hooks
+
+import rego.v1
+
+violation contains response if {
+	data.template.violation[r]
+	response := {"details": object.get(r, "details", {}), "msg": r.msg}
+}
+`;
+
+export interface ParsedTemplate {
+    /** The ConstraintTemplate's metadata.name. */
+    name: string;
+    /** The constraint kind (spec.crd.spec.names.kind). */
+    kind: string;
+    /** spec.crd.spec.validation.openAPIV3Schema, or null. */
+    parameterSchema: Record<string, unknown> | null;
+    rego: string;
+    libs: string[];
+    version: "v0" | "v1";
+    /** Whether the template also carries CEL code (K8sNativeValidation), which Gatekeeper runs by default. */
+    hasCel: boolean;
+    /** That CEL code (its source), when present. */
+    cel?: CelSource;
+}
+
+/** A K8sNativeValidation source: variables and validations, as Gatekeeper's ValidatingAdmissionPolicy uses them. */
+export interface CelSource {
+    variables: { name: string; expression: string }[];
+    validations: { expression: string; message?: string; messageExpression?: string }[];
+}
+
+function parseCel(code: any[], source: string): CelSource | undefined {
+    const i = code.findIndex((c) => c?.engine === "K8sNativeValidation");
+    if (i < 0) return undefined;
+    const where = `${source}: spec.targets[0].code[${i}].source`;
+    const src = code[i].source ?? {};
+    const variables = src.variables ?? [];
+    const validations = src.validations ?? [];
+    if (!Array.isArray(variables) || variables.some((v: any) => typeof v?.name !== "string" || typeof v?.expression !== "string")) {
+        throw new Error(`${where}.variables must be a list of {name, expression} strings`);
+    }
+    if (!Array.isArray(validations) || validations.length === 0 || validations.some((v: any) => typeof v?.expression !== "string")) {
+        throw new Error(`${where}.validations must be a non-empty list of {expression, message or messageExpression}`);
+    }
+    return {
+        variables: variables.map((v: any) => ({ name: v.name, expression: v.expression })),
+        validations: validations.map((v: any) => ({
+            expression: v.expression,
+            ...(typeof v.message === "string" ? { message: v.message } : {}),
+            ...(typeof v.messageExpression === "string" ? { messageExpression: v.messageExpression } : {}),
+        })),
+    };
+}
+
+const TARGET = "admission.k8s.gatekeeper.sh";
+
+/** Reads one ConstraintTemplate from YAML; errors name `source` and the key. */
+export function parseTemplate(yamlText: string, source: string): ParsedTemplate {
+    const docs = parseAllDocuments(yamlText).filter((d) => d.contents !== null);
+    if (docs.length !== 1) throw new Error(`${source}: expected exactly one ConstraintTemplate document, found ${docs.length}`);
+    if (docs[0].errors.length > 0) throw new Error(`${source}: ${docs[0].errors[0].message}`);
+    const t = docs[0].toJS() as any;
+    if (t?.kind !== "ConstraintTemplate" || !String(t?.apiVersion ?? "").startsWith("templates.gatekeeper.sh/")) {
+        throw new Error(`${source}: expected apiVersion templates.gatekeeper.sh/* and kind ConstraintTemplate, got ${t?.apiVersion}/${t?.kind}`);
+    }
+    const name = t.metadata?.name;
+    const kind = t.spec?.crd?.spec?.names?.kind;
+    if (typeof name !== "string" || !name) throw new Error(`${source}: metadata.name is required`);
+    if (typeof kind !== "string" || !kind) throw new Error(`${source}: spec.crd.spec.names.kind is required`);
+    if (name !== kind.toLowerCase()) throw new Error(`${source}: metadata.name must be the lowercase of the kind (${kind.toLowerCase()}), as Gatekeeper requires; got ${name}`);
+    const targets = t.spec?.targets;
+    if (!Array.isArray(targets) || targets.length !== 1 || targets[0]?.target !== TARGET) {
+        throw new Error(`${source}: spec.targets must hold exactly one target, ${TARGET}`);
+    }
+    const target = targets[0];
+    const code: any[] = Array.isArray(target.code) ? target.code : [];
+    const regoCode = code.find((c) => c?.engine === "Rego");
+    let rego: unknown = target.rego;
+    let libs: unknown = target.libs ?? [];
+    let version: unknown = "v0";
+    let where = "spec.targets[0].rego";
+    if (regoCode) {
+        rego = regoCode.source?.rego;
+        libs = regoCode.source?.libs ?? [];
+        version = regoCode.source?.version ?? "v0";
+        where = `spec.targets[0].code[${code.indexOf(regoCode)}].source.rego`;
+    }
+    if (typeof rego !== "string" || !rego.trim()) throw new Error(`${source}: ${where} must hold the template's Rego (a Rego-only or Rego-and-CEL template)`);
+    if (!Array.isArray(libs) || libs.some((l) => typeof l !== "string")) throw new Error(`${source}: libs must be a list of Rego modules (strings)`);
+    // Gatekeeper reads any version other than v1 as v0.
+    const v = version === "v1" ? "v1" : "v0";
+    const schema = t.spec?.crd?.spec?.validation?.openAPIV3Schema ?? null;
+    return {
+        name,
+        kind,
+        parameterSchema: schema && typeof schema === "object" ? schema : null,
+        rego,
+        libs: libs as string[],
+        version: v,
+        hasCel: code.some((c) => c?.engine === "K8sNativeValidation"),
+        cel: parseCel(code, source),
+    };
+}
+
+const PACKAGE = /^(\s*)package\s+([A-Za-z_][\w.]*|data\.[\w.]+)/m;
+
+/** The modules `opa build` compiles for a template, by file name. */
+export function modulesOf(t: ParsedTemplate, source: string): Record<string, string> {
+    const toLibs = (rego: string) => rego.replace(/\bdata\.lib\b/g, "data.libs.lib");
+    if (!PACKAGE.test(t.rego)) throw new Error(`${source}: the template's Rego has no package statement`);
+    const modules: Record<string, string> = {
+        "hooks.rego": HOOK_REGO,
+        "template.rego": toLibs(t.rego.replace(PACKAGE, "$1package template")),
+    };
+    t.libs.forEach((lib, i) => {
+        const m = PACKAGE.exec(lib);
+        if (!m || !(m[2] === "lib" || m[2].startsWith("lib."))) {
+            throw new Error(`${source}: libs[${i}]: a library's package must be lib or under lib. (as Gatekeeper requires), got ${m ? m[2] : "none"}`);
+        }
+        modules[`lib_${i}.rego`] = toLibs(lib.replace(PACKAGE, `$1package libs.${m[2]}`));
+    });
+    return modules;
+}
+
+/**
+ * The digest that ties a generated module to its template: the modules compiled, the Rego
+ * version and the opa version. A module whose manifest holds another digest is stale.
+ */
+export function templateDigest(t: ParsedTemplate, source: string, opaVersion: string): string {
+    const h = createHash("sha256");
+    h.update(JSON.stringify({ opa: opaVersion, version: t.version, entrypoint: ENTRYPOINT, modules: modulesOf(t, source) }));
+    return `sha256:${h.digest("hex")}`;
+}
+
+/** What the generator writes beside each module (<template>.wasm.json). */
+export interface ModuleManifest {
+    template: string;
+    kind: string;
+    opa: string;
+    /** templateDigest of the template the module was compiled from. */
+    digest: string;
+    /** sha256 of the .wasm file. */
+    wasm: string;
+    /** Built-in functions the module asks of its host. */
+    builtins: string[];
+}
+
+export const GENERATE_COMMAND = "npm run gatekeeper:wasm";

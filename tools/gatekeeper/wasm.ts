@@ -1,0 +1,136 @@
+/**
+ * Compiles each ConstraintTemplate of the template folders to a Wasm module the pack evaluates
+ * at preview (policies/gatekeeper/wasm):
+ *
+ *   npm run gatekeeper:wasm [-- --check] [--opa BIN]
+ *
+ * For every <dir>/<name>.yaml it writes <dir>/wasm/<name>.wasm (opa build -t wasm, entrypoint
+ * hooks/violation, behind Gatekeeper's hook; --v0-compatible unless the template says version: v1)
+ * and <dir>/wasm/<name>.wasm.json (the template's digest, the module's sha256, the built-ins it
+ * needs), both committed. An up-to-date module is left as it is (no opa needed). opa is the
+ * version Gatekeeper vendors, built from the Go module proxy by `npm run gatekeeper:build -- opa`.
+ * --check: compile nothing, exit 1 naming each missing or stale module.
+ */
+import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { HOST_BUILTINS, type HostBuiltin } from "../../policies/gatekeeper/wasm/builtins";
+import { missingBuiltins, WasmPolicy } from "../../policies/gatekeeper/wasm/host";
+import { opaBinary } from "../../policies/gatekeeper/wasm/opa";
+import { modulePaths, OPA_VERSION } from "../../policies/gatekeeper/wasm/rule";
+import { ENTRYPOINT, modulesOf, parseTemplate, templateDigest, type ModuleManifest } from "../../policies/gatekeeper/wasm/template";
+
+const REPO = path.resolve(__dirname, "..", "..");
+
+/** The folders holding ConstraintTemplate files: the pack's, and the Wasm host's test templates. */
+export const TEMPLATE_DIRS = ["policies/templates", "policies/gatekeeper/wasm/testdata"];
+
+/** Accepts every built-in, to list what a module needs without refusing it. */
+class AnyBuiltin extends Map<string, HostBuiltin> {
+    override has(): boolean {
+        return true;
+    }
+    override get(): HostBuiltin {
+        return () => undefined;
+    }
+}
+
+/** The opa command: --opa, else where tools/gatekeeper/build.sh puts it. */
+export function opaPath(explicit?: string): string {
+    return explicit ?? opaBinary();
+}
+
+function sha256(bytes: Uint8Array): string {
+    return `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
+}
+
+export type Status = "up to date" | "missing" | "stale";
+
+export function statusOf(file: string, rel: string): Status {
+    const parsed = parseTemplate(readFileSync(file, "utf8"), rel);
+    const paths = modulePaths(file);
+    if (!existsSync(paths.wasm) || !existsSync(paths.manifest)) return "missing";
+    const manifest = JSON.parse(readFileSync(paths.manifest, "utf8")) as ModuleManifest;
+    const fresh = manifest.digest === templateDigest(parsed, rel, OPA_VERSION) && manifest.wasm === sha256(readFileSync(paths.wasm)) && manifest.kind === parsed.kind;
+    return fresh ? "up to date" : "stale";
+}
+
+/** Compiles one template file with opa; writes the module and its manifest (temp files renamed in). */
+export function compileTemplate(file: string, rel: string, opa: string): ModuleManifest {
+    const parsed = parseTemplate(readFileSync(file, "utf8"), rel);
+    const work = mkdtempSync(path.join(tmpdir(), "gk-wasm-"));
+    try {
+        const src = path.join(work, "src");
+        mkdirSync(src);
+        for (const [name, text] of Object.entries(modulesOf(parsed, rel))) writeFileSync(path.join(src, name), text);
+        const bundle = path.join(work, "bundle.tar.gz");
+        // Relative paths: the module records src/<file>.rego in its error locations (rule.ts reads them).
+        const args = ["build", "-t", "wasm", "-e", ENTRYPOINT, "-o", "bundle.tar.gz", ...(parsed.version === "v1" ? [] : ["--v0-compatible"]), "src"];
+        const built = spawnSync(opa, args, { encoding: "utf8", cwd: work });
+        if (built.status !== 0) throw new Error(`${rel}: opa build failed for template ${parsed.kind}:\n${built.stderr || built.stdout}`);
+        const untar = spawnSync("tar", ["-xzf", bundle, "-C", work, "/policy.wasm"], { encoding: "utf8" });
+        if (untar.status !== 0) throw new Error(`${rel}: the bundle opa built has no /policy.wasm: ${untar.stderr}`);
+        const bytes = readFileSync(path.join(work, "policy.wasm"));
+        const needed = new WasmPolicy(new Uint8Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer), rel, new AnyBuiltin()).neededBuiltins;
+        const manifest: ModuleManifest = {
+            template: path.basename(file),
+            kind: parsed.kind,
+            opa: OPA_VERSION,
+            digest: templateDigest(parsed, rel, OPA_VERSION),
+            wasm: sha256(bytes),
+            builtins: needed,
+        };
+        const paths = modulePaths(file);
+        mkdirSync(path.dirname(paths.wasm), { recursive: true });
+        writeFileSync(`${paths.wasm}.tmp`, bytes);
+        writeFileSync(`${paths.manifest}.tmp`, JSON.stringify(manifest, null, 2) + "\n");
+        renameSync(`${paths.wasm}.tmp`, paths.wasm);
+        renameSync(`${paths.manifest}.tmp`, paths.manifest);
+        return manifest;
+    } finally {
+        rmSync(work, { recursive: true, force: true });
+    }
+}
+
+function templateFiles(): { file: string; rel: string }[] {
+    return TEMPLATE_DIRS.flatMap((dir) => {
+        const abs = path.join(REPO, dir);
+        if (!existsSync(abs)) return [];
+        return readdirSync(abs)
+            .filter((f) => /\.ya?ml$/.test(f))
+            .sort()
+            .map((f) => ({ file: path.join(abs, f), rel: path.join(dir, f) }));
+    });
+}
+
+function main(argv: string[]): number {
+    const check = argv.includes("--check");
+    const opaAt = argv.indexOf("--opa");
+    const files = templateFiles();
+    const todo = files.map((f) => ({ ...f, status: statusOf(f.file, f.rel) })).filter((f) => f.status !== "up to date");
+    for (const f of files) if (!todo.includes(f as never) && !todo.some((t) => t.file === f.file)) console.log(`${f.rel}: up to date`);
+    if (check) {
+        for (const f of todo) console.log(`${f.rel}: module ${f.status}; run npm run gatekeeper:wasm`);
+        return todo.length > 0 ? 1 : 0;
+    }
+    if (todo.length === 0) return 0;
+    const opa = opaPath(opaAt >= 0 ? argv[opaAt + 1] : undefined);
+    if (!existsSync(opa)) {
+        console.error(`gatekeeper:wasm: opa ${OPA_VERSION} is not at ${opa}; build it with: npm run gatekeeper:build -- opa`);
+        return 2;
+    }
+    for (const f of todo) {
+        const m = compileTemplate(f.file, f.rel, opa);
+        const missing = missingBuiltins(m.builtins, HOST_BUILTINS);
+        console.log(`${f.rel}: compiled (${m.kind}, was ${f.status})`);
+        if (missing.length > 0) console.log(`${f.rel}: warning: calls ${missing.join(", ")}, which the pack's Wasm host does not provide: the pack will refuse this template`);
+        if (parseTemplate(readFileSync(f.file, "utf8"), f.rel).hasCel) {
+            console.log(`${f.rel}: warning: the template also carries CEL code (K8sNativeValidation), which Gatekeeper runs by default; the pack judges its Rego, whose messages may differ`);
+        }
+    }
+    return 0;
+}
+
+if (require.main === module) process.exit(main(process.argv.slice(2)));
