@@ -76,14 +76,21 @@ export const PRE_CREDENTIAL_SCRIPTS: string[] = ["images:lock", "images:artifact
 export const ARTIFACT_CHECKS: Record<string, string> = { "images-lock": "images:artifact" };
 
 /**
- * Downloads the workflows make without a checksum of their own, each with why it stands:
+ * Downloads the workflows make without a committed checksum, each with why it stands.
  * pulumi/actions v7.0.0 has no checksum input (its action.yml at the pinned commit) and fetches
  * the CLI from get.pulumi.com with tc.downloadTool, unchecked (src/libs/pulumi-cli.ts); it skips
- * the download when a pulumi of the requested version is already on PATH. docs/usage.md says so.
+ * that download when `pulumi version` on PATH satisfies the requested version. So a step before
+ * it installs the CLI checked against the release's own checksums file (PULUMI_CLI_STEP): that
+ * catches a corrupt or swapped tarball, not a compromised release, since both files come from
+ * one host. No sha256 of the tarball could be read from a source this project reaches, so none
+ * is committed. docs/usage.md says so.
  */
 export const UNVERIFIED_DOWNLOADS: Record<string, string> = {
-    "pulumi/actions": "the Pulumi CLI of .pulumi.version from get.pulumi.com, without a checksum (no input for one at v7.0.0)",
+    "pulumi/actions": "the Pulumi CLI of .pulumi.version from get.pulumi.com, checked only against the release's own checksums file (same host), without a committed checksum",
 };
+
+/** The one release host the Pulumi CLI step may name (its `RELEASES` env), and where it installs. */
+export const PULUMI_RELEASES = "https://get.pulumi.com/releases/sdk";
 
 export const FORK_GUARD = "github.event.pull_request.head.repo.full_name == github.repository";
 /** The comment the pull-request workflow owns is written by the job's token: this app's login. */
@@ -363,6 +370,45 @@ function verifiedRefusesBadChecksum(text: string): boolean {
 }
 
 /**
+ * Whether a step is the Pulumi CLI install that pulumi/actions relies on: run against a file://
+ * release folder, it installs the tarball whose sha256 the checksums file lists (and records it in
+ * the job summary), and refuses, with an error and nothing installed, one whose sha256 differs or
+ * that the checksums file does not list.
+ */
+const cliRuns = new Map<string, boolean>();
+export function pulumiCliStepChecks(step: Any): boolean {
+    if (typeof step.run !== "string" || step.env?.RELEASES !== PULUMI_RELEASES) return false;
+    const run: string = step.run;
+    if (cliRuns.has(run)) return cliRuns.get(run)!;
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "wf-pulumi-cli-"));
+    const attempt = (checksums: (sum: string) => string) => {
+        const root = fs.mkdtempSync(path.join(dir, "case-"));
+        const [rel, bin, fake, src] = ["rel", "bin", "fake", "src"].map((d) => path.join(root, d));
+        for (const d of [rel, bin, fake, path.join(src, "pulumi")]) fs.mkdirSync(d, { recursive: true });
+        fs.writeFileSync(path.join(root, ".pulumi.version"), "3.1.4\n");
+        fs.writeFileSync(path.join(src, "pulumi", "pulumi"), "#!/bin/sh\necho v3.1.4\n", { mode: 0o755 });
+        fs.writeFileSync(path.join(fake, "sudo"), '#!/bin/sh\nexec "$@"\n', { mode: 0o755 });
+        const tarball = path.join(rel, "pulumi-v3.1.4-linux-x64.tar.gz");
+        spawnSync("tar", ["-czf", tarball, "-C", src, "pulumi"]);
+        const sum = spawnSync("sha256sum", [tarball], { encoding: "utf8" }).stdout.split(" ")[0];
+        fs.writeFileSync(path.join(rel, "pulumi-3.1.4-checksums.txt"), checksums(sum));
+        const summary = path.join(root, "summary");
+        const r = spawnSync("bash", ["-e", "-c", run], { cwd: root, encoding: "utf8", timeout: 10_000, env: { PATH: `${fake}:${bin}:/usr/bin:/bin`, RELEASES: `file://${rel}`, BIN: bin, GITHUB_STEP_SUMMARY: summary } });
+        const summaryText = fs.existsSync(summary) ? fs.readFileSync(summary, "utf8") : "";
+        return { ok: r.status === 0 && fs.existsSync(path.join(bin, "pulumi")) && summaryText.includes(sum), refused: r.status !== 0 && !fs.existsSync(path.join(bin, "pulumi")) && /::error::/.test(r.stdout + r.stderr) };
+    };
+    try {
+        const good = attempt((sum) => `${"0".repeat(64)}  pulumi-v3.1.4-darwin-x64.tar.gz\n${sum}  pulumi-v3.1.4-linux-x64.tar.gz\n`);
+        const swapped = attempt(() => `${"f".repeat(64)}  pulumi-v3.1.4-linux-x64.tar.gz\n`);
+        const unlisted = attempt((sum) => `${sum}  pulumi-v3.1.4-darwin-x64.tar.gz\n`);
+        cliRuns.set(run, good.ok && swapped.refused && unlisted.refused);
+    } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+    }
+    return cliRuns.get(run)!;
+}
+
+/**
  * A shell line that downloads something to use it: curl/wget into a file or into a program
  * (sh, tar, kubectl, ...), wget by default, gh release/run download. A curl whose body goes to
  * /dev/null (an HTTP check) downloads nothing.
@@ -487,10 +533,15 @@ export async function securityViolations(files: Workflows, scripts: Workflows = 
                 if (typeof s.run === "string" && s.run.includes("${{")) v(where, `step ${i + 1} expands an expression inside its script (template injection): pass it through env`);
                 if (typeof s.with?.script === "string" && s.with.script.includes("${{")) v(where, `step ${i + 1} expands an expression inside its github-script (template injection)`);
                 if (isAction(s, "actions/checkout") && s.with?.["persist-credentials"] !== false && s.with?.["persist-credentials"] !== "false") v(where, `step ${i + 1}: actions/checkout leaves the token in .git/config (persist-credentials: false is missing)`);
-                const fetched = JSON.stringify({ run: s.run ?? "", env: s.env ?? {} }).replace(/\\"https:\/\/\$[\w]+[^"\\]*\\"/g, "");
+                const cliStep = s.env?.RELEASES === PULUMI_RELEASES && pulumiCliStepChecks(s);
+                const fetched = JSON.stringify({ run: s.run ?? "", env: cliStep ? { ...s.env, RELEASES: "" } : s.env ?? {} }).replace(/\\"https:\/\/\$[\w]+[^"\\]*\\"/g, "");
                 if (/https?:\/\//.test(fetched)) v(where, `step ${i + 1} fetches a URL: remote files come through .github/scripts with a commit and a sha256`);
                 if (typeof s.run === "string" && !/sha256sum\s+(-c|--check)\b/.test(s.run)) {
                     for (const line of s.run.split("\n").filter(downloads)) v(where, `[checksum] step ${i + 1} downloads a file and uses it without checking a sha256: ${line.trim()}`);
+                }
+                if (isAction(s, "pulumi/actions")) {
+                    const why = s.with?.["pulumi-version-file"] !== ".pulumi.version" || s.with?.["pulumi-version"] !== undefined ? "it is not given pulumi-version-file: .pulumi.version (the version the checked step installs)" : !all.slice(0, i).some(pulumiCliStepChecks) ? `no earlier step installs the CLI checked against its release's sha256 (RELEASES: ${PULUMI_RELEASES}, refusing a tarball whose sha256 differs)` : "";
+                    if (why) v(where, `[checksum] step ${i + 1}: pulumi/actions downloads the Pulumi CLI without a checksum: ${why}`);
                 }
                 if (s["continue-on-error"] && code[i] === null && !isAction(s, "pulumi/actions")) v(where, `[status] step ${i + 1} has continue-on-error: its failure (a refused check) no longer stops the job`);
             }
