@@ -2,7 +2,8 @@
  * The scripts the pull-request pipelines run on what a pull request produced
  * (.github/scripts/images-lock-artifact.ts, .github/scripts/comment-body.ts), against hostile
  * inputs: an artifact that is not one regular lock file, a report that tries to mention, link,
- * format or size itself into a verdict of the pipeline.
+ * format or size itself into a verdict of the pipeline. And the step that installs the Pulumi CLI
+ * before pulumi/actions, against a swapped, unlisted or doubly listed tarball.
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -12,6 +13,8 @@ import * as path from "node:path";
 import { describe, it } from "node:test";
 import { GITHUB_COMMENT_LIMIT, MARKER, MAX_REPORT, commentBody } from "../.github/scripts/comment-body";
 import { installLockArtifact, LOCK_NAME, MAX_BYTES } from "../.github/scripts/images-lock-artifact";
+import * as YAML from "yaml";
+import { PULUMI_RELEASES, runCliStep } from "./workflowSecurity";
 
 const ROOT = path.resolve(__dirname, "..");
 const LOCK = fs.readFileSync(path.join(ROOT, "images.lock.json"), "utf8");
@@ -152,5 +155,61 @@ describe("comment-body.ts: the pull request's report, marked, inert and bounded"
 
     it("refuses a base that is not a commit", () => {
         assert.throws(() => commentBody("x", "main"), /expected the base commit/);
+    });
+});
+
+describe("the Pulumi CLI step (before every pulumi/actions): the tarball its release's checksums file lists", () => {
+    const dir = path.join(ROOT, ".github/workflows");
+    const cliSteps: Array<{ where: string; run: string; env: Record<string, string> }> = [];
+    for (const file of fs.readdirSync(dir).filter((f) => f.endsWith(".yml"))) {
+        const doc = YAML.parse(fs.readFileSync(path.join(dir, file), "utf8"));
+        for (const [job, def] of Object.entries<{ steps?: Array<{ env?: Record<string, string>; run?: string; uses?: string }> }>(doc.jobs ?? {})) {
+            for (const s of def.steps ?? []) if (s.env?.RELEASES !== undefined) cliSteps.push({ where: `${file} job ${job}`, run: String(s.run), env: s.env });
+        }
+    }
+    const listed = (sum: string) => `${sum}  pulumi-v3.1.4-linux-x64.tar.gz\n`;
+
+    it("is one script, in each of the seven jobs that run pulumi/actions, naming get.pulumi.com and /usr/local/bin", () => {
+        assert.equal(cliSteps.length, 7, cliSteps.map((s) => s.where).join(", "));
+        assert.equal(new Set(cliSteps.map((s) => s.run)).size, 1, "the copies differ");
+        for (const s of cliSteps) assert.deepEqual(s.env, { RELEASES: PULUMI_RELEASES, BIN: "/usr/local/bin" }, s.where);
+    });
+
+    it("installs the listed tarball and writes its sha256 to the job summary", () => {
+        const r = runCliStep(cliSteps[0].run, listed);
+        assert.equal(r.status, 0, r.output);
+        assert.ok(r.installed);
+        assert.match(r.summary, new RegExp(`^Pulumi CLI 3\\.1\\.4: pulumi-v3\\.1\\.4-linux-x64\\.tar\\.gz, sha256 ${r.sha256} `));
+    });
+
+    it("refuses a swapped tarball, saying which file and which sha256, and installs nothing", () => {
+        const r = runCliStep(cliSteps[0].run, () => listed("e".repeat(64)));
+        assert.notEqual(r.status, 0);
+        assert.equal(r.installed, false);
+        assert.match(r.output, new RegExp(`::error::pulumi-v3\\.1\\.4-linux-x64\\.tar\\.gz does not have the sha256 ${"e".repeat(64)} of pulumi-3\\.1\\.4-checksums\\.txt: not installed`));
+        assert.equal(r.summary, "");
+    });
+
+    it("refuses a tarball the checksums file does not list, or lists twice", () => {
+        for (const checksums of [(sum: string) => `${sum}  pulumi-v3.1.4-darwin-x64.tar.gz\n`, (sum: string) => listed(sum) + listed("e".repeat(64)), () => ""]) {
+            const r = runCliStep(cliSteps[0].run, checksums);
+            assert.notEqual(r.status, 0);
+            assert.equal(r.installed, false);
+            assert.match(r.output, /::error::pulumi-3\.1\.4-checksums\.txt has no single sha256 for pulumi-v3\.1\.4-linux-x64\.tar\.gz: not installed/);
+        }
+    });
+
+    it("refuses a .pulumi.version that is not a version, naming the file and the expected form", () => {
+        const r = runCliStep(cliSteps[0].run, listed, { version: "latest" });
+        assert.notEqual(r.status, 0);
+        assert.equal(r.installed, false);
+        assert.match(r.output, /::error::\.pulumi\.version: expected a version like 3\.259\.0, got 'latest'/);
+    });
+
+    it("fails when another pulumi comes first on PATH (pulumi/actions would run that one)", () => {
+        const r = runCliStep(cliSteps[0].run, listed, { shadow: true });
+        assert.notEqual(r.status, 0);
+        assert.match(r.output, /::error::pulumi on PATH is not the checked .*\/bin\/pulumi v3\.1\.4: pulumi\/actions would run another one/);
+        assert.equal(r.summary, "");
     });
 });

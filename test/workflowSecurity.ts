@@ -369,41 +369,54 @@ function verifiedRefusesBadChecksum(text: string): boolean {
     return r.status !== 0 && r.stdout.trim() === "";
 }
 
+/** What the Pulumi CLI step did, run against a file:// release folder of a fake CLI 3.1.4. */
+export interface CliStepRun { status: number | null; output: string; installed: boolean; summary: string; sha256: string }
+
 /**
- * Whether a step is the Pulumi CLI install that pulumi/actions relies on: run against a file://
- * release folder, it installs the tarball whose sha256 the checksums file lists (and records it in
- * the job summary), and refuses, with an error and nothing installed, one whose sha256 differs or
- * that the checksums file does not list.
+ * Runs a Pulumi CLI step's script against a file:// release folder holding a fake CLI 3.1.4
+ * (a tarball whose `pulumi` prints v3.1.4) and the checksums file `checksums(sha256 of that
+ * tarball)` writes; `sudo` is a pass-through and $BIN a temporary folder on PATH (after another
+ * folder, which holds a pulumi of the same version when `shadow`).
+ */
+export function runCliStep(run: string, checksums: (sha256: string) => string, { version = "3.1.4", shadow = false }: { version?: string; shadow?: boolean } = {}): CliStepRun {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "wf-pulumi-cli-"));
+    try {
+        const [rel, bin, fake, src] = ["rel", "bin", "fake", "src"].map((d) => path.join(root, d));
+        for (const d of [rel, bin, fake, path.join(src, "pulumi")]) fs.mkdirSync(d, { recursive: true });
+        fs.writeFileSync(path.join(root, ".pulumi.version"), `${version}\n`);
+        fs.writeFileSync(path.join(src, "pulumi", "pulumi"), "#!/bin/sh\necho v3.1.4\n", { mode: 0o755 });
+        fs.writeFileSync(path.join(src, "pulumi", "pulumi-language-nodejs"), "#!/bin/sh\n", { mode: 0o755 });
+        fs.writeFileSync(path.join(fake, "sudo"), '#!/bin/sh\nexec "$@"\n', { mode: 0o755 });
+        if (shadow) fs.writeFileSync(path.join(fake, "pulumi"), "#!/bin/sh\necho v3.1.4\n", { mode: 0o755 });
+        const tarball = path.join(rel, "pulumi-v3.1.4-linux-x64.tar.gz");
+        spawnSync("tar", ["-czf", tarball, "-C", src, "pulumi"]);
+        const sha256 = spawnSync("sha256sum", [tarball], { encoding: "utf8" }).stdout.split(" ")[0];
+        fs.writeFileSync(path.join(rel, "pulumi-3.1.4-checksums.txt"), checksums(sha256));
+        const summary = path.join(root, "summary");
+        const r = spawnSync("bash", ["-e", "-c", run], { cwd: root, encoding: "utf8", timeout: 10_000, env: { PATH: `${fake}:${bin}:/usr/bin:/bin`, RELEASES: `file://${rel}`, BIN: bin, GITHUB_STEP_SUMMARY: summary } });
+        return { status: r.status, output: r.stdout + r.stderr, installed: fs.existsSync(path.join(bin, "pulumi")), summary: fs.existsSync(summary) ? fs.readFileSync(summary, "utf8") : "", sha256 };
+    } finally {
+        fs.rmSync(root, { recursive: true, force: true });
+    }
+}
+
+/**
+ * Whether a step is the Pulumi CLI install that pulumi/actions relies on: it names the release
+ * host, installs the tarball whose sha256 the checksums file lists (recording it in the job
+ * summary), and refuses, with an error and nothing installed, a tarball whose sha256 differs or
+ * that the checksums file does not list (nor lists twice).
  */
 const cliRuns = new Map<string, boolean>();
 export function pulumiCliStepChecks(step: Any): boolean {
     if (typeof step.run !== "string" || step.env?.RELEASES !== PULUMI_RELEASES) return false;
     const run: string = step.run;
-    if (cliRuns.has(run)) return cliRuns.get(run)!;
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "wf-pulumi-cli-"));
-    const attempt = (checksums: (sum: string) => string) => {
-        const root = fs.mkdtempSync(path.join(dir, "case-"));
-        const [rel, bin, fake, src] = ["rel", "bin", "fake", "src"].map((d) => path.join(root, d));
-        for (const d of [rel, bin, fake, path.join(src, "pulumi")]) fs.mkdirSync(d, { recursive: true });
-        fs.writeFileSync(path.join(root, ".pulumi.version"), "3.1.4\n");
-        fs.writeFileSync(path.join(src, "pulumi", "pulumi"), "#!/bin/sh\necho v3.1.4\n", { mode: 0o755 });
-        fs.writeFileSync(path.join(fake, "sudo"), '#!/bin/sh\nexec "$@"\n', { mode: 0o755 });
-        const tarball = path.join(rel, "pulumi-v3.1.4-linux-x64.tar.gz");
-        spawnSync("tar", ["-czf", tarball, "-C", src, "pulumi"]);
-        const sum = spawnSync("sha256sum", [tarball], { encoding: "utf8" }).stdout.split(" ")[0];
-        fs.writeFileSync(path.join(rel, "pulumi-3.1.4-checksums.txt"), checksums(sum));
-        const summary = path.join(root, "summary");
-        const r = spawnSync("bash", ["-e", "-c", run], { cwd: root, encoding: "utf8", timeout: 10_000, env: { PATH: `${fake}:${bin}:/usr/bin:/bin`, RELEASES: `file://${rel}`, BIN: bin, GITHUB_STEP_SUMMARY: summary } });
-        const summaryText = fs.existsSync(summary) ? fs.readFileSync(summary, "utf8") : "";
-        return { ok: r.status === 0 && fs.existsSync(path.join(bin, "pulumi")) && summaryText.includes(sum), refused: r.status !== 0 && !fs.existsSync(path.join(bin, "pulumi")) && /::error::/.test(r.stdout + r.stderr) };
-    };
-    try {
-        const good = attempt((sum) => `${"0".repeat(64)}  pulumi-v3.1.4-darwin-x64.tar.gz\n${sum}  pulumi-v3.1.4-linux-x64.tar.gz\n`);
-        const swapped = attempt(() => `${"f".repeat(64)}  pulumi-v3.1.4-linux-x64.tar.gz\n`);
-        const unlisted = attempt((sum) => `${sum}  pulumi-v3.1.4-darwin-x64.tar.gz\n`);
-        cliRuns.set(run, good.ok && swapped.refused && unlisted.refused);
-    } finally {
-        fs.rmSync(dir, { recursive: true, force: true });
+    if (!cliRuns.has(run)) {
+        const refused = (r: CliStepRun) => r.status !== 0 && !r.installed && /::error::/.test(r.output);
+        const good = runCliStep(run, (sum) => `${"0".repeat(64)}  pulumi-v3.1.4-darwin-x64.tar.gz\n${sum}  pulumi-v3.1.4-linux-x64.tar.gz\n`);
+        cliRuns.set(run, good.status === 0 && good.installed && good.summary.includes(good.sha256)
+            && refused(runCliStep(run, () => `${"f".repeat(64)}  pulumi-v3.1.4-linux-x64.tar.gz\n`))
+            && refused(runCliStep(run, (sum) => `${sum}  pulumi-v3.1.4-darwin-x64.tar.gz\n`))
+            && refused(runCliStep(run, (sum) => `${"f".repeat(64)}  pulumi-v3.1.4-linux-x64.tar.gz\n${sum}  pulumi-v3.1.4-linux-x64.tar.gz\n`)));
     }
     return cliRuns.get(run)!;
 }
