@@ -14,7 +14,7 @@ import { describe, it } from "node:test";
 import { GITHUB_COMMENT_LIMIT, MARKER, MAX_REPORT, commentBody } from "../.github/scripts/comment-body";
 import { installLockArtifact, LOCK_NAME, MAX_BYTES } from "../.github/scripts/images-lock-artifact";
 import * as YAML from "yaml";
-import { PULUMI_RELEASES, runCliStep } from "./workflowSecurity";
+import { ACTION_REDOWNLOADS, PULUMI_RELEASES, runCliStep } from "./workflowSecurity";
 
 const ROOT = path.resolve(__dirname, "..");
 const LOCK = fs.readFileSync(path.join(ROOT, "images.lock.json"), "utf8");
@@ -204,6 +204,15 @@ describe("the Pulumi CLI step (before every pulumi/actions): the tarball its rel
         assert.notEqual(r.status, 0);
         assert.equal(r.installed, false);
         assert.match(r.output, /::error::\.pulumi\.version: expected a version like 3\.259\.0, got 'latest'/);
+    });
+
+    it("refuses the versions pulumi/actions downloads over even when they are on PATH", () => {
+        for (const version of ACTION_REDOWNLOADS) {
+            const r = runCliStep(cliSteps[0].run, listed, { version });
+            assert.notEqual(r.status, 0);
+            assert.equal(r.installed, false);
+            assert.match(r.output, new RegExp(`::error::\\.pulumi\\.version: pulumi/actions v7\\.0\\.0 downloads its own CLI, unchecked, over ${version.replace(/\./g, "\\.")} `));
+        }
     });
 
     it("fails when another pulumi comes first on PATH (pulumi/actions would run that one)", () => {

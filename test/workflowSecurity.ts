@@ -89,6 +89,12 @@ export const UNVERIFIED_DOWNLOADS: Record<string, string> = {
     "pulumi/actions": "the Pulumi CLI of .pulumi.version from get.pulumi.com, checked only against the release's own checksums file (same host), without a committed checksum",
 };
 
+/**
+ * Versions pulumi/actions v7.0.0 downloads over even when `pulumi version` on PATH matches
+ * (isKnownBadVersion in src/libs/pulumi-cli.ts at the pinned commit): the step refuses them.
+ */
+export const ACTION_REDOWNLOADS = ["3.66.0", "3.67.0", "3.67.1", "3.120.0"];
+
 /** The one release host the Pulumi CLI step may name (its `RELEASES` env), and where it installs. */
 export const PULUMI_RELEASES = "https://get.pulumi.com/releases/sdk";
 
@@ -404,7 +410,8 @@ export function runCliStep(run: string, checksums: (sha256: string) => string, {
  * Whether a step is the Pulumi CLI install that pulumi/actions relies on: it names the release
  * host, installs the tarball whose sha256 the checksums file lists (recording it in the job
  * summary), and refuses, with an error and nothing installed, a tarball whose sha256 differs or
- * that the checksums file does not list (nor lists twice).
+ * that the checksums file does not list (nor lists twice), and a version pulumi/actions would
+ * download over.
  */
 const cliRuns = new Map<string, boolean>();
 export function pulumiCliStepChecks(step: Any): boolean {
@@ -416,7 +423,8 @@ export function pulumiCliStepChecks(step: Any): boolean {
         cliRuns.set(run, good.status === 0 && good.installed && good.summary.includes(good.sha256)
             && refused(runCliStep(run, () => `${"f".repeat(64)}  pulumi-v3.1.4-linux-x64.tar.gz\n`))
             && refused(runCliStep(run, (sum) => `${sum}  pulumi-v3.1.4-darwin-x64.tar.gz\n`))
-            && refused(runCliStep(run, (sum) => `${"f".repeat(64)}  pulumi-v3.1.4-linux-x64.tar.gz\n${sum}  pulumi-v3.1.4-linux-x64.tar.gz\n`)));
+            && refused(runCliStep(run, (sum) => `${"f".repeat(64)}  pulumi-v3.1.4-linux-x64.tar.gz\n${sum}  pulumi-v3.1.4-linux-x64.tar.gz\n`))
+            && ACTION_REDOWNLOADS.every((version) => refused(runCliStep(run, () => "", { version }))));
     }
     return cliRuns.get(run)!;
 }
