@@ -215,10 +215,17 @@ describe("the Pulumi CLI step (before every pulumi/actions): the tarball its rel
         }
     });
 
+    it("fails when the checked binary reports another version than .pulumi.version (pulumi/actions would download its own)", () => {
+        const r = runCliStep(cliSteps[0].run, listed, { reports: "v3.1.3" });
+        assert.notEqual(r.status, 0);
+        assert.match(r.output, /::error::.*\/bin\/pulumi reports 'v3\.1\.3', not v3\.1\.4: pulumi\/actions would download its own/);
+        assert.equal(r.summary, "");
+    });
+
     it("fails when another pulumi comes first on PATH (pulumi/actions would run that one)", () => {
         const r = runCliStep(cliSteps[0].run, listed, { shadow: true });
         assert.notEqual(r.status, 0);
-        assert.match(r.output, /::error::pulumi on PATH is not the checked .*\/bin\/pulumi v3\.1\.4: pulumi\/actions would run another one/);
+        assert.match(r.output, /::error::pulumi on PATH is not the checked .*\/bin\/pulumi: pulumi\/actions would run another one/);
         assert.equal(r.summary, "");
     });
 });

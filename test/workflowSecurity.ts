@@ -380,17 +380,17 @@ export interface CliStepRun { status: number | null; output: string; installed: 
 
 /**
  * Runs a Pulumi CLI step's script against a file:// release folder holding a fake CLI 3.1.4
- * (a tarball whose `pulumi` prints v3.1.4) and the checksums file `checksums(sha256 of that
- * tarball)` writes; `sudo` is a pass-through and $BIN a temporary folder on PATH (after another
+ * (a tarball whose `pulumi` prints `reports`, v3.1.4 unless told) and the checksums file that
+ * `checksums(sha256 of that tarball)` writes; `sudo` is a pass-through and $BIN a temporary folder on PATH (after another
  * folder, which holds a pulumi of the same version when `shadow`).
  */
-export function runCliStep(run: string, checksums: (sha256: string) => string, { version = "3.1.4", shadow = false }: { version?: string; shadow?: boolean } = {}): CliStepRun {
+export function runCliStep(run: string, checksums: (sha256: string) => string, { version = "3.1.4", shadow = false, reports = "v3.1.4" }: { version?: string; shadow?: boolean; reports?: string } = {}): CliStepRun {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "wf-pulumi-cli-"));
     try {
         const [rel, bin, fake, src] = ["rel", "bin", "fake", "src"].map((d) => path.join(root, d));
         for (const d of [rel, bin, fake, path.join(src, "pulumi")]) fs.mkdirSync(d, { recursive: true });
         fs.writeFileSync(path.join(root, ".pulumi.version"), `${version}\n`);
-        fs.writeFileSync(path.join(src, "pulumi", "pulumi"), "#!/bin/sh\necho v3.1.4\n", { mode: 0o755 });
+        fs.writeFileSync(path.join(src, "pulumi", "pulumi"), `#!/bin/sh\necho ${reports}\n`, { mode: 0o755 });
         fs.writeFileSync(path.join(src, "pulumi", "pulumi-language-nodejs"), "#!/bin/sh\n", { mode: 0o755 });
         fs.writeFileSync(path.join(fake, "sudo"), '#!/bin/sh\nexec "$@"\n', { mode: 0o755 });
         if (shadow) fs.writeFileSync(path.join(fake, "pulumi"), "#!/bin/sh\necho v3.1.4\n", { mode: 0o755 });
@@ -411,20 +411,24 @@ export function runCliStep(run: string, checksums: (sha256: string) => string, {
  * host, installs the tarball whose sha256 the checksums file lists (recording it in the job
  * summary), and refuses, with an error and nothing installed, a tarball whose sha256 differs or
  * that the checksums file does not list (nor lists twice), and a version pulumi/actions would
- * download over.
+ * download over; and it fails when `pulumi` on PATH is not the binary it checked, or that binary
+ * reports another version (pulumi/actions would then run another one or download its own).
  */
 const cliRuns = new Map<string, boolean>();
 export function pulumiCliStepChecks(step: Any): boolean {
     if (typeof step.run !== "string" || step.env?.RELEASES !== PULUMI_RELEASES) return false;
     const run: string = step.run;
     if (!cliRuns.has(run)) {
-        const refused = (r: CliStepRun) => r.status !== 0 && !r.installed && /::error::/.test(r.output);
+        const failed = (r: CliStepRun) => r.status !== 0 && /::error::/.test(r.output) && r.summary === "";
+        const refused = (r: CliStepRun) => failed(r) && !r.installed;
+        const listed = (sum: string) => `${sum}  pulumi-v3.1.4-linux-x64.tar.gz\n`;
         const good = runCliStep(run, (sum) => `${"0".repeat(64)}  pulumi-v3.1.4-darwin-x64.tar.gz\n${sum}  pulumi-v3.1.4-linux-x64.tar.gz\n`);
         cliRuns.set(run, good.status === 0 && good.installed && good.summary.includes(good.sha256)
             && refused(runCliStep(run, () => `${"f".repeat(64)}  pulumi-v3.1.4-linux-x64.tar.gz\n`))
             && refused(runCliStep(run, (sum) => `${sum}  pulumi-v3.1.4-darwin-x64.tar.gz\n`))
             && refused(runCliStep(run, (sum) => `${"f".repeat(64)}  pulumi-v3.1.4-linux-x64.tar.gz\n${sum}  pulumi-v3.1.4-linux-x64.tar.gz\n`))
-            && ACTION_REDOWNLOADS.every((version) => refused(runCliStep(run, () => "", { version }))));
+            && ACTION_REDOWNLOADS.every((version) => refused(runCliStep(run, () => "", { version })))
+            && [{ shadow: true }, { reports: "v3.1.3" }].every((o) => failed(runCliStep(run, listed, o))));
     }
     return cliRuns.get(run)!;
 }
