@@ -18,6 +18,7 @@ import { webIngress } from "./lib/ingress";
 import { appLabels } from "./lib/labels";
 import { allowOnly, ingressController, podsIn } from "./lib/network";
 import { hardenedContainer, hardenedPodSpec, httpProbe, scratch } from "./lib/pod";
+import { withoutSettlingWait } from "./lib/engineOrder";
 
 export interface BridgeArgs {
     config: StackConfig;
@@ -90,7 +91,7 @@ export class Bridge extends pulumi.ComponentResource {
         }, { ...child, ...AUTOSCALED_REPLICAS });
 
         new k8s.core.v1.Service(name, {
-            metadata: { name: APP, namespace: ns, labels: l.labels },
+            metadata: withoutSettlingWait({ name: APP, namespace: ns, labels: l.labels }),
             spec: { type: "ClusterIP", selector: l.selector, ports: [{ name: "http", port: b.port, targetPort: "http", protocol: "TCP" }] },
         }, child);
         webIngress(APP, cfg, { namespace: ns, hostLabel: b.host, serviceName: APP, servicePort: b.port, labels: l.labels, buffering: false }, child);
