@@ -7,7 +7,7 @@ import { stepTimeLines } from "./steps/speed";
 const SVC = "urn:pulumi:ci::ops::ops:apps:Booking$kubernetes:core/v1:Service::booking";
 const DEP = "urn:pulumi:ci::ops::ops:apps:Booking$kubernetes:apps/v1:Deployment::booking";
 const DEP2 = "urn:pulumi:ci::ops::ops:apps:Bridge$kubernetes:apps/v1:Deployment::bridge";
-const meta = (urn: string, type: string) => ({ op: "create", urn, type, provider: "" }) as any;
+const meta = (urn: string, type: string) => ({ op: "create", urn, type, provider: "", new: { custom: true } }) as any;
 const ev = (e: Partial<EngineEvent>) => ({ sequence: 0, timestamp: 0, ...e }) as EngineEvent;
 
 test("stepClock: a step runs from its pre-event to its outputs or failure; times summed per type, the longest named", () => {
@@ -19,6 +19,9 @@ test("stepClock: a step runs from its pre-event to its outputs or failure; times
     c.observe(ev({ resOutputsEvent: { metadata: meta(SVC, "kubernetes:core/v1:Service") } }), 111);
     c.observe(ev({ resOutputsEvent: { metadata: meta(DEP, "kubernetes:apps/v1:Deployment") } }), 105);
     c.observe(ev({ resOpFailedEvent: { metadata: meta(DEP2, "kubernetes:apps/v1:Deployment"), status: 0, steps: 1 } }), 120.5);
+    // A component (here the stack) spans the others: not counted.
+    c.observe(ev({ resourcePreEvent: { metadata: { ...meta("urn:pulumi:ci::ops::pulumi:pulumi:Stack::ops-ci", "pulumi:pulumi:Stack"), new: {} } } }), 100.5);
+    c.observe(ev({ resOutputsEvent: { metadata: { ...meta("urn:pulumi:ci::ops::pulumi:pulumi:Stack::ops-ci", "pulumi:pulumi:Stack"), new: {} } } }), 120.8);
     c.observe(ev({ summaryEvent: { maybeCorrupt: false, durationSeconds: 21, resourceChanges: {}, policyPacks: {} } }), 121);
     assert.equal(c.first, 100);
     assert.equal(c.summary, 121);

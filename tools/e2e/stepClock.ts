@@ -17,6 +17,7 @@ export interface StepTimes {
 /**
  * Step times from the engine's events, taken when each event arrives here (the events carry whole
  * seconds only): a step runs from its resourcePreEvent to its resOutputsEvent or resOpFailedEvent.
+ * Only custom resources' steps are counted.
  */
 export class StepClock {
     private readonly started = new Map<string, { type: string; at: number }>();
@@ -28,7 +29,9 @@ export class StepClock {
         this.first ??= now;
         if (e.summaryEvent) this.summary = now;
         const pre = e.resourcePreEvent?.metadata;
-        if (pre) this.started.set(pre.urn, { type: pre.type, at: now });
+        // Component resources (the stack, the program's components) span their children's steps: not steps of their own.
+        // `custom` is left out of the event when false (sdk/go/common/apitype/events.go, `json:"custom,omitempty"`).
+        if (pre && (pre.new ?? pre.old)?.custom === true) this.started.set(pre.urn, { type: pre.type, at: now });
         const end = e.resOutputsEvent?.metadata ?? e.resOpFailedEvent?.metadata;
         const begun = end && this.started.get(end.urn);
         if (end && begun) {
