@@ -107,7 +107,9 @@ export async function previewRefreshVsDiff(ctx: StepContext): Promise<PreviewVsD
         const report = await engine(ctx, "preview", `refresh-noop-${i}`, ["--refresh", "--expect-no-changes"]);
         if (!report.ok) throw new Error(`pulumi preview --refresh --expect-no-changes failed: ${report.error}`);
         preview.push(report.seconds);
-        const d = await kubectl(ctx, ["diff", "--server-side", "--field-manager", "ops-e2e", "-f", path.join(ctx.work, "all.json")]);
+        // The cluster is the engine's (its field managers): --force-conflicts makes the same reads and dry-run applies
+        // without refusing on the other manager's fields (the differences it then shows, exit 1, are the managers').
+        const d = await kubectl(ctx, ["diff", "--server-side", "--force-conflicts", "--field-manager", "ops-e2e", "-f", path.join(ctx.work, "all.json")]);
         if (d.code > 1) throw new Error(`kubectl diff --server-side failed (exit ${d.code}): ${d.stderr.trim()}`);
         diff.push(d.seconds);
     }
