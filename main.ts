@@ -12,6 +12,7 @@ import { Booking } from "./components/booking";
 import { Bridge } from "./components/bridge";
 import { ColumnStore } from "./components/columnStore";
 import { Namespaces } from "./components/namespaces";
+import { placedInOwnNamespace } from "./components/lib/engineOrder";
 import { programOwned } from "./components/lib/fieldOwnership";
 import { DECLARED_FLOWS_FILE, declaredFlowsJson, resetDeclaredFlows } from "./components/lib/network";
 import { AdmissionPolicies } from "./components/platform/admissionPolicies";
@@ -42,8 +43,11 @@ export function main() {
     // The same rule catalogue at admission, for what Argo CD and people create (issue 12).
     const admissionPolicies = new AdmissionPolicies("admission-policies", { config, stack: pulumi.getStack() }, programOwned());
     const addons = new Addons("addons", { config, namespace: (name) => namespaces.namespace(name) }, programOwned());
-    // Ingresses are admitted by the ingress controller's webhook: applications come after it.
-    const inNamespaces = programOwned({ dependsOn: [namespaces, addons.charts.ingressNginx] });
+    // Each application object waits for its own namespace's guardrails, an Ingress also for the ingress
+    // controller whose webhook admits it (components/lib/engineOrder.ts), not for the whole of both.
+    const inNamespaces = programOwned({
+        transformations: [placedInOwnNamespace({ guardrails: (ns) => namespaces.guardrails(ns), everyNamespace: namespaces, ingressController: addons.charts.ingressNginx })],
+    });
 
     // The model bridge is in front of the agent server: it forwards to the instance on bridgeAgentServerPort.
     const bridge = new Bridge("bridge", { config }, inNamespaces);
@@ -71,11 +75,12 @@ export function main() {
         config,
         postgres: { host: postgres.host, port: postgres.port, namespace: postgres.namespace, selector: postgres.selector, database: config.workflow.database, secretName: workflowStoreSecrets.postgres },
         redis: { host: redis.host, port: redis.port, namespace: redis.namespace, selector: redis.selector, secretName: workflowStoreSecrets.redis },
-    }, { ...inNamespaces, dependsOn: [...inNamespaces.dependsOn, postgres, redis] });
+    }, { ...inNamespaces, dependsOn: [...postgres.readyForClients, ...redis.readyForClients] });
 
     // Applications with their own data: booking (SQLite), search engine (snapshots), column store.
     const booking = new Booking("booking", { config }, inNamespaces);
-    const searchEngine = new SearchEngine("search-engine", { config }, { ...inNamespaces, dependsOn: [...inNamespaces.dependsOn, objectStore] });
+    // Snapshots to the object store need its bucket and credentials first; a file-system repository needs nothing of it.
+    const searchEngine = new SearchEngine("search-engine", { config }, config.searchEngine.snapshot.type === "s3" ? { ...inNamespaces, dependsOn: objectStore.readyForClients } : inNamespaces);
     const columnStore = new ColumnStore("column-store", { config }, inNamespaces);
 
     // The platform on top: issuers, vertical autoscalers, GitOps, alerts (each after the add-on whose CRDs it needs).

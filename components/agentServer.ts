@@ -14,6 +14,7 @@ import { appLabels, reloaderAnnotations } from "./lib/labels";
 import { allowOnly, Flow, ingressController, internet, namespace as inNamespace, podsIn } from "./lib/network";
 import { hardenedContainer, hardenedPodSpec, httpProbe, scratch, tcpProbe } from "./lib/pod";
 import { AGENT_PATHS, agentConfigFile, ENV } from "./agentServerConfig";
+import { withoutSettlingWait } from "./lib/engineOrder";
 
 export interface AgentServerArgs {
     config: StackConfig;
@@ -193,7 +194,7 @@ export class AgentServer extends pulumi.ComponentResource {
             const servicePorts = [{ name: "http", port: servicePort, targetPort: servicePort, protocol: "TCP" }];
             if (bridgeTarget && servicePort !== port) servicePorts.push({ name: "server", port, targetPort: port, protocol: "TCP" });
             const service = new k8s.core.v1.Service(`${name}-${port}`, {
-                metadata: { name: instance, namespace: ns, labels: l.labels },
+                metadata: withoutSettlingWait({ name: instance, namespace: ns, labels: l.labels }),
                 spec: { type: "ClusterIP", selector: l.selector, ports: servicePorts },
             }, child);
 

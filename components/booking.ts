@@ -26,6 +26,7 @@ import { hostOf, webIngress } from "./lib/ingress";
 import { appLabels, reloaderAnnotations, SQLITE_STORAGE } from "./lib/labels";
 import { allowOnly, ingressController, internet } from "./lib/network";
 import { hardenedContainer, hardenedPodSpec, httpProbe, scratch } from "./lib/pod";
+import { withoutSettlingWait } from "./lib/engineOrder";
 
 export interface BookingArgs {
     config: StackConfig;
@@ -105,7 +106,7 @@ export class Booking extends pulumi.ComponentResource {
         }, { ...child, dependsOn: [chat] });
 
         const service = new k8s.core.v1.Service(name, {
-            metadata: { name: APP, namespace: ns, labels: l.labels },
+            metadata: withoutSettlingWait({ name: APP, namespace: ns, labels: l.labels }),
             spec: { type: "ClusterIP", selector: l.selector, ports: [{ name: "http", port: b.port, targetPort: "http", protocol: "TCP" }] },
         }, child);
         webIngress(APP, cfg, { namespace: ns, hostLabel: b.host, serviceName: APP, servicePort: b.port, labels: l.labels }, { ...child, dependsOn: [service] });

@@ -19,6 +19,7 @@ import { webIngress } from "./lib/ingress";
 import { appLabels, reloaderAnnotations } from "./lib/labels";
 import { allowOnly, ingressController, podsIn } from "./lib/network";
 import { hardenedContainer, hardenedPodSpec, httpProbe, scratch } from "./lib/pod";
+import { withoutSettlingWait } from "./lib/engineOrder";
 
 export interface BridgeArgs {
     config: StackConfig;
@@ -119,7 +120,7 @@ export class Bridge extends pulumi.ComponentResource {
         }, { ...child, ...AUTOSCALED_REPLICAS });
 
         new k8s.core.v1.Service(name, {
-            metadata: { name: APP, namespace: ns, labels: l.labels },
+            metadata: withoutSettlingWait({ name: APP, namespace: ns, labels: l.labels }),
             spec: { type: "ClusterIP", selector: l.selector, ports: [{ name: "http", port: b.port, targetPort: "http", protocol: "TCP" }] },
         }, child);
         // Only the OpenAI API is public; /health and /ready are for the kubelet.

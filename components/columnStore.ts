@@ -15,6 +15,7 @@ import { disruptionBudget } from "./lib/availability";
 import { appLabels, reloaderAnnotations } from "./lib/labels";
 import { allowOnly, Peer, podsIn } from "./lib/network";
 import { hardenedContainer, hardenedPodSpec, httpProbe, scratch, tcpProbe } from "./lib/pod";
+import { withoutSettlingWait } from "./lib/engineOrder";
 
 export interface ColumnStoreArgs {
     config: StackConfig;
@@ -278,7 +279,7 @@ export class ColumnStore extends pulumi.ComponentResource {
 
         // Published on every node; Local keeps the client address so the ipBlock rules below apply.
         new k8s.core.v1.Service(name, {
-            metadata: { name: APP, namespace: ns, labels: server.labels },
+            metadata: withoutSettlingWait({ name: APP, namespace: ns, labels: server.labels }),
             spec: {
                 type: "NodePort",
                 externalTrafficPolicy: "Local",

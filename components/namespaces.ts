@@ -43,6 +43,7 @@ export function quotaFor(cfg: StackConfig, namespace: string): QuotaHard {
 export class Namespaces extends pulumi.ComponentResource {
     public readonly names: string[];
     private readonly byName = new Map<string, k8s.core.v1.Namespace>();
+    private readonly guardrailsByName = new Map<string, pulumi.Resource[]>();
 
     constructor(name: string, args: NamespacesArgs, opts?: pulumi.ComponentResourceOptions) {
         // Checked before anything is registered, so a bad value leaves nothing half-created.
@@ -64,7 +65,7 @@ export class Namespaces extends pulumi.ComponentResource {
             const child = { parent: this, dependsOn: [namespace] };
             const meta = (n: string) => ({ name: n, namespace: ns, labels });
 
-            new k8s.core.v1.LimitRange(`${name}-${ns}-defaults`, {
+            const defaults = new k8s.core.v1.LimitRange(`${name}-${ns}-defaults`, {
                 metadata: meta("container-defaults"),
                 spec: {
                     limits: [{
@@ -74,12 +75,12 @@ export class Namespaces extends pulumi.ComponentResource {
                     }],
                 },
             }, child);
-            new k8s.core.v1.ResourceQuota(`${name}-${ns}-quota`, { metadata: meta("namespace-quota"), spec: { hard: quotaFor(cfg, ns) } }, child);
-            new k8s.networking.v1.NetworkPolicy(`${name}-${ns}-default-deny`, {
+            const quota = new k8s.core.v1.ResourceQuota(`${name}-${ns}-quota`, { metadata: meta("namespace-quota"), spec: { hard: quotaFor(cfg, ns) } }, child);
+            const denyAll = new k8s.networking.v1.NetworkPolicy(`${name}-${ns}-default-deny`, {
                 metadata: meta("default-deny"),
                 spec: { podSelector: {}, policyTypes: ["Ingress", "Egress"] },
             }, child);
-            new k8s.networking.v1.NetworkPolicy(`${name}-${ns}-allow-dns`, {
+            const allowDns = new k8s.networking.v1.NetworkPolicy(`${name}-${ns}-allow-dns`, {
                 metadata: meta("allow-dns"),
                 spec: {
                     podSelector: {},
@@ -95,8 +96,16 @@ export class Namespaces extends pulumi.ComponentResource {
                     ingress: [{ from: ingressController(cfg.ingress.controllerNamespace).peers, ports: [{ port: ACME_SOLVER.port, protocol: "TCP" }] }],
                 },
             }, child);
+            // What an object of this namespace waits for: pods take the LimitRange's defaults at
+            // admission, count against the quota, and start denied but for cluster DNS.
+            this.guardrailsByName.set(ns, [namespace, defaults, quota, denyAll, allowDns]);
         }
         this.registerOutputs({ names: this.names });
+    }
+
+    /** The Namespace and its guardrails an object of the namespace waits for, or undefined when the namespace is not declared. */
+    guardrails(name: string): pulumi.Resource[] | undefined {
+        return this.guardrailsByName.get(name);
     }
 
     /** The Namespace object, for dependsOn of resources that only need their own namespace. */

@@ -39,6 +39,8 @@ export class ObjectStore extends pulumi.ComponentResource {
     public readonly selector: Record<string, string>;
     public readonly buckets: string[];
     public readonly backup: BackupJobs;
+    /** What a client waits for: the server ready, its buckets made, the search engine's credentials Secret (when generated here). */
+    public readonly readyForClients: pulumi.Resource[] = [];
 
     constructor(name: string, args: ObjectStoreArgs, opts?: pulumi.ComponentResourceOptions) {
         super("ops:data:ObjectStore", name, {}, opts);
@@ -69,11 +71,11 @@ export class ObjectStore extends pulumi.ComponentResource {
             stringData: { "access-key": accessKey, "secret-key": secretKey },
         }, child);
         if (generateSnapshotKey) {
-            new k8s.core.v1.Secret(`${name}-search-client`, {
+            this.readyForClients.push(new k8s.core.v1.Secret(`${name}-search-client`, {
                 metadata: { name: s3.credentialsSecret, namespace: cfg.searchEngine.namespace, labels: l.labels },
                 type: "Opaque",
                 stringData: { "access-key": accessKey, "secret-key": secretKey },
-            }, child);
+            }, child));
         }
 
         const services = statefulServices(name, { name: APP, namespace: ns, labels: l.labels, selector: l.selector, ports: [{ name: "s3", port: o.port }] }, child);
@@ -98,7 +100,7 @@ export class ObjectStore extends pulumi.ComponentResource {
             volumeMounts: [{ name: "data", mountPath: DATA_DIR }, tmp.mount],
         });
 
-        new k8s.apps.v1.StatefulSet(name, {
+        this.readyForClients.push(new k8s.apps.v1.StatefulSet(name, {
             metadata: { name: APP, namespace: ns, labels: l.labels, annotations: reloaderAnnotations(cfg, { secrets: [`${APP}-root`] }) },
             spec: {
                 serviceName: services.headlessName,
@@ -121,7 +123,7 @@ export class ObjectStore extends pulumi.ComponentResource {
                     spec: { accessModes: ["ReadWriteOnce"], storageClassName: cfg.dataStores.storageClass, resources: { requests: { storage: o.volumeSize } } },
                 }],
             },
-        }, { ...child, dependsOn: [root, services.headless] });
+        }, { ...child, dependsOn: [root, services.headless] }));
 
         this.host = services.host;
         this.port = o.port;
@@ -139,7 +141,7 @@ export class ObjectStore extends pulumi.ComponentResource {
             data: { "provision.sh": PROVISION_SCRIPT, "snapshot-policy.json": JSON.stringify(bucketPolicy(s3.bucket), null, 2) + "\n" },
         }, child);
         const ptmp = scratch("tmp", "/tmp");
-        new k8s.batch.v1.Job(`${name}-provision`, {
+        this.readyForClients.push(new k8s.batch.v1.Job(`${name}-provision`, {
             metadata: { name: `${APP}-provision`, namespace: ns, labels: provisionLabels.labels },
             spec: {
                 backoffLimit: cfg.backups.job.backoffLimit + 4,
@@ -168,7 +170,7 @@ export class ObjectStore extends pulumi.ComponentResource {
                     }),
                 },
             },
-        }, { ...child, deleteBeforeReplace: true, dependsOn: [provision] });
+        }, { ...child, deleteBeforeReplace: true, dependsOn: [provision] }));
         allowOnly(`${APP}-provision`, { namespace: ns, podSelector: provisionLabels.selector, labels: provisionLabels.labels, ingress: [], egress: toServer }, child);
 
         const backupName = `${APP}-backup`;

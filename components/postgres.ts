@@ -51,6 +51,8 @@ export class Postgres extends pulumi.ComponentResource {
     /** Per database: the Secret (in the client's namespace) with its username and password. */
     public readonly databaseSecrets: Record<string, { namespace: string; secretName: string }>;
     public readonly backup: BackupJobs;
+    /** What a client waits for: the server ready, its database provisioned, its credentials Secret. */
+    public readonly readyForClients: pulumi.Resource[] = [];
 
     constructor(name: string, args: PostgresArgs, opts?: pulumi.ComponentResourceOptions) {
         super("ops:data:Postgres", name, {}, opts);
@@ -102,7 +104,7 @@ export class Postgres extends pulumi.ComponentResource {
 
         (container.securityContext as { runAsGroup?: number }).runAsGroup = POSTGRES_UID;
 
-        new k8s.apps.v1.StatefulSet(name, {
+        const server = new k8s.apps.v1.StatefulSet(name, {
             metadata: { name: APP, namespace: ns, labels: l.labels, annotations: reloaderAnnotations(cfg, { secrets: [`${APP}-superuser`] }) },
             spec: {
                 serviceName: services.headlessName,
@@ -129,6 +131,8 @@ export class Postgres extends pulumi.ComponentResource {
             },
         }, { ...child, dependsOn: [superuser, services.headless] });
 
+        this.readyForClients.push(server);
+
         // Application databases: one role + database each, the password in a Secret here (for the
         // provisioning Job) and one in the client's namespace (for the client).
         this.databaseSecrets = {};
@@ -141,7 +145,7 @@ export class Postgres extends pulumi.ComponentResource {
                 type: "Opaque",
                 stringData: { username: db.name, password: pw.result },
             }, child);
-            new k8s.core.v1.Secret(`${name}-client-${db.name}`, {
+            const clientSecret = new k8s.core.v1.Secret(`${name}-client-${db.name}`, {
                 metadata: { name: db.secretName, namespace: db.namespace, labels: l.labels },
                 type: "Opaque",
                 stringData: { username: db.name, password: pw.result },
@@ -149,6 +153,7 @@ export class Postgres extends pulumi.ComponentResource {
             provisionEnv.push({ name: `DB_PASSWORD_${i}`, valueFrom: { secretKeyRef: { name: local.metadata.name, key: "password" } } });
             provisionList.push(`${db.name} DB_PASSWORD_${i}`);
             this.databaseSecrets[db.name] = { namespace: db.namespace, secretName: db.secretName };
+            this.readyForClients.push(clientSecret);
         });
 
         const provisionLabels = appLabels(cfg, { name: APP, component: "provision", instance: `${APP}-provision` });
@@ -165,7 +170,7 @@ export class Postgres extends pulumi.ComponentResource {
                 data: { "provision.sh": PROVISION_SCRIPT, databases: provisionList.join("\n") + "\n" },
             }, child);
             const ptmp = scratch("tmp", "/tmp");
-            new k8s.batch.v1.Job(`${name}-provision`, {
+            this.readyForClients.push(new k8s.batch.v1.Job(`${name}-provision`, {
                 metadata: { name: `${APP}-provision`, namespace: ns, labels: provisionLabels.labels },
                 spec: {
                     backoffLimit: cfg.backups.job.backoffLimit + 4,
@@ -186,7 +191,7 @@ export class Postgres extends pulumi.ComponentResource {
                         }),
                     },
                 },
-            }, { ...child, deleteBeforeReplace: true, dependsOn: [script] });
+            }, { ...child, deleteBeforeReplace: true, dependsOn: [script] }));
             allowOnly(`${APP}-provision`, {
                 namespace: ns, podSelector: provisionLabels.selector, labels: provisionLabels.labels, ingress: [],
                 egress: [{ peer: podsIn(ns, l.selector, "PostgreSQL"), ports: [{ port: p.port }] }],

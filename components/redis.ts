@@ -39,6 +39,8 @@ export class Redis extends pulumi.ComponentResource {
     public readonly passwordSecretName: string;
     public readonly selector: Record<string, string>;
     public readonly backup: BackupJobs;
+    /** What a client waits for: the server ready and its credentials Secret. */
+    public readonly readyForClients: pulumi.Resource[] = [];
 
     constructor(name: string, args: RedisArgs, opts?: pulumi.ComponentResourceOptions) {
         super("ops:data:Redis", name, {}, opts);
@@ -55,11 +57,11 @@ export class Redis extends pulumi.ComponentResource {
             stringData: { password: password.result, "auth.conf": pulumi.interpolate`requirepass ${password.result}\n` },
         }, child);
         for (const c of args.credentialSecrets) {
-            new k8s.core.v1.Secret(`${name}-client-${c.namespace}`, {
+            this.readyForClients.push(new k8s.core.v1.Secret(`${name}-client-${c.namespace}`, {
                 metadata: { name: c.secretName, namespace: c.namespace, labels: l.labels },
                 type: "Opaque",
                 stringData: { password: password.result },
-            }, child);
+            }, child));
         }
 
         const conf = new k8s.core.v1.ConfigMap(`${name}-config`, {
@@ -90,7 +92,7 @@ export class Redis extends pulumi.ComponentResource {
         });
         (container.securityContext as { runAsGroup?: number }).runAsGroup = REDIS_UID;
 
-        new k8s.apps.v1.StatefulSet(name, {
+        this.readyForClients.push(new k8s.apps.v1.StatefulSet(name, {
             metadata: { name: APP, namespace: ns, labels: l.labels, annotations: reloaderAnnotations(cfg, { configMaps: [`${APP}-config`], secrets: [`${APP}-auth`] }) },
             spec: {
                 serviceName: services.headlessName,
@@ -118,7 +120,7 @@ export class Redis extends pulumi.ComponentResource {
                     spec: { accessModes: ["ReadWriteOnce"], storageClassName: cfg.dataStores.storageClass, resources: { requests: { storage: r.volumeSize } } },
                 }],
             },
-        }, { ...child, dependsOn: [auth, conf, services.headless] });
+        }, { ...child, dependsOn: [auth, conf, services.headless] }));
 
         const toServer: Flow[] = [{ peer: podsIn(ns, l.selector, "Redis"), ports: [{ port: r.port }] }];
         const connect = { REDIS_HOST: services.host, REDIS_PORT: String(r.port) };

@@ -24,6 +24,7 @@ import { hostOf, webIngress } from "./lib/ingress";
 import { appLabels, reloaderAnnotations } from "./lib/labels";
 import { allowOnly, Flow, internet, ingressController, namespace as inNamespace, podsIn } from "./lib/network";
 import { execProbe, hardenedContainer, hardenedPodSpec, scratch, tcpProbe } from "./lib/pod";
+import { withoutSettlingWait } from "./lib/engineOrder";
 
 /** The bootstrap script (repository, verify, role, lifecycle policy); tested in test/searchEngine.test.ts. */
 export const SEARCH_SCRIPT = fs.readFileSync(path.join(__dirname, "searchBootstrap.sh"), "utf8");
@@ -319,7 +320,7 @@ export class SearchEngine extends pulumi.ComponentResource {
         // The same pods as the headless service, by a different selector (selectors stay unique per namespace).
         const clientSelector = { "app.kubernetes.io/name": l.selector["app.kubernetes.io/name"], "app.kubernetes.io/instance": l.selector["app.kubernetes.io/instance"] };
         const service = new k8s.core.v1.Service(name, {
-            metadata: { name: sts, namespace: ns, labels: l.labels },
+            metadata: withoutSettlingWait({ name: sts, namespace: ns, labels: l.labels }),
             spec: { type: "ClusterIP", selector: clientSelector, ports: [{ name: "http", port: s.httpPort, targetPort: "http", protocol: "TCP" }] },
         }, child);
         webIngress(sts, cfg, { namespace: ns, hostLabel: s.host, serviceName: sts, servicePort: s.httpPort, labels: l.labels }, { ...child, dependsOn: [service] });

@@ -39,3 +39,13 @@ test("the provider's other force-new fields: Deployment selector, Job template, 
         assert.equal(findReplacements(d.changed).length > 0, replace, JSON.stringify(b));
     }
 });
+
+test("a volume claim template change is named as not supported yet, with the reason; other replacements are not", () => {
+    const replaced = findReplacements(diffObjects([sts("10Gi", 1)], [sts("20Gi", 1)]).changed);
+    const text = replacementLines(replaced).join("\n");
+    assert.match(text, /volume claim templates of StatefulSet data\/postgres: not supported yet/);
+    assert.match(text, /pulumi-kubernetes#4328/);
+    assert.match(text, /claims keep their size/);
+    const job = (restartPolicy: string) => ({ apiVersion: "batch/v1", kind: "Job", metadata: { name: "j", namespace: "n" }, spec: { template: { spec: { restartPolicy } } } });
+    assert.doesNotMatch(replacementLines(findReplacements(diffObjects([job("Never")], [job("OnFailure")]).changed)).join("\n"), /not supported yet/);
+});

@@ -5,6 +5,7 @@
  */
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
+import { withoutSettlingWait } from "./engineOrder";
 
 export interface StatefulServicesArgs {
     /** The client Service's name; the headless one is <name>-headless. */
@@ -36,7 +37,7 @@ export function statefulServices(resourceName: string, args: StatefulServicesArg
     // The same pods by a different selector: no two Services of a namespace share a selector.
     const clientSelector = Object.fromEntries(Object.entries(args.selector).filter(([k]) => k !== "app.kubernetes.io/component"));
     const client = args.headlessOnly ? undefined : new k8s.core.v1.Service(resourceName, {
-        metadata: { name: args.name, namespace: args.namespace, labels: args.labels },
+        metadata: withoutSettlingWait({ name: args.name, namespace: args.namespace, labels: args.labels }),
         spec: { type: "ClusterIP", selector: clientSelector, ports },
     }, opts);
     return { headless, client, headlessName, host: `${args.name}.${args.namespace}.svc.cluster.local` };

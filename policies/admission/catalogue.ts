@@ -5,8 +5,7 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { parseAllDocuments } from "yaml";
-import { loadConstraintSet, requireConstraints, type Constraint, type EnforcementAction } from "../gatekeeper/engine";
+import { constraintSetFromObjects, parseConstraintObjects, requireConstraints, type Constraint, type EnforcementAction } from "../gatekeeper/engine";
 import { PACK_DIR } from "../pack/paths";
 import { packTemplateRegistry } from "../pack/templates";
 import { defaultsOf } from "../pack/rule";
@@ -54,15 +53,15 @@ export function loadCatalogue(files: Record<EnforcementAction, string>): Catalog
     const constraints: Constraint[] = [];
     const excluded = new Set<string>();
     // The actions usually share one file: read and check each file once.
-    const loaded = new Map<string, { set: ReturnType<typeof loadConstraintSet>; exclusions: string[] }>();
+    const loaded = new Map<string, { set: ReturnType<typeof constraintSetFromObjects>; exclusions: string[] }>();
     for (const action of ACTIONS) {
         const file = path.resolve(PACK_DIR, files[action]);
         if (!loaded.has(file)) {
             if (!fs.existsSync(file))
                 throw new Error(`the constraint file ${path.relative(process.cwd(), file)} (gatekeeper-${action}.constraints, relative to policies/) does not exist; expected one of policies/constraints/*.yaml`);
-            const text = fs.readFileSync(file, "utf8");
-            const set = requireConstraints(loadConstraintSet(text, packTemplateRegistry(), path.relative(PACK_DIR, file)), path.relative(PACK_DIR, file));
-            loaded.set(file, { set, exclusions: webhookExclusions(text) });
+            const source = path.relative(PACK_DIR, file);
+            const objects = parseConstraintObjects(fs.readFileSync(file, "utf8"), source);
+            loaded.set(file, { set: requireConstraints(constraintSetFromObjects(objects, packTemplateRegistry(), source), source), exclusions: webhookExclusions(objects) });
         }
         const { set, exclusions } = loaded.get(file)!;
         constraints.push(...set.constraints.filter((c) => c.enforcementAction === action));
@@ -72,10 +71,10 @@ export function loadCatalogue(files: Record<EnforcementAction, string>): Catalog
 }
 
 /** excludedNamespaces of the Config entries whose processes include the webhook (loadConstraintSet has checked the Config). */
-function webhookExclusions(text: string): string[] {
+function webhookExclusions(objects: readonly unknown[]): string[] {
     const out: string[] = [];
-    for (const doc of parseAllDocuments(text)) {
-        const obj = doc.toJS() as { apiVersion?: string; kind?: string; spec?: { match?: Array<{ excludedNamespaces?: string[]; processes?: string[] }> } } | null;
+    for (const value of objects) {
+        const obj = value as { apiVersion?: string; kind?: string; spec?: { match?: Array<{ excludedNamespaces?: string[]; processes?: string[] }> } } | null;
         if (!obj || obj.kind !== "Config" || !String(obj.apiVersion ?? "").startsWith("config.gatekeeper.sh/")) continue;
         for (const entry of obj.spec?.match ?? []) {
             if ((entry.processes ?? []).some((p) => WEBHOOK_PROCESSES.has(p))) out.push(...(entry.excludedNamespaces ?? []));

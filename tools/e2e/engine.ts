@@ -6,18 +6,26 @@
  *
  *   tsx tools/e2e/engine.ts <up|preview|refresh|destroy> --dir <project> --stack <stack> [--json <out>]
  *       [--refresh] [--expect-no-changes] [--config-file <file>] [--policy-pack <dir> --policy-pack-config <file>]
- *       [--program hooks --chart-repo <url> --values <json>]
+ *       [--program hooks --chart-repo <url> --values <json>] [--parallel <n>] [--skip-checkpoints]
  *
  * Prints the engine's output to stdout and, with --json, writes the steps it took (operation per
  * resource, for Kubernetes objects their kind/namespace/name), the change summary, the policy
- * violations and the duration. Exit status: 0 when the operation succeeded; 1 otherwise (an
- * --expect-no-changes preview with changes included).
+ * violations, the duration, and how long the engine's steps took per resource type (from the
+ * engine's events: a step's time runs from its pre-event to its outputs or failure event).
+ * Exit status: 0 when the operation succeeded; 1 otherwise (an --expect-no-changes preview with
+ * changes included).
+ *
+ * Engine levers (docs/e2e.md, "What each lever saved"): --parallel n is the CLI's --parallel (how
+ * many steps are in flight; without it the CLI's default); --skip-checkpoints sets
+ * PULUMI_SKIP_CHECKPOINTS=true for the CLI: the file backend then writes the state once at the end
+ * instead of after every step, and a crash in the middle loses the record of what was done.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as k8s from "@pulumi/kubernetes";
 import { LocalWorkspace, type EngineEvent, type OpType } from "@pulumi/pulumi/automation";
 import { main } from "../../main";
+import { StepClock, type StepTimes } from "./stepClock";
 
 export interface EngineStep {
     op: OpType;
@@ -35,6 +43,10 @@ export interface EngineReport {
     ok: boolean;
     error?: string;
     seconds: number;
+    /** From the engine's first event to its summary: the operation without the Automation API's CLI calls around it. */
+    engineSeconds?: number;
+    /** Per resource type, longest total first. */
+    stepTimes: StepTimes[];
     summary: Record<string, number>;
     steps: EngineStep[];
     policyViolations: { policy: string; level: string; message: string; urn?: string }[];
@@ -53,12 +65,14 @@ interface Args {
     program: "ops" | "hooks";
     chartRepo?: string;
     values?: string;
+    parallel?: number;
+    skipCheckpoints: boolean;
 }
 
 function parseArgs(argv: string[]): Args {
     const [op, ...rest] = argv;
     if (!["up", "preview", "refresh", "destroy"].includes(op)) throw new Error(`usage: engine.ts <up|preview|refresh|destroy> --dir <project> --stack <stack> ... (got "${op}")`);
-    const a: Args = { op: op as Args["op"], dir: "", stack: "", refresh: false, expectNoChanges: false, program: "ops" };
+    const a: Args = { op: op as Args["op"], dir: "", stack: "", refresh: false, expectNoChanges: false, program: "ops", skipCheckpoints: false };
     for (let i = 0; i < rest.length; i++) {
         const flag = rest[i];
         const value = () => {
@@ -77,10 +91,13 @@ function parseArgs(argv: string[]): Args {
         else if (flag === "--program") a.program = value() as Args["program"];
         else if (flag === "--chart-repo") a.chartRepo = value();
         else if (flag === "--values") a.values = value();
+        else if (flag === "--parallel") a.parallel = Number(value());
+        else if (flag === "--skip-checkpoints") a.skipCheckpoints = true;
         else throw new Error(`unknown argument ${flag}`);
     }
     if (!a.dir || !a.stack) throw new Error("--dir and --stack are required");
     if (a.program !== "ops" && a.program !== "hooks") throw new Error(`--program must be ops or hooks, not ${a.program}`);
+    if (a.parallel !== undefined && !(Number.isInteger(a.parallel) && a.parallel > 0)) throw new Error(`--parallel must be a whole number above 0 (steps in flight), not ${a.parallel}`);
     return a;
 }
 
@@ -113,10 +130,13 @@ function objectOf(meta: any): string | undefined {
 
 export async function run(a: Args): Promise<EngineReport> {
     const program = a.program === "hooks" ? hooksProgram(a.chartRepo ?? "", a.values ? JSON.parse(a.values) : {}) : async () => main();
-    const stack = await LocalWorkspace.createOrSelectStack({ stackName: a.stack, projectName: a.program === "hooks" ? "ops-e2e-hooks" : "ops", program }, a.program === "hooks" ? { workDir: a.dir, secretsProvider: "passphrase" } : { workDir: a.dir });
+    const envVars: Record<string, string> = a.skipCheckpoints ? { PULUMI_SKIP_CHECKPOINTS: "true" } : {};
+    const stack = await LocalWorkspace.createOrSelectStack({ stackName: a.stack, projectName: a.program === "hooks" ? "ops-e2e-hooks" : "ops", program }, a.program === "hooks" ? { workDir: a.dir, secretsProvider: "passphrase", envVars } : { workDir: a.dir, envVars });
     const steps: EngineStep[] = [];
     const policyViolations: EngineReport["policyViolations"] = [];
+    const clock = new StepClock();
     const onEvent = (e: EngineEvent) => {
+        clock.observe(e);
         const pre = e.resourcePreEvent?.metadata;
         if (pre && pre.op !== "same" && pre.op !== "read" && pre.op !== "refresh") {
             steps.push({ op: pre.op, urn: pre.urn, type: pre.type, object: objectOf(pre), ...(pre.keys?.length ? { keys: pre.keys } : {}) });
@@ -125,7 +145,7 @@ export async function run(a: Args): Promise<EngineReport> {
         if (p) policyViolations.push({ policy: p.policyName, level: p.enforcementLevel, message: p.message, urn: p.resourceUrn });
     };
     const onOutput = (s: string) => process.stdout.write(s);
-    const common = { onEvent, onOutput, color: "never" as const, ...(a.configFile ? { configFile: a.configFile } : {}) };
+    const common = { onEvent, onOutput, color: "never" as const, ...(a.configFile ? { configFile: a.configFile } : {}), ...(a.parallel ? { parallel: a.parallel } : {}) };
     const policy = a.policyPack ? { policyPacks: [a.policyPack], policyPackConfigs: a.policyPackConfig ? [a.policyPackConfig] : [] } : {};
     const t0 = process.hrtime.bigint();
     let summary: Record<string, number> = {};
@@ -150,7 +170,8 @@ export async function run(a: Args): Promise<EngineReport> {
         error = err instanceof Error ? err.message : String(err);
     }
     const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-    return { operation: a.op, stack: a.stack, ok, error, seconds, summary, steps, policyViolations };
+    const engineSeconds = clock.first !== undefined && clock.summary !== undefined ? clock.summary - clock.first : undefined;
+    return { operation: a.op, stack: a.stack, ok, error, seconds, engineSeconds, stepTimes: clock.byType(), summary, steps, policyViolations };
 }
 
 async function cli(): Promise<number> {
@@ -164,7 +185,9 @@ async function cli(): Promise<number> {
     }
     if (!report.ok) console.error(`pulumi ${a.op} failed: ${report.error}`);
     const counts = Object.entries(report.summary).map(([k, v]) => `${k} ${v}`).join(", ");
-    console.log(`ENGINE: pulumi ${a.op} of stack ${a.stack}: ${report.ok ? "succeeded" : "failed"} in ${report.seconds.toFixed(1)}s (${counts || "no summary"}); ${report.policyViolations.length} policy violations`);
+    const engine = report.engineSeconds !== undefined ? `, engine ${report.engineSeconds.toFixed(1)}s from its first event to its summary` : "";
+    const levers = [a.parallel ? `--parallel ${a.parallel}` : "", a.skipCheckpoints ? "PULUMI_SKIP_CHECKPOINTS" : ""].filter(Boolean).join(", ");
+    console.log(`ENGINE: pulumi ${a.op} of stack ${a.stack}${levers ? ` (${levers})` : ""}: ${report.ok ? "succeeded" : "failed"} in ${report.seconds.toFixed(1)}s${engine} (${counts || "no summary"}); ${report.policyViolations.length} policy violations`);
     return report.ok ? 0 : 1;
 }
 

@@ -136,6 +136,11 @@ export interface ConstraintSet {
  * `source` (a file name) prefixes error messages.
  */
 export function loadConstraintSet(yamlText: string, registry: TemplateRegistry, source = "constraints"): ConstraintSet {
+    return constraintSetFromObjects(parseConstraintObjects(yamlText, source), registry, source);
+}
+
+/** The objects of a multi-document YAML constraint file, `kind: List` documents flattened (parsed once: YAML parsing is most of a load). */
+export function parseConstraintObjects(yamlText: string, source = "constraints"): unknown[] {
     const docs = parseAllDocuments(yamlText);
     const objects: unknown[] = [];
     for (const [i, doc] of (Array.isArray(docs) ? docs : []).entries()) {
@@ -145,7 +150,7 @@ export function loadConstraintSet(yamlText: string, registry: TemplateRegistry, 
         if (isObject(value) && value.kind === "List" && Array.isArray(value.items)) objects.push(...value.items);
         else objects.push(value);
     }
-    return constraintSetFromObjects(objects, registry, source);
+    return objects;
 }
 
 /**

@@ -5,6 +5,7 @@ export {
     createTemplateRegistry,
     EMPTY_CONFIG,
     loadConstraintSet,
+    parseConstraintObjects,
     parseGatekeeperConfig,
     requireConstraints,
     type Constraint,
