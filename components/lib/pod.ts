@@ -144,11 +144,12 @@ const MI = 2 ** 20;
 
 /**
  * Every container and init container gets an ephemeral-storage request and limit sized from what
- * it writes to the node's disk: `perContainer` (its logs) plus the size limits of the disk-backed
- * emptyDir volumes it mounts (a memory-backed one counts against memory). Request equals limit:
- * the kubelet evicts first the pods whose usage is above their request when the node runs short of
- * nodefs, so a pod within its sizes is the last to go. A container that sets its own keeps it. An
- * emptyDir mounted without a size limit cannot be sized: the render stops, naming it.
+ * it writes to the node's disk. The limit is the most it may write: `perContainer` (its logs) plus
+ * the size limits of the disk-backed emptyDir volumes it mounts (a memory-backed one counts against
+ * memory); above it the kubelet evicts the pod. The request is what it always writes, its logs:
+ * the scratch volumes are mostly empty, and reserving their full size would not fit the ci node's
+ * 14 GB disk (npm run explain counts both). A container that sets its own keeps it. An emptyDir
+ * mounted without a size limit cannot be sized: the render stops, naming it.
  */
 export function withEphemeralStorage<T extends Omit<PodSpec, "securityContext">>(spec: T, perContainer: string): T {
     const volumes = plain<k8s.types.input.core.v1.Volume[]>(spec.volumes ?? [], "volumes");
@@ -164,8 +165,8 @@ export function withEphemeralStorage<T extends Omit<PodSpec, "securityContext">>
         if (r.limits?.["ephemeral-storage"] !== undefined) return c;
         const mounts = plain<{ name: string }[]>(c.volumeMounts ?? [], `container ${c.name} volumeMounts`);
         const mounted = [...new Set(mounts.map((m) => m.name))].reduce((n, name) => n + (emptyDirBytes.get(name) ?? 0), 0);
-        const amount = `${Math.ceil((quantityBytes(perContainer) + mounted) / MI)}Mi`;
-        return { ...c, resources: { ...r, requests: { ...r.requests, "ephemeral-storage": amount }, limits: { ...r.limits, "ephemeral-storage": amount } } };
+        const limit = `${Math.ceil((quantityBytes(perContainer) + mounted) / MI)}Mi`;
+        return { ...c, resources: { ...r, requests: { ...r.requests, "ephemeral-storage": perContainer }, limits: { ...r.limits, "ephemeral-storage": limit } } };
     };
     const list = (xs: PodSpec["containers"] | undefined, what: string) => (xs === undefined ? undefined : plain<Container[]>(xs, what).map((c) => size(plain<Container>(c, what))));
     return { ...spec, containers: list(spec.containers, "containers"), ...(spec.initContainers !== undefined ? { initContainers: list(spec.initContainers, "initContainers") } : {}) };
