@@ -12,6 +12,7 @@ import * as fs from "node:fs";
 import { Context } from "./harness/context";
 import { RunEnded, Steps } from "./harness/steps";
 import * as admission from "./steps/admission";
+import * as children from "./steps/children";
 import * as cluster from "./steps/cluster";
 import * as objects from "./steps/objects";
 import * as pulumi from "./steps/pulumi";
@@ -66,6 +67,11 @@ async function enginePath(ctx: Context, run: Steps): Promise<void> {
     const ingress = pulumi.ingressStandIn(ctx);
     try {
         await run.step(ENGINE_STEPS[0], pulumi.up);
+        // The GitOps children of the deployed ci stack, from the real charts (OPS_CHART_SOURCES).
+        const childrenStep = "1b GitOps children (real charts) applied as Argo CD would";
+        const noCharts = children.childrenSkipReason(ctx);
+        if (noCharts) run.skip(childrenStep, noCharts);
+        else await run.step(childrenStep, (c, io) => children.children(c, io, "ci"));
         await run.step(ENGINE_STEPS[1], pulumi.noChange);
         await run.step(ENGINE_STEPS[2], pulumi.drift);
         await run.step(ENGINE_STEPS[3], pulumi.change);

@@ -65,6 +65,8 @@ export class Context {
     readonly cache: string;
     readonly tools: Toolchain;
     readonly tsx: string;
+    /** helm's version (lib.sh HELM_VERSION): the real-chart steps only. */
+    readonly helmVersion: string;
     readonly repeat: number;
     readonly kubeconfig: string;
     /** Timings the speed section reads (seconds). */
@@ -96,6 +98,7 @@ export class Context {
             engine: pairs(need("E2E_ENGINE")),
         };
         this.tsx = path.join(this.repo, "node_modules/.bin/tsx");
+        this.helmVersion = env.HELM_VERSION ?? "";
         this.repeat = Number(env.E2E_REPEAT ?? 3);
         this.kubeconfig = path.join(this.work, "pki/admin.kubeconfig");
     }
