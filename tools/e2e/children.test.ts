@@ -21,3 +21,16 @@ test("objects are applied in Argo CD's order: sync wave first, then kind (namesp
     const order = syncOrder([o("Ingress", "i"), o("Deployment", "d"), o("Service", "s"), o("PersistentVolumeClaim", "c"), o("Secret", "late", "1"), o("ServiceAccount", "a"), o("Widget", "w")]);
     assert.deepEqual(order.map((x) => x.metadata?.name), ["a", "c", "s", "d", "i", "w", "late"]);
 });
+
+test("RespectIgnoreDifferences: the live selector is kept for the object the rule names, nothing else changes", async () => {
+    const { respectIgnoreDifferences } = await import("./steps/children");
+    const desired = { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "uptime-kuma", namespace: "uptime" }, spec: { replicas: 1, selector: { matchLabels: { a: "1", b: "2" } }, template: { metadata: { labels: { a: "1", b: "2" } } } } };
+    const live = { ...desired, spec: { ...desired.spec, replicas: 3, selector: { matchLabels: { a: "1" } } } };
+    const rule = [{ group: "apps", kind: "Deployment", name: "uptime-kuma", jsonPointers: ["/spec/selector"] }];
+    const out = respectIgnoreDifferences(desired, live, rule);
+    assert.deepEqual(out.spec.selector, { matchLabels: { a: "1" } });
+    assert.equal(out.spec.replicas, 1);
+    assert.deepEqual(out.spec.template, desired.spec.template);
+    assert.deepEqual(respectIgnoreDifferences(desired, undefined, rule), desired, "a fresh cluster gets the chart's selector");
+    assert.deepEqual(respectIgnoreDifferences({ ...desired, metadata: { name: "other", namespace: "uptime" } }, live, rule).spec.selector, desired.spec.selector);
+});

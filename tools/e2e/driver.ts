@@ -72,6 +72,9 @@ async function enginePath(ctx: Context, run: Steps): Promise<void> {
         const noCharts = children.childrenSkipReason(ctx);
         if (noCharts) run.skip(childrenStep, noCharts);
         else await run.step(childrenStep, (c, io) => children.children(c, io, "ci"));
+        const upgradeStep = "1c GitOps children upgraded from the previous minor, no immutable field";
+        if (noCharts) run.skip(upgradeStep, noCharts);
+        else await run.step(upgradeStep, (c, io) => children.upgrades(c, io, "ci"));
         await run.step(ENGINE_STEPS[1], pulumi.noChange);
         await run.step(ENGINE_STEPS[2], pulumi.drift);
         await run.step(ENGINE_STEPS[3], pulumi.change);
