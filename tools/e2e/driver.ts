@@ -9,7 +9,7 @@
  * background processes (./harness/context.ts); io is the step's log and RESULT lines.
  */
 import * as fs from "node:fs";
-import { Context } from "./harness/context";
+import { Context, type StepIO } from "./harness/context";
 import { RunEnded, Steps } from "./harness/steps";
 import * as admission from "./steps/admission";
 import * as children from "./steps/children";
@@ -47,6 +47,17 @@ async function kubectlPath(run: Steps): Promise<void> {
     await run.step("cluster holds exactly the render", (c, io) => objects.compare(c, io));
     await run.step("second apply: no change", objects.noChange);
     await run.step("drift found by diff, then repaired", objects.drift);
+    // The GitOps children from the real charts (OPS_CHART_SOURCES), into the deployed ci render
+    // with its own admission policies, quotas and limit ranges in force.
+    const noCharts = children.childrenSkipReason(run.ctx);
+    const childSteps = [
+        ["GitOps children (real charts) applied as Argo CD would", (c: Context, io: StepIO) => children.children(c, io, "ci")],
+        ["GitOps children upgraded from the previous minor, no immutable field", (c: Context, io: StepIO) => children.upgrades(c, io, "ci")],
+    ] as const;
+    for (const [name, fn] of childSteps) {
+        if (noCharts) run.skip(name, noCharts);
+        else await run.step(name, fn);
+    }
     await run.step("delete every object of the render, nothing left", objects.teardown);
 }
 
@@ -67,14 +78,6 @@ async function enginePath(ctx: Context, run: Steps): Promise<void> {
     const ingress = pulumi.ingressStandIn(ctx);
     try {
         await run.step(ENGINE_STEPS[0], pulumi.up);
-        // The GitOps children of the deployed ci stack, from the real charts (OPS_CHART_SOURCES).
-        const childrenStep = "1b GitOps children (real charts) applied as Argo CD would";
-        const noCharts = children.childrenSkipReason(ctx);
-        if (noCharts) run.skip(childrenStep, noCharts);
-        else await run.step(childrenStep, (c, io) => children.children(c, io, "ci"));
-        const upgradeStep = "1c GitOps children upgraded from the previous minor, no immutable field";
-        if (noCharts) run.skip(upgradeStep, noCharts);
-        else await run.step(upgradeStep, (c, io) => children.upgrades(c, io, "ci"));
         await run.step(ENGINE_STEPS[1], pulumi.noChange);
         await run.step(ENGINE_STEPS[2], pulumi.drift);
         await run.step(ENGINE_STEPS[3], pulumi.change);

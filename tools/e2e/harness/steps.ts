@@ -22,7 +22,7 @@ export class Steps {
     private n = 0;
     private readonly t0 = process.hrtime.bigint();
 
-    constructor(private readonly ctx: Context, private readonly print: (line: string) => void = (l) => process.stdout.write(`${l}\n`)) {}
+    constructor(readonly ctx: Context, private readonly print: (line: string) => void = (l) => process.stdout.write(`${l}\n`)) {}
 
     /** Runs a step; true when it passed. */
     async step(name: string, fn: StepFn): Promise<boolean> {

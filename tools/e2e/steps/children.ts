@@ -173,16 +173,24 @@ export async function children(ctx: Context, io: StepIO, stack = "ci"): Promise<
  */
 export const PREVIOUS_MINOR: Record<string, string> = { "uptime-kuma": "2.20.0", "open-webui": "10.1.0", grafana: "8.5.12" };
 
-/** Each child Application as first committed (git history), at the previous minor's chart. */
+/**
+ * The state a child is upgraded from: the previous minor's chart, today's values (the stack's
+ * admission policies judge it as they are now) with the pod labels as the Application was first
+ * committed (git history): the one value of the first state that reaches an immutable field (the
+ * uptime monitor's chart builds its Deployment selector from podLabels), and no ignoreDifferences.
+ */
 async function previousApplication(ctx: Context, stack: string, current: ChildApplication): Promise<ChildApplication> {
     const file = `gitops/${stack}/${current.name}.yaml`;
     const first = (await ctx.run("git", ["-C", ctx.repo, "log", "--diff-filter=A", "--format=%H", "--", file], { quiet: true })).stdout.trim().split("\n").pop();
-    if (!first) throw new Error(`${file}: no commit adds it (a shallow clone?): the upgrade starts from its first committed state`);
+    if (!first) throw new Error(`${file}: no commit adds it (a shallow clone?): the upgrade starts from its first committed pod labels`);
     const text = (await ctx.run("git", ["-C", ctx.repo, "show", `${first}:${file}`], { quiet: true })).stdout;
-    const before = parseApplication(text, `${first.slice(0, 7)}:${file}`);
+    const firstValues = YAML.parse(parseApplication(text, `${first.slice(0, 7)}:${file}`).values) ?? {};
+    const values = YAML.parse(current.values) ?? {};
+    if (firstValues.podLabels === undefined) delete values.podLabels;
+    else values.podLabels = firstValues.podLabels;
     const version = PREVIOUS_MINOR[current.chart];
     if (!version) throw new Error(`no previous version known for chart ${current.chart}`);
-    return { ...before, version };
+    return { ...current, version, values: YAML.stringify(values), ignoreDifferences: [] };
 }
 
 /**
@@ -213,7 +221,7 @@ export async function upgrades(ctx: Context, io: StepIO, stack = "ci"): Promise<
         const second = await syncChild(ctx, io, src, current);
         if (second.refused.length) failures.push(...second.refused.map((r) => `${current.chart} ${current.version}: ${r}`));
         const selectorAfter = await selectors(ctx, rendered);
-        io.result(`${current.chart} ${before.version} -> ${current.version} (values as first committed -> as now): ${first.applied.length} then ${second.applied.length} objects applied, ${first.refused.length + second.refused.length} refused, ${second.workloads.length} workloads ready in ${since(t0)} s`
+        io.result(`${current.chart} ${before.version} -> ${current.version} (pod labels as first committed -> as now): ${first.applied.length} then ${second.applied.length} objects applied, ${first.refused.length + second.refused.length} refused, ${second.workloads.length} workloads ready in ${since(t0)} s`
             + (immutable.length ? `; without ignoreDifferences the API server refuses ${immutable.join(", ")} (field is immutable), with it the live selector is kept (${selectorAfter === selectorBefore ? "unchanged" : "CHANGED"})` : "; no immutable field changes"));
         if (immutable.length && current.ignoreDifferences.length === 0) failures.push(`${current.chart}: ${immutable.join(", ")} would be refused (field is immutable) and the Application ignores no difference`);
         if (selectorAfter !== selectorBefore) failures.push(`${current.chart}: a workload's selector changed on the cluster`);
