@@ -15,7 +15,7 @@ mkdir -p "$WORK/logs" "$WORK/pki" "$WORK/bin"
 stop_all() {
   local pid pids=()
   if [[ -n ${DRIVER:-} ]]; then kill -TERM "$DRIVER" 2>/dev/null || true; fi
-  mapfile -t pids < "$WORK/pids"
+  if [[ -f $WORK/pids ]]; then mapfile -t pids < "$WORK/pids"; fi
   for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
   for pid in "${pids[@]}"; do
     for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done

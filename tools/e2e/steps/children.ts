@@ -132,7 +132,10 @@ async function syncChild(ctx: Context, io: StepIO, src: ChartSources, app: Child
 
 async function liveObject(ctx: Context, o: K8sObject): Promise<K8sObject | undefined> {
     const r = await ctx.kubectl(["get", "-f", "-", "-o", "json"], { input: JSON.stringify(o), allowFail: true, quiet: true });
-    return r.code === 0 ? (JSON.parse(r.stdout) as K8sObject) : undefined;
+    if (r.code !== 0) return undefined;
+    // kubectl get -f answers with a List, also for one object.
+    const got = JSON.parse(r.stdout) as K8sObject & { items?: K8sObject[] };
+    return got.kind === "List" ? got.items?.[0] : got;
 }
 
 /** Argo CD's prune of an Application deleted with its resources: the objects, then their stand-in volumes. */
