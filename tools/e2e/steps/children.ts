@@ -123,8 +123,8 @@ async function syncChild(ctx: Context, io: StepIO, src: ChartSources, app: Child
         if (refused.some((x) => x.startsWith(`${identity(o)}:`))) continue;
         const ns = o.metadata!.namespace!;
         const name = o.metadata!.name!;
-        if (o.kind === "Deployment") await ctx.kubectl(["-n", ns, "wait", "--for=condition=Available", `deployment/${name}`, "--timeout=180s"]);
-        else await ctx.kubectl(["-n", ns, "rollout", "status", `statefulset/${name}`, "--timeout=180s"]);
+        // The rollout of this revision done (updated replicas available), not only an earlier one's Available.
+        await ctx.kubectl(["-n", ns, "rollout", "status", `${o.kind === "Deployment" ? "deployment" : "statefulset"}/${name}`, "--timeout=180s"]);
         workloads.push(identity(o));
     }
     return { app, applied, refused, workloads, seconds: since(t0) };
