@@ -191,7 +191,7 @@ export async function policy(ctx: Context, io: StepIO): Promise<void> {
     }
     for (const t of times) ctx.time("pulumi-pack", t);
     const mandatory = (r: { policyViolations: Array<{ level: string; policy: string; message: string }> }) =>
-        [...new Set(r.policyViolations.filter((v) => v.level === "mandatory").map((v) => `${v.policy}: ${v.message.slice(0, 160)}`))].sort().join("; ");
+        [...new Set(r.policyViolations.filter((v) => v.level === "mandatory").map((v) => `${v.policy}: ${v.message.slice(0, 160)}`.replace(/\s*\n\s*/g, " ")))].sort().join("; ");
     if (mandatory(first!)) throw new Error(`mandatory violations of the pack: ${mandatory(first!)}`);
     // The broken stack: on the empty cluster (engine set-up) the pack refuses it by name; on the
     // deployed cluster the stack's own admission policy of the same rule refuses the preview's
