@@ -48,7 +48,8 @@ test("opencode's XDG folders (config, cache, data, state) are on writable volume
 test("prod: requests 500m/1Gi, limits 2/4Gi, volumes of 1Gi data and 5Gi workspace", async () => {
     const r = await renderStack("prod");
     const c = find(r, "Deployment", "agent-server-4001").spec.template.spec.containers[0];
-    assert.deepEqual(c.resources, { requests: { cpu: "500m", memory: "1Gi" }, limits: { cpu: "2", memory: "4Gi" } });
+    // ephemeral storage: its logs (64Mi) requested; limited to them plus its emptyDirs /tmp 256Mi, home 256Mi, cache 1Gi.
+    assert.deepEqual(c.resources, { requests: { cpu: "500m", memory: "1Gi", "ephemeral-storage": "64Mi" }, limits: { cpu: "2", memory: "4Gi", "ephemeral-storage": "1600Mi" } });
     assert.equal(find(r, "PersistentVolumeClaim", "agent-server-4001-data").spec.resources.requests.storage, "1Gi");
     assert.equal(find(r, "PersistentVolumeClaim", "agent-server-4001-workspace").spec.resources.requests.storage, "5Gi");
 });

@@ -7,7 +7,8 @@ const envOf = (c: any) => Object.fromEntries(c.env.map((e: any) => [e.name, e.va
 test("bridge: requests 100m/128Mi, limits 500m/256Mi in prod; liveness on /health, readiness on /ready (the agent server answers); it runs bridge/'s start command", async () => {
     const r = await renderStack("prod");
     const c = find(r, "Deployment", "model-bridge", "agent").spec.template.spec.containers[0];
-    assert.deepEqual(c.resources, { requests: { cpu: "100m", memory: "128Mi" }, limits: { cpu: "500m", memory: "256Mi" } });
+    // ephemeral storage: its logs (64Mi) requested; limited to them plus its /tmp emptyDir (256Mi).
+    assert.deepEqual(c.resources, { requests: { cpu: "100m", memory: "128Mi", "ephemeral-storage": "64Mi" }, limits: { cpu: "500m", memory: "256Mi", "ephemeral-storage": "320Mi" } });
     assert.equal(c.livenessProbe.httpGet.path, "/health");
     assert.equal(c.readinessProbe.httpGet.path, "/ready");
     assert.equal(c.ports[0].containerPort, 3100, "BRIDGE_PORT's default in opencode-bridge");

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import * as assert from "node:assert/strict";
-import { all, containersOf, find, renderStack } from "./render";
+import { all, containersOf, find, renderStack, qosPart } from "./render";
 
 const NS = "column-store";
 const env = (c: any, name: string) => c.env?.find((e: any) => e.name === name);
@@ -95,7 +95,7 @@ test("a password from secret config replaces the generated one", async () => {
 test("prod: Guaranteed QoS (requests equal limits) and a disruption budget per shard and for the keepers", async () => {
     const r = await renderStack("prod");
     for (const s of inNs(r, "StatefulSet")) {
-        for (const c of containersOf(s)) assert.deepEqual(c.resources.requests, c.resources.limits, `${s.metadata.name}/${c.name}`);
+        for (const c of containersOf(s)) assert.deepEqual(qosPart(c.resources.requests), qosPart(c.resources.limits), `${s.metadata.name}/${c.name}`);
         const pdb = inNs(r, "PodDisruptionBudget").find((p) => JSON.stringify(p.spec.selector.matchLabels) === JSON.stringify(s.spec.selector.matchLabels));
         assert.ok(pdb, `a disruption budget for ${s.metadata.name}`);
         assert.equal(pdb.spec.maxUnavailable, 1);

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import * as assert from "node:assert/strict";
-import { all, containersOf, find, podSpecOf, renderStack } from "./render";
+import { all, containersOf, find, podSpecOf, renderStack, qosPart } from "./render";
 import type { K8sObject } from "../policies/gatekeeper/types";
 
 const NS = "data";
@@ -35,7 +35,7 @@ for (const [app, port] of [["postgres", 5432], ["redis", 6379], ["object-store",
         const r = await renderStack("prod");
         const pod = podSpecOf(find(r, "StatefulSet", app, NS));
         for (const c of pod.containers) {
-            assert.deepEqual(c.resources.requests, c.resources.limits, `${c.name}: requests differ from limits`);
+            assert.deepEqual(qosPart(c.resources.requests), qosPart(c.resources.limits), `${c.name}: requests differ from limits`);
             assert.equal(c.securityContext.runAsNonRoot, true);
             assert.equal(c.securityContext.allowPrivilegeEscalation, false);
             assert.deepEqual(c.securityContext.capabilities.drop, ["ALL"]);
@@ -49,7 +49,7 @@ for (const [app, port] of [["postgres", 5432], ["redis", 6379], ["object-store",
 test("dev: data stores are smaller and Burstable; prod refuses requests below limits", async () => {
     const r = await renderStack("dev");
     const c = podSpecOf(find(r, "StatefulSet", "postgres", NS)).containers[0];
-    assert.notDeepEqual(c.resources.requests, c.resources.limits);
+    assert.notDeepEqual(qosPart(c.resources.requests), qosPart(c.resources.limits));
     const bad = await renderStack("prod", { postgresRequestsMemory: "1Gi" });
     assert.ok(bad.errors.some((e) => /ops:postgresRequestsMemory: .*Guaranteed QoS/.test(e)), bad.errors.join("\n"));
 });

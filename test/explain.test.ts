@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { K8sObject } from "../policies/gatekeeper/types";
 import { hpaOf, rawDesired, scaleDownLimit, scaleUpLimit, simulate, stepProfile, whyNoAutoscaler } from "../cli/explain/autoscaling";
-import { allocatable, capacity, cronMinutesOfDay, cronPeak, podRequest } from "../cli/explain/capacity";
+import { allocatable, capacity, cronMinutesOfDay, cronPeak, place, podRequest } from "../cli/explain/capacity";
 import { names } from "../cli/explain/names";
 import { cfsQuotaUs, cpuShares, effectiveResources, isolationOf, limitRangesOf, oomScoreAdj, qosClass, UNLIMITED_MEMORY } from "../cli/explain/qos";
 import { cidrContains, DeclaredFlows, reachability } from "../cli/explain/reachability";
@@ -230,7 +230,19 @@ describe("capacity on a small hand-made stack", () => {
         assert.equal(allocatable(pool, { ...agent, evictionMemoryAvailable: "10%" }).memory, 8 * GiB - GiB - Math.ceil(0.8 * GiB));
     });
     it("a pod reserves the larger of its containers' sum and its largest init container", () => {
-        assert.deepEqual(podRequest({ initContainers: [{ resources: { requests: { cpu: "2", memory: "64Mi" } } }], containers: [{ resources: { requests: { cpu: "500m", memory: "1Gi" } } }, { resources: { requests: { cpu: "500m", memory: "1Gi" } } }] }), { cpu: 2000, memory: 2 * GiB });
+        assert.deepEqual(podRequest({ initContainers: [{ resources: { requests: { cpu: "2", memory: "64Mi" } } }], containers: [{ resources: { requests: { cpu: "500m", memory: "1Gi" } } }, { resources: { requests: { cpu: "500m", memory: "1Gi" } } }] }), { cpu: 2000, memory: 2 * GiB, ephemeralStorage: 0 });
+        // Ephemeral storage the same way: the app containers' sum (2 x 1Gi) against the init container (1536Mi).
+        const disk = (q: string) => ({ resources: { requests: { cpu: "100m", memory: "64Mi", "ephemeral-storage": q } } });
+        assert.equal(podRequest({ initContainers: [disk("1536Mi")], containers: [disk("1Gi"), disk("1Gi")] }).ephemeralStorage, 2 * GiB);
+        assert.equal(podRequest({ initContainers: [disk("3Gi")], containers: [disk("1Gi")] }).ephemeralStorage, 3 * GiB);
+    });
+    it("ephemeral storage fits the node's disk after the reservations and evictionHard nodefs.available", () => {
+        const pool = { count: 1, cpu: 4000, memory: 16 * GiB, ephemeralStorage: 100 * GiB };
+        const agent = { systemReserved: { cpu: 0, memory: 0, ephemeralStorage: GiB }, kubeReserved: { cpu: 0, memory: 0, ephemeralStorage: GiB }, evictionMemoryAvailable: "0", evictionNodefsAvailable: "10%" };
+        assert.equal(allocatable(pool, agent).ephemeralStorage, 88 * GiB);
+        const pod = (id: string, disk: number) => ({ id, workload: id, namespace: "n", labels: {}, request: { cpu: 10, memory: 10, ephemeralStorage: disk }, spread: [], antiAffinity: [] });
+        const r = place([pod("a", 60 * GiB), pod("b", 30 * GiB)], 1, allocatable(pool, agent));
+        assert.deepEqual(r.unschedulable.map((p) => p.id), ["b"]);
     });
     it("CronJobs overlap within their run time: 03:00 and 03:30 with one hour each, not 05:00", () => {
         assert.deepEqual(cronMinutesOfDay("30 3 * * *"), [210]);

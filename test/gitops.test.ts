@@ -84,13 +84,23 @@ test("child applications: pinned charts of the uptime monitor, chat UI and dashb
             assert.ok(app.spec.destination.namespace);
             assert.deepEqual(app.spec.syncPolicy.automated, { prune: true, selfHeal: true });
             assert.deepEqual(app.spec.syncPolicy.syncOptions, SYNC_OPTIONS);
-            // ignoreDifferences only for generated secrets and checksum annotations.
+            // ignoreDifferences only for generated secrets, checksum annotations and the uptime monitor's selector.
             for (const d of app.spec.ignoreDifferences ?? []) {
                 const paths = [...(d.jsonPointers ?? []), ...(d.jqPathExpressions ?? [])];
                 assert.ok(paths.length > 0);
-                for (const p of paths) assert.ok(/checksum/.test(p) || (d.kind === "Secret" && /^\/data/.test(p)), `${app.metadata.name}: ignoreDifferences on ${d.kind} ${p}`);
+                const selector = app.metadata.name === "uptime-monitor" && d.kind === "Deployment" && paths.every((p: string) => p === "/spec/selector");
+                for (const p of paths) assert.ok(selector || /checksum/.test(p) || (d.kind === "Secret" && /^\/data/.test(p)), `${app.metadata.name}: ignoreDifferences on ${d.kind} ${p}`);
             }
         }
+    }
+});
+
+test("the uptime monitor's Deployment selector (chart 2.21.2 builds it from podLabels, immutable) stays as the cluster has it: ignored and respected at sync", () => {
+    for (const stack of STACKS) {
+        const app = committedChildren(stack).find((a) => a.metadata.name === "uptime-monitor");
+        const values = YAML.parse(app.spec.source.helm.values);
+        assert.deepEqual(app.spec.ignoreDifferences, [{ group: "apps", kind: "Deployment", name: values.fullnameOverride, namespace: app.spec.destination.namespace, jsonPointers: ["/spec/selector"] }]);
+        assert.ok(app.spec.syncPolicy.syncOptions.includes("RespectIgnoreDifferences=true"));
     }
 });
 

@@ -45,7 +45,15 @@ test("the rendered prod stack has no mandatory violation", async () => {
     const diagnostics = await pack.analyzeStack(resources, parents);
     const mandatory = diagnostics.filter((d) => d.enforcementLevel === "mandatory");
     assert.deepEqual(mandatory, [], show(mandatory));
-    assert.ok(diagnostics.some((d) => d.violation.startsWith("dryrun: ")), "dryrun constraints are reported as advisory\n" + show(diagnostics));
+    // The environment's own audit finds nothing (every container has an ephemeral-storage limit) ...
+    assert.deepEqual(diagnostics.filter((d) => d.violation.startsWith("dryrun: ")).map((d) => d.violation), []);
+    // ... and a container without one is reported, as advisory with the dryrun: prefix.
+    const broken = structuredClone(resources) as PackResource[];
+    const app = broken.find((r) => r.type === "kubernetes:apps/v1:Deployment")!;
+    delete app.props.spec.template.spec.containers[0].resources.limits["ephemeral-storage"];
+    const dryrun = (await pack.analyzeStack(broken, parents)).filter((d) => d.violation.startsWith("dryrun: "));
+    assert.deepEqual(dryrun.map((d) => [d.policyName, d.enforcementLevel, d.urn]), [["gatekeeper-dryrun", "advisory", app.urn]], show(dryrun));
+    assert.match(dryrun[0].violation, /K8sContainerEphemeralStorageLimit\/ephemeral-storage-limit: .*has no ephemeral-storage limit/);
 });
 
 test("a broken resource in the prod stack is reported as mandatory by the constraints and the spec rules", async () => {
@@ -74,11 +82,13 @@ test("through gRPC the pack reports exactly what it reports in process, one name
     const container = app.props.spec.template.spec.containers[0];
     container.securityContext.privileged = true;
     container.image = container.image.replace(/@sha256:[0-9a-f]{64}$/, "");
+    delete container.resources.limits["ephemeral-storage"];
     const viaGrpc = await pack.analyzeStack(broken, parents);
     const plain = structuredClone(stackResourcesOf(rendered));
     const plainApp = plain.find((r) => r.urn === app.urn)!;
     plainApp.props.spec.template.spec.containers[0].securityContext.privileged = true;
     plainApp.props.spec.template.spec.containers[0].image = container.image;
+    delete plainApp.props.spec.template.spec.containers[0].resources.limits["ephemeral-storage"];
     const inProcess = runPack(plain, config).violations;
     const key = (policy: string, level: string, message: string, urn?: string) => `${level} ${policy} ${urn ?? ""} ${message}`;
     assert.deepEqual(

@@ -37,3 +37,8 @@ export function containersOf(o: K8sObject): any[] {
     const spec = podSpecOf(o);
     return [...(spec.initContainers ?? []), ...spec.containers];
 }
+
+/** What decides a container's QoS class: its cpu and memory (ephemeral-storage does not). */
+export function qosPart(r: { cpu?: unknown; memory?: unknown } | undefined): { cpu: unknown; memory: unknown } {
+    return { cpu: r?.cpu, memory: r?.memory };
+}

@@ -6,7 +6,7 @@ import * as http from "node:http";
 import type { AddressInfo } from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
-import { all, containersOf, find, podSpecOf, renderStack } from "./render";
+import { all, containersOf, find, podSpecOf, renderStack, qosPart } from "./render";
 import { mountedScript } from "./backups/mounted";
 import { FORMED_MARKER, nodeSettings, readinessScript, settingsCopyStep } from "../components/searchEngine";
 import { offlineStackConfig } from "../tools/genGitops";
@@ -43,7 +43,7 @@ test("prod: heap 2g (ES_JAVA_OPTS), cpu limit 4, memory limit 4096Mi (section 8.
     assert.equal(env(c, "ES_JAVA_OPTS").value, "-Xms2g -Xmx2g");
     assert.equal(c.resources.limits.cpu, "4");
     assert.equal(c.resources.limits.memory, "4096Mi");
-    for (const x of containersOf(find(r, "StatefulSet", "search", NS))) assert.deepEqual(x.resources.requests, x.resources.limits, `${x.name}: Guaranteed QoS in prod`);
+    for (const x of containersOf(find(r, "StatefulSet", "search", NS))) assert.deepEqual(qosPart(x.resources.requests), qosPart(x.resources.limits), `${x.name}: Guaranteed QoS in prod`);
     assert.ok(c.readinessProbe && c.livenessProbe && c.startupProbe);
     assert.ok(c.lifecycle.preStop);
 });

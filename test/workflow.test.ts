@@ -88,7 +88,9 @@ test("prod: main and workers are StatefulSets with Guaranteed QoS (requests equa
     const r = await renderStack("prod");
     for (const sts of [main(r), workers(r)]) {
         const c = container(sts);
-        assert.deepEqual(c.resources.requests, c.resources.limits, sts.metadata.name);
+        // The QoS class is decided by cpu and memory only (ephemeral-storage has its own request and limit).
+        const qos = (x: any) => ({ cpu: x.cpu, memory: x.memory });
+        assert.deepEqual(qos(c.resources.requests), qos(c.resources.limits), sts.metadata.name);
         assert.deepEqual(sts.spec.persistentVolumeClaimRetentionPolicy, { whenDeleted: "Retain", whenScaled: "Retain" });
     }
     const bad = await renderStack("prod", { workflowWorkerRequestsCpu: "500m" });
@@ -141,7 +143,16 @@ test("only the workers (which run the production executions) mount the bound ser
     const r = await renderStack("prod");
     const w = podSpecOf(workers(r));
     assert.equal(w.serviceAccountName, "workflow");
-    assert.equal(w.automountServiceAccountToken, true);
+    // Not automounted (the no-automount-token constraint): the same files, declared, in the worker container only.
+    assert.equal(w.automountServiceAccountToken, false);
+    const api = w.volumes.find((v: any) => v.name === "kube-api-access");
+    assert.deepEqual(api.projected.sources, [
+        { serviceAccountToken: { path: "token", expirationSeconds: 3607 } },
+        { configMap: { name: "kube-root-ca.crt", items: [{ key: "ca.crt", path: "ca.crt" }] } },
+        { downwardAPI: { items: [{ path: "namespace", fieldRef: { apiVersion: "v1", fieldPath: "metadata.namespace" } }] } },
+    ]);
+    assert.deepEqual(w.containers[0].volumeMounts.find((m: any) => m.name === "kube-api-access"), { name: "kube-api-access", mountPath: "/var/run/secrets/kubernetes.io/serviceaccount", readOnly: true });
+    assert.equal(podSpecOf(main(r)).volumes.some((v: any) => v.name === "kube-api-access"), false);
     // n8n 1.68 has no setting to offload manual executions: they run on main (which has no token).
     assert.equal(env(w.containers[0], "OFFLOAD_MANUAL_EXECUTIONS_TO_WORKERS"), undefined);
     const m = podSpecOf(main(r));

@@ -18,13 +18,17 @@ export interface NodePool {
     cpu: number;
     /** bytes of one node */
     memory: number;
+    /** bytes of one node's disk (nodefs), when the pool says it */
+    ephemeralStorage?: number;
 }
 
 export interface NodeAgentReservations {
-    systemReserved: { cpu: number; memory: number };
-    kubeReserved: { cpu: number; memory: number };
+    systemReserved: { cpu: number; memory: number; ephemeralStorage?: number };
+    kubeReserved: { cpu: number; memory: number; ephemeralStorage?: number };
     /** evictionHard memory.available: a quantity or a percentage of the node's memory. */
     evictionMemoryAvailable: string;
+    /** evictionHard nodefs.available: a quantity or a percentage of the node's disk. */
+    evictionNodefsAvailable?: string;
     /** The kubelet's maxPods (KUBELET_DEFAULT_MAX_PODS when its configuration does not set it). */
     maxPods?: number;
 }
@@ -37,13 +41,22 @@ export interface Allocatable {
     memory: number;
     /** Pods one node admits (the kubelet's maxPods). */
     pods?: number;
+    /** bytes of disk for the pods' ephemeral storage (when the pool says the disk size) */
+    ephemeralStorage?: number;
 }
 
 /** Node allocatable = capacity - systemReserved - kubeReserved - evictionHard (memory only for the threshold). */
 export function allocatable(pool: NodePool, agent: NodeAgentReservations): Allocatable {
-    const ev = agent.evictionMemoryAvailable.trim();
-    const eviction = ev.endsWith("%") ? Math.ceil((pool.memory * Number(ev.slice(0, -1))) / 100) : bytes(ev) ?? 0;
+    const threshold = (value: string, of: number) => {
+        const v = value.trim();
+        return v.endsWith("%") ? Math.ceil((of * Number(v.slice(0, -1))) / 100) : bytes(v) ?? 0;
+    };
+    const eviction = threshold(agent.evictionMemoryAvailable, pool.memory);
+    const disk = pool.ephemeralStorage;
     return {
+        ...(disk === undefined ? {} : {
+            ephemeralStorage: disk - (agent.systemReserved.ephemeralStorage ?? 0) - (agent.kubeReserved.ephemeralStorage ?? 0) - threshold(agent.evictionNodefsAvailable ?? "0", disk),
+        }),
         cpu: pool.cpu - agent.systemReserved.cpu - agent.kubeReserved.cpu,
         memory: pool.memory - agent.systemReserved.memory - agent.kubeReserved.memory - eviction,
         pods: agent.maxPods ?? KUBELET_DEFAULT_MAX_PODS,
@@ -53,6 +66,8 @@ export function allocatable(pool: NodePool, agent: NodeAgentReservations): Alloc
 export interface PodRequest {
     cpu: number;
     memory: number;
+    /** bytes of ephemeral-storage requests (the containers' own; no LimitRange default sets one) */
+    ephemeralStorage?: number;
 }
 
 /** What the scheduler reserves for a pod: the larger of the containers' sum and the largest init container. */
@@ -62,7 +77,14 @@ export function podRequest(podSpec: any, lr?: LimitRangeDefaults): PodRequest {
     const max = (xs: typeof all, k: "cpuRequest" | "memoryRequest") => Math.max(0, ...xs.map((c) => c.effective[k] ?? 0));
     const app = all.filter((c) => !c.init);
     const init = all.filter((c) => c.init);
-    return { cpu: Math.max(sum(app, "cpuRequest"), max(init, "cpuRequest")), memory: Math.max(sum(app, "memoryRequest"), max(init, "memoryRequest")) };
+    const disk = (c: any) => bytes(c?.resources?.requests?.["ephemeral-storage"]) ?? 0;
+    const appDisk = (podSpec?.containers ?? []).reduce((n: number, c: any) => n + disk(c), 0);
+    const initDisk = Math.max(0, ...(podSpec?.initContainers ?? []).map(disk));
+    return {
+        cpu: Math.max(sum(app, "cpuRequest"), max(init, "cpuRequest")),
+        memory: Math.max(sum(app, "memoryRequest"), max(init, "memoryRequest")),
+        ephemeralStorage: Math.max(appDisk, initDisk),
+    };
 }
 
 // ---- cron overlap ----
@@ -156,6 +178,8 @@ export interface NodeState {
     name: string;
     cpuLeft: number;
     memoryLeft: number;
+    /** bytes of the disk's allocatable left (Infinity when the pool does not say the disk size) */
+    ephemeralLeft: number;
     pods: Pod[];
 }
 
@@ -180,14 +204,14 @@ const matching = (node: NodeState, pod: Pod, sel: Selector) => node.pods.filter(
  * anti-affinity first, then the least allocated node).
  */
 export function place(pods: Pod[], nodeCount: number, perNode: Allocatable): { nodes: NodeState[]; unschedulable: Pod[] } {
-    const nodes: NodeState[] = Array.from({ length: nodeCount }, (_, i) => ({ name: `node-${i + 1}`, cpuLeft: perNode.cpu, memoryLeft: perNode.memory, pods: [] }));
+    const nodes: NodeState[] = Array.from({ length: nodeCount }, (_, i) => ({ name: `node-${i + 1}`, cpuLeft: perNode.cpu, memoryLeft: perNode.memory, ephemeralLeft: perNode.ephemeralStorage ?? Infinity, pods: [] }));
     const unschedulable: Pod[] = [];
     const order = [...pods].sort((a, b) => b.request.cpu - a.request.cpu || b.request.memory - a.request.memory || (a.id < b.id ? -1 : 1));
     const maxPods = perNode.pods ?? KUBELET_DEFAULT_MAX_PODS;
     for (const pod of order) {
         const candidates = nodes.filter((n) => {
             if (n.pods.length >= maxPods) return false;
-            if (n.cpuLeft < pod.request.cpu || n.memoryLeft < pod.request.memory) return false;
+            if (n.cpuLeft < pod.request.cpu || n.memoryLeft < pod.request.memory || n.ephemeralLeft < (pod.request.ephemeralStorage ?? 0)) return false;
             if (pod.antiAffinity.some((a) => a.hard && matching(n, pod, a.selector) > 0)) return false;
             return pod.spread.every((s) => {
                 if (!s.hard) return true;
@@ -211,6 +235,7 @@ export function place(pods: Pod[], nodeCount: number, perNode: Allocatable): { n
         });
         const n = candidates[0];
         n.cpuLeft -= pod.request.cpu;
+        n.ephemeralLeft -= pod.request.ephemeralStorage ?? 0;
         n.memoryLeft -= pod.request.memory;
         n.pods.push(pod);
     }
@@ -230,6 +255,8 @@ export interface CapacityInput {
 export interface Demand {
     cpu: number;
     memory: number;
+    /** bytes of ephemeral-storage requests */
+    ephemeralStorage: number;
     pods: number;
 }
 
@@ -237,7 +264,7 @@ export interface CapacityReport {
     nodes: { count: number; cpu: string; memory: string };
     allocatablePerNode: { cpu: string; memory: string; pods: number };
     demand: { steady: Demand; rolloutSurge: Demand; cronJobs: Demand & { peakAt: string; jobs: string[] }; total: Demand };
-    totals: { cpu: string; memory: string; allocatableCpu: string; allocatableMemory: string };
+    totals: { cpu: string; memory: string; allocatableCpu: string; allocatableMemory: string; ephemeralStorage: string; allocatableEphemeralStorage?: string };
     fits: boolean;
     /** Suspended CronJobs, or schedules that never fire: run by hand (restores), left out of the peak. */
     manualCronJobs: string[];
@@ -251,8 +278,8 @@ export interface CapacityReport {
     assumptions: string[];
 }
 
-const add = (a: Demand, r: PodRequest, n = 1): Demand => ({ cpu: a.cpu + r.cpu * n, memory: a.memory + r.memory * n, pods: a.pods + n });
-const ZERO = (): Demand => ({ cpu: 0, memory: 0, pods: 0 });
+const add = (a: Demand, r: PodRequest, n = 1): Demand => ({ cpu: a.cpu + r.cpu * n, memory: a.memory + r.memory * n, ephemeralStorage: a.ephemeralStorage + (r.ephemeralStorage ?? 0) * n, pods: a.pods + n });
+const ZERO = (): Demand => ({ cpu: 0, memory: 0, ephemeralStorage: 0, pods: 0 });
 const hhmm = (m: number) => `${String(Math.floor(m / 60)).padStart(2, "0")}:${String(m % 60).padStart(2, "0")}`;
 
 export function capacity(input: CapacityInput): CapacityReport {
@@ -302,7 +329,7 @@ export function capacity(input: CapacityInput): CapacityReport {
         for (let i = 0; i < r.pods; i++) pods.push(mkPod(w, `run-${i}`, r.request));
         cron = add(cron, r.request, r.pods);
     }
-    const total = [surge, cron].reduce((a, b) => ({ cpu: a.cpu + b.cpu, memory: a.memory + b.memory, pods: a.pods + b.pods }), steady);
+    const total = [surge, cron].reduce((a, b) => ({ cpu: a.cpu + b.cpu, memory: a.memory + b.memory, ephemeralStorage: a.ephemeralStorage + b.ephemeralStorage, pods: a.pods + b.pods }), steady);
 
     const attempt = (n: number) => {
         const all = [...Array.from({ length: n }, () => daemonPods).flat().map((p, i) => ({ ...p, id: `${p.id}-${i}` })), ...pods];
@@ -323,7 +350,11 @@ export function capacity(input: CapacityInput): CapacityReport {
         nodes: { count: pool.count, cpu: cpuText(pool.cpu), memory: memText(pool.memory) },
         allocatablePerNode: { cpu: cpuText(perNode.cpu), memory: memText(perNode.memory), pods: perNode.pods ?? KUBELET_DEFAULT_MAX_PODS },
         demand: { steady, rolloutSurge: surge, cronJobs: { ...cron, peakAt: hhmm(peak.minute), jobs: peak.jobs }, total },
-        totals: { cpu: cpuText(total.cpu), memory: memText(total.memory), allocatableCpu: cpuText(perNode.cpu * pool.count), allocatableMemory: memText(perNode.memory * pool.count) },
+        totals: {
+            cpu: cpuText(total.cpu), memory: memText(total.memory), allocatableCpu: cpuText(perNode.cpu * pool.count), allocatableMemory: memText(perNode.memory * pool.count),
+            ephemeralStorage: memText(total.ephemeralStorage),
+            ...(perNode.ephemeralStorage === undefined ? {} : { allocatableEphemeralStorage: memText(perNode.ephemeralStorage * pool.count) }),
+        },
         fits: result.unschedulable.length === 0,
         manualCronJobs: manual,
         unschedulable: result.unschedulable.map((p) => `${p.id} (${cpuText(p.request.cpu)} cpu, ${memText(p.request.memory)})`),
@@ -360,11 +391,15 @@ export function nodesFromFiles(pool: any, kubelet: any): { pool: NodePool; agent
         return v;
     };
     return {
-        pool: { count: Number(need(pool?.count, "node/pool.yaml count")), cpu: millis(need(pool?.cpu, "node/pool.yaml cpu"))!, memory: bytes(need(pool?.memory, "node/pool.yaml memory"))! },
+        pool: {
+            count: Number(need(pool?.count, "node/pool.yaml count")), cpu: millis(need(pool?.cpu, "node/pool.yaml cpu"))!, memory: bytes(need(pool?.memory, "node/pool.yaml memory"))!,
+            ...(pool?.ephemeralStorage === undefined ? {} : { ephemeralStorage: bytes(pool.ephemeralStorage) }),
+        },
         agent: {
-            systemReserved: { cpu: millis(kubelet?.systemReserved?.cpu) ?? 0, memory: bytes(kubelet?.systemReserved?.memory) ?? 0 },
-            kubeReserved: { cpu: millis(kubelet?.kubeReserved?.cpu) ?? 0, memory: bytes(kubelet?.kubeReserved?.memory) ?? 0 },
+            systemReserved: { cpu: millis(kubelet?.systemReserved?.cpu) ?? 0, memory: bytes(kubelet?.systemReserved?.memory) ?? 0, ephemeralStorage: bytes(kubelet?.systemReserved?.["ephemeral-storage"]) ?? 0 },
+            kubeReserved: { cpu: millis(kubelet?.kubeReserved?.cpu) ?? 0, memory: bytes(kubelet?.kubeReserved?.memory) ?? 0, ephemeralStorage: bytes(kubelet?.kubeReserved?.["ephemeral-storage"]) ?? 0 },
             evictionMemoryAvailable: String(kubelet?.evictionHard?.["memory.available"] ?? "100Mi"),
+            evictionNodefsAvailable: String(kubelet?.evictionHard?.["nodefs.available"] ?? "0"),
             maxPods: maxPodsOf(kubelet?.maxPods),
         },
     };

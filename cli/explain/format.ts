@@ -20,7 +20,7 @@ export function headline(r: ExplainReport): string[] {
     const d = r.reachability.declared;
     const qos = ["Guaranteed", "Burstable", "BestEffort"].map((q) => `${r.isolation.filter((i) => i.qos === q).length} ${q}`).join(", ");
     return [
-        `stack ${r.stack}: ${fit}; demand ${c.totals.cpu} CPU / ${c.totals.memory} of ${c.totals.allocatableCpu} / ${c.totals.allocatableMemory} allocatable`,
+        `stack ${r.stack}: ${fit}; demand ${c.totals.cpu} CPU / ${c.totals.memory} of ${c.totals.allocatableCpu} / ${c.totals.allocatableMemory} allocatable; ephemeral storage ${c.totals.ephemeralStorage}${c.totals.allocatableEphemeralStorage ? ` of ${c.totals.allocatableEphemeralStorage}` : ""}`,
         `pods: ${qos}`,
         `flows: ${r.reachability.open.length} open${d ? `; ${d.openNotNeeded.length} open but not needed, ${d.neededClosed.length} needed but closed` : " (no declarations to compare)"}`,
         `autoscalers: ${r.autoscaling.autoscalers.map((a) => `${a.name} ${a.minReplicas}->${a.peak} in ${a.secondsToPeak ?? "?"} s, back to ${a.final} in ${a.secondsToSettle ?? "?"} s`).join("; ") || "none"}`,
@@ -44,7 +44,7 @@ export function explainMarkdown(r: ExplainReport): string {
     const c = r.capacity;
     out.push("## Capacity", "");
     out.push(`${c.nodes.count} node(s) of ${c.nodes.cpu} CPU / ${c.nodes.memory}; allocatable per node after systemReserved, kubeReserved and evictionHard: ${c.allocatablePerNode.cpu} CPU / ${c.allocatablePerNode.memory}, at most ${c.allocatablePerNode.pods} pods (the kubelet's maxPods).`, "");
-    const d = (x: { cpu: number; memory: number; pods: number }) => `${x.pods} pods, ${cpuText(x.cpu)} CPU, ${memText(x.memory)}`;
+    const d = (x: { cpu: number; memory: number; ephemeralStorage: number; pods: number }) => `${x.pods} pods, ${cpuText(x.cpu)} CPU, ${memText(x.memory)}, ${memText(x.ephemeralStorage)} ephemeral storage`;
     out.push(...table(["Demand", "Requests"], [
         ["steady (autoscalers at max)", d(c.demand.steady)],
         ["rolling update surge", d(c.demand.rolloutSurge)],

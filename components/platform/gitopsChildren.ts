@@ -38,6 +38,8 @@ export interface ChildApp {
     chart: string;
     version: string;
     values: Record<string, unknown>;
+    /** Fields Argo CD leaves as they are on the cluster (with RespectIgnoreDifferences, also when syncing). */
+    ignoreDifferences?: Array<{ group: string; kind: string; name: string; jsonPointers: string[] }>;
 }
 
 const podLabels = (key: ChildKey) => ({ [CHILD_POD_LABEL]: key });
@@ -95,6 +97,13 @@ function uptimeMonitor(cfg: StackConfig): ChildApp {
                 tls: [{ secretName: tlsSecretName(host), hosts: [host] }],
             },
         },
+        // Chart 2.21.2 copies podLabels into the Deployment's selector, which is immutable: a
+        // cluster that runs the uptime monitor with other podLabels (this program's before the
+        // component label, for one) would refuse the sync ("field is immutable"). Argo CD keeps the
+        // live selector instead (RespectIgnoreDifferences is among the sync options): the pods get
+        // the new labels, the old selector still matches them (labels are only ever added). A
+        // fresh cluster gets the chart's selector.
+        ignoreDifferences: [{ group: "apps", kind: "Deployment", name: u.releaseName, jsonPointers: ["/spec/selector"] }],
     };
 }
 
@@ -204,9 +213,10 @@ export function childApplication(cfg: StackConfig, app: ChildApp) {
                 helm: { releaseName: app.releaseName, values: portableYaml(app.values) },
             },
             destination: { server: g.destinationServer, namespace: app.namespace },
-            // No ignoreDifferences: the charts' checksum/config and checksum/secret annotations are what
-            // restarts a pod when its config changes (e.g. the dashboard's datasources); ignoring them
-            // under RespectIgnoreDifferences would keep the old checksum and the old pods.
+            // Never the charts' checksum/config and checksum/secret annotations: they are what restarts
+            // a pod when its config changes (e.g. the dashboard's datasources); ignoring them under
+            // RespectIgnoreDifferences would keep the old checksum and the old pods.
+            ...(app.ignoreDifferences ? { ignoreDifferences: app.ignoreDifferences.map((d) => ({ ...d, namespace: app.namespace })) } : {}),
             syncPolicy: { automated: { prune: true, selfHeal: true }, syncOptions: [...SYNC_OPTIONS] },
         },
     };

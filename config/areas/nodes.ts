@@ -35,6 +35,7 @@ export const nodePool = {
     count: int("worker nodes of the stack's cluster", 3, { min: 1, max: 1000, unit: "nodes" }),
     cpu: cpu("cpu capacity of one worker node", "8"),
     memory: memory("memory capacity of one worker node", "32Gi"),
+    ephemeralStorage: storage("disk (nodefs) capacity of one worker node: the containers' ephemeral-storage requests are fitted into it after the node agent's reservations and evictionHard nodefs.available", "100Gi"),
 };
 
 /**

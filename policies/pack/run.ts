@@ -76,5 +76,21 @@ export function verdict(r: PackResult, opts: { listAdvisory?: boolean } = {}): s
     const show = (v: PackViolation) => `  - [${v.enforcementLevel}] ${v.policy}: ${v.message}${v.urn ? ` (${v.urn.split("::").pop()})` : ""}`;
     lines.push(...mandatory(r).map(show));
     if (opts.listAdvisory) lines.push(...r.violations.filter((v) => v.enforcementLevel !== "mandatory").map(show));
+    else lines.push(...r.violations.filter((v) => v.message.startsWith("dryrun:")).map((v) => `  - ${dryrunLine(v)}`));
     return lines.join("\n");
+}
+
+/**
+ * One dryrun violation as "dryrun <Kind>/<name> <Constraint>/<constraint name>: <message>": the
+ * object from the message's "[Implied by Kind/name]" (a pod template) or else the URN.
+ */
+export function dryrunLine(v: PackViolation): string {
+    const text = v.message.replace(/^dryrun: /, "");
+    const m = /^(\S+\/\S+?): (?:\[Implied by (\S+)\] )?([\s\S]*)$/.exec(text);
+    const urnObject = () => {
+        const [type, name] = (v.urn ?? "").split("::").slice(-2);
+        return type && name ? `${type.split(":").pop()}/${name}` : "(stack)";
+    };
+    if (!m) return `dryrun ${urnObject()}: ${text}`;
+    return `dryrun ${m[2] ?? urnObject()} ${m[1]}: ${m[3]}`;
 }

@@ -3,7 +3,7 @@
 # one folder per binary and version; skips what is already there. Modules are named by
 # path and version only: each is required from a throwaway wrapper module made in the cache.
 #   bash tools/e2e/build.sh            # everything missing
-#   bash tools/e2e/build.sh k8s etcd   # some groups: k8s etcd kwok pulumi provider
+#   bash tools/e2e/build.sh k8s etcd   # some groups: k8s etcd kwok pulumi provider (helm: only by name)
 #   bash tools/e2e/build.sh --check    # status 0 when the control plane is in the cache (the engine
 #                                      # steps also need pulumi and the provider, or are skipped)
 . "$(dirname "$0")/lib.sh"
@@ -96,6 +96,15 @@ build_provider() {
   build "$name" "$ver" "$dir" "./cmd/$name" "-X $mod/pkg/version.Version=$ver"
 }
 
+# helm at HELM_VERSION (the module's cmd/helm, its version ldflag): not part of the default groups;
+# the e2e needs it only for the real charts (OPS_CHART_SOURCES).
+build_helm() {
+  local dir="$SRC/helm-$HELM_VERSION"
+  [[ -x $(bin_path helm "$HELM_VERSION") ]] && { log "helm $HELM_VERSION: cached"; return 0; }
+  wrapper "$dir" helm.sh/helm/v3 "v$HELM_VERSION" helm.sh/helm/v3/cmd/helm < /dev/null
+  build helm "$HELM_VERSION" "$dir" helm.sh/helm/v3/cmd/helm "-X helm.sh/helm/v3/internal/version.version=v$HELM_VERSION"
+}
+
 if [[ ${1:-} == --check ]]; then
   if missing=$(toolchain_missing); then exit 0; fi
   echo "not in $E2E_CACHE: $(echo $missing)"; exit 1
@@ -109,7 +118,8 @@ for g in "${groups[@]}"; do
     kwok) build_kwok ;;
     pulumi) build_pulumi ;;
     provider) build_provider ;;
-    *) die "unknown group '$g' (expected k8s, etcd, kwok, pulumi or provider)" ;;
+    helm) build_helm ;;
+    *) die "unknown group '$g' (expected k8s, etcd, kwok, pulumi, provider or helm)" ;;
   esac
 done
 missing=$(toolchain_missing) || { log "still missing: $(echo $missing)"; exit 1; }

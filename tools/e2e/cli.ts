@@ -84,12 +84,12 @@ function main(argv: string[]): number {
         // Prod's worker pool (node/pool.yaml: count and capacity of each node, the program's own
         // figures), each node less the kubelet's reservations, like the ci node.
         const [manifests, poolFile, kubeletConfig, volumeDir, outDir] = args;
-        const pool = YAML.parse(fs.readFileSync(poolFile, "utf8")) as { count: number; cpu: string; memory: string };
-        if (!(Number.isInteger(pool.count) && pool.count > 0) || !pool.cpu || !pool.memory) throw new Error(`${poolFile}: expected count (integer > 0), cpu and memory`);
+        const pool = YAML.parse(fs.readFileSync(poolFile, "utf8")) as { count: number; cpu: string; memory: string; ephemeralStorage: string };
+        if (!(Number.isInteger(pool.count) && pool.count > 0) || !pool.cpu || !pool.memory || !pool.ephemeralStorage) throw new Error(`${poolFile}: expected count (integer > 0), cpu, memory and ephemeralStorage`);
         const kubelet = YAML.parse(fs.readFileSync(kubeletConfig, "utf8"));
         const nodes = Array.from({ length: pool.count }, (_, i) => {
-            // The pool says no disk size: 100Gi is this e2e's assumption (docs/e2e.md), 110 pods the kubelet's default.
-            const node = fakeNode(`kwok-prod-${i}`, { cpu: String(pool.cpu), memory: String(pool.memory), pods: "110", ephemeralStorage: "100Gi" }, kubelet);
+            // 110 pods: the kubelet's default.
+            const node = fakeNode(`kwok-prod-${i}`, { cpu: String(pool.cpu), memory: String(pool.memory), pods: "110", ephemeralStorage: String(pool.ephemeralStorage) }, kubelet);
             node.metadata!.labels = { ...node.metadata!.labels, "ops-e2e/pool": "prod", "topology.kubernetes.io/zone": `zone-${i % 3}` };
             return node;
         });

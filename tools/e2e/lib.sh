@@ -16,6 +16,9 @@ PULUMI_VERSION=3.259.0        # github.com/pulumi/pulumi/pkg/v3 and sdk/v3, and 
 # the tag). package.json pins @pulumi/kubernetes to the same version.
 KUBERNETES_PROVIDER_VERSION=4.25.0
 KUBERNETES_PROVIDER_MODULE=v4.0.0-20260115033456-f47bc2d6f199
+# helm (helm.sh/helm/v3): packages the real add-on and GitOps child charts the e2e serves when
+# OPS_CHART_SOURCES names their sources, and renders the children as Argo CD would (helm template).
+HELM_VERSION=3.19.0
 
 # Build outputs live outside the repository, one folder per binary and version.
 E2E_CACHE=${OPS_E2E_CACHE:-$HOME/.cache/ops-e2e}

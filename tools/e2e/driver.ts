@@ -1,0 +1,116 @@
+/**
+ * npm run e2e, the steps (tools/e2e/run.sh starts this and stops what it leaves running): the ci
+ * stack against a real control plane on loopback, first through kubectl, then through the Pulumi
+ * engine, then prod. One line per step with its time, RESULT lines under it, the speed figures, and
+ * last `e2e: N passed, N failed, N skipped`.
+ *
+ * A step family is a module of ./steps exporting `async (ctx: Context, io: StepIO) => void`
+ * functions: ctx has the paths, the toolchain, and typed helpers for kubectl, the engine and
+ * background processes (./harness/context.ts); io is the step's log and RESULT lines.
+ */
+import * as fs from "node:fs";
+import { Context, type StepIO } from "./harness/context";
+import { RunEnded, Steps } from "./harness/steps";
+import * as admission from "./steps/admission";
+import * as children from "./steps/children";
+import * as cluster from "./steps/cluster";
+import * as objects from "./steps/objects";
+import * as pulumi from "./steps/pulumi";
+
+const ENGINE_STEPS = [
+    "1 pulumi up ci: converges, cluster holds exactly the render",
+    "2 pulumi preview --expect-no-changes: no change",
+    "3 drift: found by preview --refresh, repaired by up",
+    "4 config change: in place / replaced as previewed; npm run diff agrees",
+    "5 pulumi preview --policy-pack policies: passes; broken stack refused",
+    "6 chart hooks through helm.v3.Release: install, upgrade, uninstall",
+    "7 prod converges on kwok nodes shaped like its pool",
+    "8 pulumi destroy: nothing of either stack left",
+] as const;
+
+async function controlPlane(ctx: Context, run: Steps): Promise<void> {
+    ctx.ports = { etcd: await cluster.freePort(), etcdPeer: await cluster.freePort(), api: await cluster.freePort() };
+    await run.must(`toolchain in ${ctx.cache}`, cluster.toolchain);
+    await run.must(`offline render of stack ${cluster.STACK}`, cluster.render);
+    await run.must("PKI: CA, serving and client certificates, kubeconfigs", cluster.pki);
+    await run.must(`etcd ${ctx.tools.etcd}`, cluster.etcd);
+    await run.must(`kube-apiserver ${ctx.tools.k8s}`, cluster.apiserver);
+    await run.must("controller manager, scheduler, kwok", cluster.controllers);
+    await run.must("fake node sized like the ci stack's node", cluster.node);
+    await run.must("CRDs the stack uses (pinned schemas)", cluster.crds);
+    await run.must("stand-ins: pre-bound volumes", cluster.volumes);
+}
+
+async function kubectlPath(run: Steps): Promise<void> {
+    await run.must("server-side apply of the render", objects.apply);
+    await run.step("workloads Available, Jobs complete, CronJobs admitted", (c, io) => objects.workloads(c, io));
+    await run.step("cluster holds exactly the render", (c, io) => objects.compare(c, io));
+    await run.step("second apply: no change", objects.noChange);
+    await run.step("drift found by diff, then repaired", objects.drift);
+    // The GitOps children from the real charts (OPS_CHART_SOURCES), into the deployed ci render
+    // with its own admission policies, quotas and limit ranges in force.
+    const noCharts = children.childrenSkipReason(run.ctx);
+    const childSteps = [
+        ["GitOps children (real charts) applied as Argo CD would", (c: Context, io: StepIO) => children.children(c, io, "ci")],
+        ["GitOps children upgraded from the previous minor, no immutable field", (c: Context, io: StepIO) => children.upgrades(c, io, "ci")],
+    ] as const;
+    for (const [name, fn] of childSteps) {
+        if (noCharts) run.skip(name, noCharts);
+        else await run.step(name, fn);
+    }
+    await run.step("delete every object of the render, nothing left", objects.teardown);
+}
+
+async function enginePath(ctx: Context, run: Steps): Promise<void> {
+    const setupName = "pulumi project, stacks ci and prod, secrets, add-on chart stand-ins";
+    const absent = ctx.missing(ctx.tools.engine);
+    if (absent.length) {
+        run.skip(setupName, `not in ${ctx.cache}: ${absent.join(" ")}; build with: npm run e2e:build`);
+        for (const s of ENGINE_STEPS) run.skip(s, "the engine set-up did not run (above)");
+        return;
+    }
+    let state: pulumi.EngineState | undefined;
+    if (!(await run.step(setupName, async (c, io) => void (state = await pulumi.setup(c, io)))) || !state) {
+        for (const s of ENGINE_STEPS) run.skip(s, "the engine set-up did not run (above)");
+        return;
+    }
+    const engineState = state;
+    const ingress = pulumi.ingressStandIn(ctx);
+    try {
+        await run.step(ENGINE_STEPS[0], pulumi.up);
+        await run.step(ENGINE_STEPS[1], pulumi.noChange);
+        await run.step(ENGINE_STEPS[2], pulumi.drift);
+        await run.step(ENGINE_STEPS[3], pulumi.change);
+        await run.step(ENGINE_STEPS[4], pulumi.policy);
+        await run.step(ENGINE_STEPS[5], (c, io) => pulumi.hooks(c, io, engineState));
+        await run.step(ENGINE_STEPS[6], pulumi.prod);
+        await run.step(ENGINE_STEPS[7], pulumi.destroy);
+    } finally {
+        ingress.stop();
+    }
+    const speed = pulumi.speedLines(ctx);
+    for (const l of speed) run.line(l);
+    fs.writeFileSync(ctx.path("speed.txt"), speed.join("\n") + "\n");
+    engineState.charts.close();
+}
+
+async function main(): Promise<number> {
+    const ctx = new Context();
+    const run = new Steps(ctx);
+    console.log(`e2e of stack ${cluster.STACK}, work folder ${ctx.work}`);
+    try {
+        await controlPlane(ctx, run);
+        await kubectlPath(run);
+        await enginePath(ctx, run);
+        // After the teardown: the stack's own admission policies are gone, only the harness's policies judge the cases.
+        await run.step("admission policies agree with CrossGuard on the real API server", admission.agree);
+    } catch (err) {
+        if (!(err instanceof RunEnded)) throw err;
+    }
+    return run.finish();
+}
+
+main().then((code) => process.exit(code), (err) => {
+    console.error(`e2e: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+    process.exit(2);
+});
