@@ -71,12 +71,12 @@ export function removeStaleWorktrees(repo: string): string[] {
         } catch {
             // gone already; pruned below
         }
-        // A killed diff's own children (git still checking out the worktree, a render) may still be
-        // writing there: retry while the folder fills (ENOTEMPTY), and never stop this diff for it.
-        try {
-            fs.rmSync(parent, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
-        } catch (e) {
-            process.stderr.write(`could not remove the leftover ${parent} of an earlier diff: ${(e as Error).message}\n`);
+        // A killed diff's own children (git still checking out the worktree, its base render) may
+        // still be writing there for a while: remove until the folder stays gone, for up to 30 s, and
+        // never stop this diff for it.
+        const problem = removeUntilGone(parent, 30_000);
+        if (problem) {
+            process.stderr.write(`could not remove the leftover ${parent} of an earlier diff: ${problem}\n`);
             continue;
         }
         removed.push(dir);
@@ -89,6 +89,22 @@ export function removeStaleWorktrees(repo: string): string[] {
         }
     }
     return removed;
+}
+
+/** Removes `dir`, again while something still writes into it; the last error if it is still there after `ms`. */
+function removeUntilGone(dir: string, ms: number): string | undefined {
+    const deadline = Date.now() + ms;
+    for (;;) {
+        let problem: string | undefined;
+        try {
+            fs.rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+        } catch (e) {
+            problem = (e as Error).message;
+        }
+        if (!fs.existsSync(dir)) return undefined;
+        if (Date.now() > deadline) return problem ?? "it reappeared while it was removed";
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
+    }
 }
 
 export async function withWorktree<T>(repo: string, commit: string, use: (dir: string) => Promise<T>): Promise<T> {
