@@ -19,6 +19,7 @@
  */
 import * as path from "node:path";
 import type { EngineReport } from "../engine";
+import type { Context, StepIO } from "../harness/context";
 import { engine, kubectl, kubectlOk, median, type StepContext } from "./context";
 
 export interface ConvergeTiming {
@@ -155,4 +156,34 @@ export async function compareLevers(ctx: StepContext, levers: Lever[] = LEVERS):
         if (!down.ok) throw new Error(`pulumi destroy with ${lever.name} failed: ${down.error}`);
     }
     return out;
+}
+
+/** The driver's context (tools/e2e/harness/context.ts) as these modules' StepContext: `speed:` lines go to the step's RESULT lines and to `lines`. */
+export function driverStepContext(ctx: Context, io: StepIO, lines: string[]): StepContext {
+    return {
+        kubeconfig: ctx.kubeconfig,
+        kubectl: ctx.bin("kubectl", ctx.tools.k8s),
+        work: ctx.work,
+        projectDir: ctx.path("project"),
+        stack: "ci",
+        env: process.env,
+        repeat: ctx.repeat,
+        log: (line) => {
+            io.result(line);
+            if (line.startsWith("speed:")) lines.push(line);
+        },
+    };
+}
+
+/** The driver's step before `pulumi up`: kubectl's converge from the engine's start, then removed again (fresh volumes). */
+export async function fairConvergeStep(ctx: Context, io: StepIO, lines: string[]): Promise<void> {
+    const sc = driverStepContext(ctx, io, lines);
+    const t = await fairKubectlConverge(sc);
+    ctx.time("kubectl-fair", t.seconds);
+    await removeKubectlConverge(sc);
+}
+
+/** The driver's step on the converged ci stack: `pulumi preview --refresh` against `kubectl diff --server-side`. */
+export async function previewRefreshStep(ctx: Context, io: StepIO, lines: string[]): Promise<void> {
+    await previewRefreshVsDiff(driverStepContext(ctx, io, lines));
 }
