@@ -13,6 +13,7 @@ import { Context, type StepIO } from "./harness/context";
 import { RunEnded, Steps } from "./harness/steps";
 import * as admission from "./steps/admission";
 import * as children from "./steps/children";
+import * as leverLab from "./steps/leverLab";
 import * as cluster from "./steps/cluster";
 import * as objects from "./steps/objects";
 import * as pulumi from "./steps/pulumi";
@@ -109,6 +110,8 @@ async function main(): Promise<number> {
     console.log(`e2e of stack ${cluster.STACK}, work folder ${ctx.work}`);
     try {
         await controlPlane(ctx, run);
+        // The engine levers A/B only (tools/e2e/steps/leverLab.ts).
+        if (process.env.E2E_LAB === "levers") return (await leverLab.labPath(ctx, run), run.finish());
         await kubectlPath(run);
         await enginePath(ctx, run);
         // After the teardown: the stack's own admission policies are gone, only the harness's policies judge the cases.

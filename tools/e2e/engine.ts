@@ -45,6 +45,8 @@ export interface EngineReport {
     seconds: number;
     /** From the engine's first event to its summary: the operation without the Automation API's CLI calls around it. */
     engineSeconds?: number;
+    /** CPU seconds (user + system) of this process: the program and the Automation API, not the CLI or the providers. */
+    programCpuSeconds?: number;
     /** Per resource type, longest total first. */
     stepTimes: StepTimes[];
     summary: Record<string, number>;
@@ -171,7 +173,9 @@ export async function run(a: Args): Promise<EngineReport> {
     }
     const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
     const engineSeconds = clock.first !== undefined && clock.summary !== undefined ? clock.summary - clock.first : undefined;
-    return { operation: a.op, stack: a.stack, ok, error, seconds, engineSeconds, stepTimes: clock.byType(), summary, steps, policyViolations };
+    const cpu = process.cpuUsage();
+    const programCpuSeconds = (cpu.user + cpu.system) / 1e6;
+    return { operation: a.op, stack: a.stack, ok, error, seconds, engineSeconds, programCpuSeconds, stepTimes: clock.byType(), summary, steps, policyViolations };
 }
 
 async function cli(): Promise<number> {

@@ -28,6 +28,9 @@ trap 'exit 130' INT TERM
 
 # The pulumi CLI never reaches for the network: a home in the work folder, no plugin download.
 export PULUMI_HOME="$WORK/pulumi-home" PULUMI_SKIP_UPDATE_CHECK=true PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true
+# The file backend writes the whole state after every step; zstd-compressed, each write is about a
+# twentieth of the bytes and the checkpoints stay (docs/e2e.md, "Engine speed: the levers").
+export PULUMI_DIY_BACKEND_ZSTD=true
 PULUMI_CONFIG_PASSPHRASE=$(openssl rand -hex 32); export PULUMI_CONFIG_PASSPHRASE
 ln -sf "$(bin_path pulumi "$PULUMI_VERSION")" "$WORK/bin/pulumi"
 ln -sf "$(bin_path pulumi-resource-kubernetes "$KUBERNETES_PROVIDER_VERSION")" "$WORK/bin/pulumi-resource-kubernetes"
