@@ -25,15 +25,16 @@ import { ValuePool } from "./mutate";
 import { readLibrary, type LibraryCase } from "./library";
 import { compileTemplate, opaPath, statusOf } from "./wasm";
 
-const CACHE = path.join(process.env.OPS_E2E_CACHE ?? path.join(homedir(), ".cache", "ops-e2e"), "gatekeeper-wasm");
+/** Where the library's templates and their modules are compiled (a template folder loadWasmTemplates reads). */
+export const WASM_LIBRARY_DIR = path.join(process.env.OPS_E2E_CACHE ?? path.join(homedir(), ".cache", "ops-e2e"), "gatekeeper-wasm");
 
 /** Compiles (when stale) and loads every library template into the cache; returns the Wasm registry and the templates refused. */
 export function wasmLibraryRegistry(templates: Map<string, K8sObject>, opa: string, log: (l: string) => void): { registry: TemplateRegistry; refused: Map<string, string> } {
-    mkdirSync(CACHE, { recursive: true });
+    mkdirSync(WASM_LIBRARY_DIR, { recursive: true });
     const rules = [];
     const refused = new Map<string, string>();
     for (const [kind, template] of [...templates].sort(([a], [b]) => a.localeCompare(b))) {
-        const file = path.join(CACHE, `${kind.toLowerCase()}.yaml`);
+        const file = path.join(WASM_LIBRARY_DIR, `${kind.toLowerCase()}.yaml`);
         writeFileSync(file, stringify(template));
         try {
             if (statusOf(file, file) !== "up to date") compileTemplate(file, file, opa);
@@ -46,15 +47,20 @@ export function wasmLibraryRegistry(templates: Map<string, K8sObject>, opa: stri
     return { registry: createTemplateRegistry(rules), refused };
 }
 
-/** gator puts every inventory object into data.inventory: a Config that syncs each kind seen. */
-function syncAll(inventory: readonly K8sObject[]) {
+/** The {group, version, kind} of every object seen: a Config's syncOnly that syncs them all. */
+export function syncOnlyOf(objects: readonly K8sObject[]): { group: string; version: string; kind: string }[] {
     const kinds = new Map<string, { group: string; version: string; kind: string }>();
-    for (const o of inventory) {
+    for (const o of objects) {
         if (!o || typeof o !== "object") continue;
         const [group, version] = String(o.apiVersion ?? "").includes("/") ? String(o.apiVersion).split("/") : ["", String(o.apiVersion ?? "")];
         if (o.kind) kinds.set(`${group}/${version}/${o.kind}`, { group, version, kind: o.kind });
     }
-    return parseGatekeeperConfig({ spec: { sync: { syncOnly: [...kinds.values()] } } });
+    return [...kinds.values()];
+}
+
+/** gator puts every inventory object into data.inventory: a Config that syncs each kind seen. */
+function syncAll(inventory: readonly K8sObject[]) {
+    return parseGatekeeperConfig({ spec: { sync: { syncOnly: syncOnlyOf(inventory) } } });
 }
 
 /** Milliseconds spent in evaluate() per engine (start-up of the Wasm modules is reported apart). */
