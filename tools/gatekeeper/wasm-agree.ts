@@ -12,56 +12,14 @@
  * those cases (its prepare(): the same seeds give the same mutants), every (object, constraint)
  * pair. Prints the differences and `wasm: N agree, N differ`; exit 1 on any difference.
  */
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
-import { homedir } from "node:os";
-import path from "node:path";
-import { stringify } from "yaml";
-import { buildConstraint, createTemplateRegistry, evaluate, parseGatekeeperConfig, type TemplateRegistry } from "../../policies/gatekeeper/engine";
+import { existsSync } from "node:fs";
+import { buildConstraint, evaluate, type TemplateRegistry } from "../../policies/gatekeeper/engine";
 import { templateRegistry } from "../../policies/gatekeeper/templates";
-import type { K8sObject } from "../../policies/gatekeeper/types";
-import { loadWasmTemplate } from "../../policies/gatekeeper/wasm/rule";
 import { inNamespace, libraryGroups, normalizeMessage, prepare, toConstraintInput, type SeedReport } from "./differential";
 import { ValuePool } from "./mutate";
 import { readLibrary, type LibraryCase } from "./library";
-import { compileTemplate, opaPath, statusOf } from "./wasm";
-
-/** Where the library's templates and their modules are compiled (a template folder loadWasmTemplates reads). */
-export const WASM_LIBRARY_DIR = path.join(process.env.OPS_E2E_CACHE ?? path.join(homedir(), ".cache", "ops-e2e"), "gatekeeper-wasm");
-
-/** Compiles (when stale) and loads every library template into the cache; returns the Wasm registry and the templates refused. */
-export function wasmLibraryRegistry(templates: Map<string, K8sObject>, opa: string, log: (l: string) => void): { registry: TemplateRegistry; refused: Map<string, string> } {
-    mkdirSync(WASM_LIBRARY_DIR, { recursive: true });
-    const rules = [];
-    const refused = new Map<string, string>();
-    for (const [kind, template] of [...templates].sort(([a], [b]) => a.localeCompare(b))) {
-        const file = path.join(WASM_LIBRARY_DIR, `${kind.toLowerCase()}.yaml`);
-        writeFileSync(file, stringify(template));
-        try {
-            if (statusOf(file, file) !== "up to date") compileTemplate(file, file, opa);
-            rules.push(loadWasmTemplate(file, `${kind} (library)`));
-        } catch (err) {
-            refused.set(kind, (err as Error).message);
-            log(`wasm: ${kind}: ${(err as Error).message}`);
-        }
-    }
-    return { registry: createTemplateRegistry(rules), refused };
-}
-
-/** The {group, version, kind} of every object seen: a Config's syncOnly that syncs them all. */
-export function syncOnlyOf(objects: readonly K8sObject[]): { group: string; version: string; kind: string }[] {
-    const kinds = new Map<string, { group: string; version: string; kind: string }>();
-    for (const o of objects) {
-        if (!o || typeof o !== "object") continue;
-        const [group, version] = String(o.apiVersion ?? "").includes("/") ? String(o.apiVersion).split("/") : ["", String(o.apiVersion ?? "")];
-        if (o.kind) kinds.set(`${group}/${version}/${o.kind}`, { group, version, kind: o.kind });
-    }
-    return [...kinds.values()];
-}
-
-/** gator puts every inventory object into data.inventory: a Config that syncs each kind seen. */
-function syncAll(inventory: readonly K8sObject[]) {
-    return parseGatekeeperConfig({ spec: { sync: { syncOnly: syncOnlyOf(inventory) } } });
-}
+import { opaPath } from "./wasm";
+import { syncAll, wasmLibraryRegistry } from "./wasmLibrary";
 
 /** Milliseconds spent in evaluate() per engine (start-up of the Wasm modules is reported apart). */
 const spent = { typescript: 0, wasm: 0 };

@@ -1,2 +1,0 @@
-import { benchWasmTemplates } from "./wasmTemplates";
-benchWasmTemplates({ library: "/tmp/gklib", runs: 1, synthetic: 400 });
