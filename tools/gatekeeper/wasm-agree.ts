@@ -15,7 +15,7 @@
 import { existsSync } from "node:fs";
 import { buildConstraint, evaluate, type TemplateRegistry } from "../../policies/gatekeeper/engine";
 import { templateRegistry } from "../../policies/gatekeeper/templates";
-import { inNamespace, libraryGroups, normalizeMessage, prepare, toConstraintInput, type SeedReport } from "./differential";
+import { emptyReport, inNamespace, libraryGroups, normalizeMessage, prepare, toConstraintInput } from "./differential";
 import { ValuePool } from "./mutate";
 import { readLibrary, type LibraryCase } from "./library";
 import { opaPath } from "./wasm";
@@ -45,7 +45,7 @@ function messagesOf(c: LibraryCase, registry: TemplateRegistry, synced: boolean)
 
 /** Every (object, constraint) pair of the admissible mutants of the library's cases, judged by both engines. */
 function judgeMutants(library: ReturnType<typeof readLibrary>, registry: TemplateRegistry, seed: number, mutants: number, differ: string[], log: (l: string) => void): number {
-    const report: SeedReport = { seed, objectMutants: 0, constraintMutants: 0, refusedObjects: 0, refusedConstraints: 0, agree: 0, differ: [], admissionAgree: 0, admissionDiffer: [], gatorRuns: 0, gatorSeconds: 0 };
+    const report = emptyReport(seed);
     const pool = new ValuePool();
     for (const c of library.cases) [c.object, c.constraint, ...c.inventory].forEach((o) => pool.add(o));
     const prepared = prepare(libraryGroups(library, Math.ceil(mutants / library.cases.length / 0.97)), seed, pool, report);
