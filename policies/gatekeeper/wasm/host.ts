@@ -171,15 +171,26 @@ export class WasmPolicy {
 
     /** Same as evaluate, from the input's JSON text. */
     evaluateText(inputJSON: string, entrypoint = 0): { result: unknown }[] {
+        return this.evaluateJSON([encoder.encode(inputJSON)], entrypoint);
+    }
+
+    /** Same as evaluate, from the input's JSON as UTF-8 pieces written one after the other (the caller keeps the pieces it reuses). */
+    evaluateJSON(pieces: readonly Uint8Array[], entrypoint = 0): { result: unknown }[] {
         const x = this.exports;
         if (x.opa_heap_ptr_get() - this.initialHeap > HEAP_RESET_BYTES) this.resetHeap();
         let text: string;
         try {
-            const bytes = encoder.encode(inputJSON);
-            const at = this.writeBytes(bytes);
-            const input = x.opa_value_parse(at.ptr, at.len);
+            const len = pieces.reduce((n, p) => n + p.length, 0);
+            const ptr = x.opa_malloc(len);
+            const mem = new Uint8Array(this.memory.buffer, ptr, len);
+            let at = 0;
+            for (const p of pieces) {
+                mem.set(p, at);
+                at += p.length;
+            }
+            const input = x.opa_value_parse(ptr, len);
             if (input === 0) throw new Error(`${this.source}: the module could not parse the input document`);
-            x.opa_free(at.ptr);
+            x.opa_free(ptr);
             const ctx = x.opa_eval_ctx_new();
             x.opa_eval_ctx_set_input(ctx, input);
             x.opa_eval_ctx_set_data(ctx, this.dataAddr);

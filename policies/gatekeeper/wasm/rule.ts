@@ -80,22 +80,22 @@ export function wasmTemplateRule(parsed: ParsedTemplate, module: WasmPolicy | ((
             const { review, inventory } = ctx;
             const policy = policyOf();
             policy.setData(readsData ? dataOf(inventory) : NO_DATA);
-            let reviewText = reviewTexts.get(review);
-            if (reviewText === undefined) {
+            let reviewBytes = reviewJSON.get(review);
+            if (reviewBytes === undefined) {
                 const ns = review.namespace;
                 const namespaceObject = ns === undefined ? null : (namespacesOf(inventory).get(ns) ?? null);
-                reviewText = JSON.stringify({ ...review, namespaceObject });
-                reviewTexts.set(review, reviewText);
+                reviewBytes = utf8.encode(JSON.stringify({ ...review, namespaceObject }));
+                reviewJSON.set(review, reviewBytes);
             }
             const parameters = ctx.parameters ?? {};
-            let parametersText = parameterTexts.get(parameters);
-            if (parametersText === undefined) {
-                parametersText = JSON.stringify(parameters);
-                parameterTexts.set(parameters, parametersText);
+            let parametersBytes = parameterJSON.get(parameters);
+            if (parametersBytes === undefined) {
+                parametersBytes = utf8.encode(JSON.stringify(parameters));
+                parameterJSON.set(parameters, parametersBytes);
             }
             let set: { result: unknown }[];
             try {
-                set = policy.evaluateText(`{"review":${reviewText},"parameters":${parametersText}}`);
+                set = policy.evaluateJSON([INPUT_START, reviewBytes, INPUT_MIDDLE, parametersBytes, INPUT_END]);
             } catch (err) {
                 if (err instanceof WasmEvalError) throw new RegoEvalError(gatekeeperErrorText(err.message, parsed));
                 throw err;
@@ -135,9 +135,13 @@ export function gatekeeperErrorText(message: string, t: ParsedTemplate): string 
 }
 
 // The engine hands every constraint of an object the same review, and every object the same
-// inventory and parameters objects: their JSON is made once.
-const reviewTexts = new WeakMap<object, string>();
-const parameterTexts = new WeakMap<object, string>();
+// inventory and parameters objects: their JSON (UTF-8) is made once.
+const reviewJSON = new WeakMap<object, Uint8Array>();
+const parameterJSON = new WeakMap<object, Uint8Array>();
+const utf8 = new TextEncoder();
+const INPUT_START = utf8.encode('{"review":');
+const INPUT_MIDDLE = utf8.encode(',"parameters":');
+const INPUT_END = utf8.encode("}");
 const dataByInventory = new WeakMap<object, unknown>();
 const namespacesByInventory = new WeakMap<object, Map<string, K8sObject>>();
 const NO_DATA = { inventory: {} };

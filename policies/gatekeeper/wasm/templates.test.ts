@@ -134,7 +134,7 @@ test("the opa version the modules are compiled with is the one tools/gatekeeper/
 });
 
 test("a violation whose msg is not a string is an error result of the template, as the constraint framework fails such a review", () => {
-    const stub = { setData() {}, evaluateText: () => [{ result: [{ msg: 42, details: {} }] }] } as unknown as WasmTemplateRule["policy"];
+    const stub = { setData() {}, evaluateJSON: () => [{ result: [{ msg: 42, details: {} }] }] } as unknown as WasmTemplateRule["policy"];
     const rule = wasmTemplateRule(range.parsed, stub);
     const c = buildConstraint({ kind: "K8sTestReplicaRange", name: "n" }, createTemplateRegistry([rule]));
     const [r] = evaluate([deployments[0]], [c]);
