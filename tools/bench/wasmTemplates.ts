@@ -26,7 +26,7 @@ import { readLibrary } from "../gatekeeper/library";
 import { opaPath } from "../gatekeeper/wasm";
 import { syncOnlyOf, WASM_LIBRARY_DIR, wasmLibraryRegistry } from "../gatekeeper/wasmLibrary";
 import { loadWasmTemplates } from "../../policies/gatekeeper/wasm/rule";
-import { syntheticResources } from "./policyPack";
+import { median, syntheticResources } from "./policyPack";
 
 /** The goal of issue 32: the Wasm path within 2x the TypeScript templates, start-up included. */
 export const WASM_TARGET_RATIO = 2;
@@ -42,11 +42,6 @@ export interface WasmFigure {
     wasmFirstWallMs: number;
     /** Wasm CPU time over TypeScript CPU time (medians). */
     ratio: number;
-}
-
-function median(xs: number[]): number {
-    const s = [...xs].sort((a, b) => a - b);
-    return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 }
 
 /**
