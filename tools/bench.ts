@@ -1,11 +1,13 @@
 /**
  * npm run bench [-- --runs N] [-- --bridge-only]: medians, not single timings; these machines are
- * noisy. The last part is the model bridge's overhead over the agent server (real opencode).
+ * noisy. With GATEKEEPER_LIBRARY (a checkout of the Gatekeeper library) and opa, also the library's
+ * Rego on the Wasm path against its TypeScript templates (tools/bench/wasmTemplates.ts). The last part is the model bridge's overhead over the agent server (real opencode).
  */
 import * as fs from "fs";
 import * as path from "path";
 import { benchBridge } from "./bench/bridge";
 import { benchProgram } from "./bench/program";
+import { benchWasmTemplates } from "./bench/wasmTemplates";
 import { startPack } from "./e2e/analyzerShim";
 
 async function main() {
@@ -33,6 +35,8 @@ async function main() {
         const fn = mod.benchPolicyPack ?? mod.default ?? mod.main;
         if (typeof fn === "function") await fn({ runs });
     }
+    // The library's Rego on the Wasm path against its TypeScript templates (needs GATEKEEPER_LIBRARY and opa; says so otherwise).
+    await benchWasmTemplates({ runs: Math.min(runs, 5) });
     await benchBridge(Math.max(runs, 50));
 }
 

@@ -37,7 +37,7 @@ export const TARGET_RESOURCES_PER_SECOND = 10_000;
 export const GRPC_TARGET_RATIO = 3;
 export const GRPC_TARGET_RESOURCES_PER_SECOND = 5_000;
 
-function median(xs: number[]): number {
+export function median(xs: number[]): number {
     const s = [...xs].sort((a, b) => a - b);
     return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 }

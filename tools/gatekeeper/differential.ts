@@ -2,6 +2,7 @@
  * Gatekeeper's own engine as the oracle (issue 21):
  *
  *   npm run test:gatekeeper -- --library DIR [--seeds 1,2] [--mutants 20000] [--stacks dev,prod] [--gator BIN] [--show 20] [--gator-timeout 1800]
+ *                              [--opa BIN | --opa none] [--custom-mutants 100]
  *
  * DIR is a checkout of the Gatekeeper library at the commit shared/conformance/gatekeeper names
  * (also GATEKEEPER_LIBRARY); without it the command says so and skips (exit 0). gator is built
@@ -15,17 +16,23 @@
  *   - the same violations (count and message, per object and constraint) from gator (the library's
  *     Rego under Gatekeeper's constraint framework) and from the pack's engine;
  *   - the same verdict (refused or not) from the generated ValidatingAdmissionPolicy (offline CEL)
- *     as from gator, on the object as the API server decodes it (nulls dropped).
+ *     as from gator, on the object as the API server decodes it (nulls dropped);
+ *   - the same violations from the third judge, the library's Rego compiled to Wasm by opa (into
+ *     the tool cache) and run by the pack's Wasm host, as from gator (--opa none leaves it out).
+ * Then the test templates of the Wasm host (a team's own templates, tools/gatekeeper/customTemplates.ts)
+ * on their own mutants (--custom-mutants per base object; 0 leaves them out): gator against the
+ * pack, which judges them by their committed Wasm modules; the one calling a built-in the host does
+ * not provide must be refused, naming it.
  * Messages of violations on pod templates are compared without their "[Implied by ...]" prefix:
  * Gatekeeper names the ExpansionTemplate there, the pack the workload (see docs/admission.md).
- * Prints `gatekeeper: N agree, N differ` and `admission: N agree, N differ`; exit 1 on any difference.
+ * Prints `admission:`, `wasm:`, `custom:` and `gatekeeper: N agree, N differ`; exit 1 on any difference.
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { parseAllDocuments } from "yaml";
-import { buildConstraint, effectiveNamespace, EMPTY_CONFIG, evaluate, expandPodTemplate, type Constraint } from "../../policies/gatekeeper/engine";
+import { buildConstraint, effectiveNamespace, evaluate, expandPodTemplate, type Constraint, type TemplateRegistry } from "../../policies/gatekeeper/engine";
 import { EXPANDABLE_KINDS } from "../../policies/gatekeeper/engine/expansion";
 import { templateRegistry } from "../../policies/gatekeeper/templates";
 import type { K8sObject } from "../../policies/gatekeeper/types";
@@ -35,7 +42,10 @@ import { admissionRules } from "../../policies/admission/rules";
 import { admit } from "../../policies/admission/simulate";
 import { EXPANSION_TEMPLATES, objectKey, runGator } from "./gator";
 import { readLibrary, type Library } from "./library";
+import { customTemplates, type CustomTemplates } from "./customTemplates";
 import { mutate, seededRng, ValuePool, type Path, type Rng } from "./mutate";
+import { opaPath } from "./wasm";
+import { syncAll, wasmLibraryRegistry } from "./wasmLibrary";
 
 const REPO = path.resolve(__dirname, "..", "..");
 const STRICT_CHECK = path.resolve(REPO, "..", "shared", "tools", "k8s-strict-check.py");
@@ -51,6 +61,8 @@ export interface Group {
     /** Object mutants to keep per object, constraint mutants per constraint. */
     objectMutants: number;
     constraintMutants: number;
+    /** The templates the pack judges the constraints with (default: the library's in TypeScript). */
+    registry?: TemplateRegistry;
 }
 
 interface Variant {
@@ -68,6 +80,8 @@ export interface Difference {
     constraintOps: string;
     gator: string[];
     pack: string[];
+    /** The judge compared with gator: the pack (TypeScript templates, the default) or the Wasm engine. */
+    judge?: "wasm";
 }
 
 export interface SeedReport {
@@ -83,6 +97,9 @@ export interface SeedReport {
     admissionDiffer: Difference[];
     gatorRuns: number;
     gatorSeconds: number;
+    /** The third judge: the library's Rego compiled to Wasm, against gator on the same pairs. */
+    wasmAgree: number;
+    wasmDiffer: Difference[];
 }
 
 const protectObject = (p: Path) => p[0] === "apiVersion" || p[0] === "kind" || (p[0] === "metadata" && (p.length === 1 || p[1] === "name"));
@@ -213,7 +230,7 @@ export function prepare(groups: readonly Group[], seed: number, pool: ValuePool,
                     // Gatekeeper's constraint names have at most 63 characters.
                     const suffix = `-p${ci}x${p.constraints.length}`;
                     const named = mutant ? { ...value, metadata: { ...value.metadata, name: `${String(value.metadata?.name).slice(0, 63 - suffix.length)}${suffix}` } } : value;
-                    p.constraints.push({ value: named, ops, mutant, built: buildConstraint(toConstraintInput(named), templateRegistry) });
+                    p.constraints.push({ value: named, ops, mutant, built: buildConstraint(toConstraintInput(named), p.group.registry ?? templateRegistry) });
                     if (mutant) report.constraintMutants++;
                 } catch {
                     if (mutant) report.refusedConstraints++;
@@ -280,14 +297,30 @@ function gatorVerdicts(gator: string, templates: readonly K8sObject[], p: Prepar
     throw new Error(`${p.group.id}: gator kept failing`);
 }
 
-export function judge(gator: string, library: Library, p: PreparedGroup, report: SeedReport, gatorTimeoutSeconds = 600): void {
+/** The violation messages of one engine by (object, constraint name). */
+function messagesByPair(objects: readonly K8sObject[], results: ReturnType<typeof evaluate>): Map<string, string[]> {
+    const by = new Map<string, string[]>();
+    for (const r of results) {
+        const k = `${objectKey(objects[r.objectIndex])}\u0000${r.constraintName}`;
+        by.set(k, [...(by.get(k) ?? []), normalizeMessage(r.message)]);
+    }
+    return by;
+}
+
+/**
+ * Judges a prepared group with gator, the pack and, given `wasm` (the library's templates
+ * compiled to Wasm), the Wasm engine as a third judge. `templates`: the ConstraintTemplate objects
+ * gator loads, by kind. data.inventory holds every inventory object and every judged object on all
+ * sides (gator syncs them all; the engine through a Config that syncs each kind seen).
+ */
+export function judge(gator: string, templates: ReadonlyMap<string, K8sObject>, p: PreparedGroup, report: SeedReport, gatorTimeoutSeconds = 600, wasm?: TemplateRegistry): void {
     const kinds = [...new Set(p.constraints.map((c) => c.value.kind ?? ""))];
-    const templates = kinds.map((k) => {
-        const t = library.templates.get(k);
-        if (!t) throw new Error(`${p.group.id}: the library has no template for ${k}`);
+    const templateObjects = kinds.map((k) => {
+        const t = templates.get(k);
+        if (!t) throw new Error(`${p.group.id}: no ConstraintTemplate for ${k}`);
         return t;
     });
-    const gatorViolations = gatorVerdicts(gator, templates, p, report, gatorTimeoutSeconds);
+    const gatorViolations = gatorVerdicts(gator, templateObjects, p, report, gatorTimeoutSeconds);
     const key = (object: string, constraint: string) => `${object}\u0000${constraint}`;
     const byGator = new Map<string, string[]>();
     for (const v of gatorViolations) {
@@ -295,11 +328,21 @@ export function judge(gator: string, library: Library, p: PreparedGroup, report:
         byGator.set(k, [...(byGator.get(k) ?? []), normalizeMessage(v.message)]);
     }
     const objects = p.objects.map((o) => o.value);
-    const results = evaluate(objects, p.constraints.map((c) => c.built), EMPTY_CONFIG, { inventory: [...p.group.inventory.map(inNamespace), ...objects] });
-    const byPack = new Map<string, string[]>();
-    for (const r of results) {
-        const k = key(objectKey(objects[r.objectIndex]), r.constraintName);
-        byPack.set(k, [...(byPack.get(k) ?? []), normalizeMessage(r.message)]);
+    const inventory = [...p.group.inventory.map(inNamespace), ...objects];
+    const synced = syncAll(inventory);
+    const byPack = messagesByPair(objects, evaluate(objects, p.constraints.map((c) => c.built), synced, { inventory }));
+    let byWasm: Map<string, string[]> | undefined;
+    const wasmRefused = new Map<string, string>();
+    if (wasm) {
+        const built: Constraint[] = [];
+        for (const c of p.constraints) {
+            try {
+                built.push(buildConstraint(toConstraintInput(c.value), wasm));
+            } catch (err) {
+                wasmRefused.set(c.value.metadata?.name ?? "", `refused: ${(err as Error).message}`);
+            }
+        }
+        byWasm = messagesByPair(objects, evaluate(objects, built, synced, { inventory }));
     }
     const nsLabels = namespaceLabelsOf([...p.group.inventory, ...objects]);
     for (const c of p.constraints) {
@@ -321,6 +364,12 @@ export function judge(gator: string, library: Library, p: PreparedGroup, report:
             if (o.mutant || c.mutant) {
                 if (JSON.stringify(g) === JSON.stringify(mine)) report.agree++;
                 else report.differ.push(diff(g, mine));
+                if (byWasm) {
+                    const refused = wasmRefused.get(name);
+                    const theirs = refused ? [refused] : [...(byWasm.get(k) ?? [])].sort();
+                    if (JSON.stringify(g) === JSON.stringify(theirs)) report.wasmAgree++;
+                    else report.wasmDiffer.push({ ...diff(g, theirs), judge: "wasm" });
+                }
             }
             // Admission never sees nulls (the decoded copy stands for the object there); templates
             // that compare objects with others have no admission rule (docs/admission.md).
@@ -378,6 +427,10 @@ export interface Options {
     show: number;
     /** Seconds one gator run may take (a stack batch holds thousands of objects). */
     gatorTimeout: number;
+    /** Object mutants per base object of each test template (0: the test templates are not judged). */
+    customMutants: number;
+    /** The opa that compiles the library's Rego for the Wasm judge ("" for the default; "none": no Wasm judge). */
+    opa: string;
 }
 
 function ensureGator(explicit: string | undefined): string {
@@ -391,8 +444,13 @@ function ensureGator(explicit: string | undefined): string {
     return where;
 }
 
-export function runSeed(opts: Options, library: Library, stackGroups: Group[], seed: number, log: (l: string) => void): SeedReport {
-    const report: SeedReport = { seed, objectMutants: 0, constraintMutants: 0, refusedObjects: 0, refusedConstraints: 0, agree: 0, differ: [], admissionAgree: 0, admissionDiffer: [], gatorRuns: 0, gatorSeconds: 0 };
+export function emptyReport(seed: number): SeedReport {
+    return { seed, objectMutants: 0, constraintMutants: 0, refusedObjects: 0, refusedConstraints: 0, agree: 0, differ: [], admissionAgree: 0, admissionDiffer: [], gatorRuns: 0, gatorSeconds: 0, wasmAgree: 0, wasmDiffer: [] };
+}
+
+/** The library's cases and the stacks, judged by gator, the pack and (given `wasm`) the Wasm engine. */
+export function runSeed(opts: Options, library: Library, stackGroups: Group[], seed: number, log: (l: string) => void, wasm?: TemplateRegistry): SeedReport {
+    const report = emptyReport(seed);
     const pool = new ValuePool();
     for (const c of library.cases) [c.object, c.constraint, ...c.inventory].forEach((o) => pool.add(o));
     for (const g of stackGroups) [...g.objects, ...g.constraints].forEach((o) => pool.add(o));
@@ -406,9 +464,24 @@ export function runSeed(opts: Options, library: Library, stackGroups: Group[], s
     const prepared = prepare(groups, seed, pool, report);
     log(`gatekeeper: seed ${seed}: ${report.objectMutants} admissible object mutants (${report.refusedObjects} refused by the strict check), ${report.constraintMutants} parameter mutants (${report.refusedConstraints} refused by the pack's schema check) in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
     prepared.forEach((p, i) => {
-        judge(opts.gator, library, p, report, opts.gatorTimeout);
-        if ((i + 1) % 50 === 0) log(`gatekeeper: seed ${seed}: ${i + 1}/${prepared.length} groups, ${report.agree} agree, ${report.differ.length} differ`);
+        judge(opts.gator, library.templates, p, report, opts.gatorTimeout, wasm);
+        if ((i + 1) % 50 === 0) log(`gatekeeper: seed ${seed}: ${i + 1}/${prepared.length} groups, ${report.agree} agree, ${report.differ.length} differ${wasm ? `; wasm ${report.wasmAgree} agree, ${report.wasmDiffer.length} differ` : ""}`);
     });
+    return report;
+}
+
+/**
+ * The test templates (a team's own, tools/gatekeeper/customTemplates.ts) on their own mutants:
+ * gator against the pack, which judges them by their Wasm modules. Its own value pool and random
+ * stream, so the library's mutants of a seed stay what they were.
+ */
+export function runCustomSeed(opts: Options, custom: CustomTemplates, library: Library, seed: number): SeedReport {
+    const report = emptyReport(seed);
+    const groups = custom.groups(opts.customMutants);
+    const pool = new ValuePool();
+    for (const c of library.cases) [c.object, c.constraint, ...c.inventory].forEach((o) => pool.add(o));
+    for (const g of groups) [...g.objects, ...g.constraints].forEach((o) => pool.add(o));
+    for (const p of prepare(groups, seed, pool, report)) judge(opts.gator, custom.templates, p, report, opts.gatorTimeout);
     return report;
 }
 
@@ -418,7 +491,7 @@ function formatDifference(d: Difference): string {
         ...(d.objectOps ? [`  object: ${d.objectOps}`] : []),
         ...(d.constraintOps ? [`  constraint: ${d.constraintOps}`] : []),
         `  gator: ${d.gator.length ? d.gator.map((m) => JSON.stringify(m)).join(", ") : "(none)"}`,
-        `  pack:  ${d.pack.length ? d.pack.map((m) => JSON.stringify(m)).join(", ") : "(none)"}`,
+        `  ${d.judge === "wasm" ? "wasm: " : "pack: "} ${d.pack.length ? d.pack.map((m) => JSON.stringify(m)).join(", ") : "(none)"}`,
     ].join("\n");
 }
 
@@ -447,7 +520,9 @@ export function parseArgs(argv: string[], env = process.env): Options | string {
     const show = Number(arg("--show") ?? 20);
     const gatorTimeout = Number(arg("--gator-timeout") ?? 1800);
     if (!Number.isFinite(gatorTimeout) || gatorTimeout <= 0) return `--gator-timeout must be a positive number of seconds, got ${arg("--gator-timeout")}`;
-    return { library, seeds, mutants, stacks, gator: arg("--gator") ?? "", show, gatorTimeout };
+    const customMutants = Number(arg("--custom-mutants") ?? 100);
+    if (!Number.isInteger(customMutants) || customMutants < 0) return `--custom-mutants must be a whole number, got ${arg("--custom-mutants")}`;
+    return { library, seeds, mutants, stacks, gator: arg("--gator") ?? "", show, gatorTimeout, customMutants, opa: arg("--opa") ?? "" };
 }
 
 export function main(argv: string[], log = (l: string) => console.log(l)): number {
@@ -464,27 +539,58 @@ export function main(argv: string[], log = (l: string) => console.log(l)): numbe
         console.error(`gatekeeper: ${STRICT_CHECK} is missing: the schema check needs ../shared`);
         return 2;
     }
-    let total = { agree: 0, differ: 0, admissionAgree: 0, admissionDiffer: 0 };
+    let total = { agree: 0, differ: 0, admissionAgree: 0, admissionDiffer: 0, wasmAgree: 0, wasmDiffer: 0, customAgree: 0, customDiffer: 0 };
+    let wasmJudged = false;
     try {
         const library = readLibrary(opts.library);
         opts.gator = ensureGator(opts.gator || undefined);
+        let wasm: TemplateRegistry | undefined;
+        if (opts.opa !== "none") {
+            const opa = opaPath(opts.opa || undefined);
+            if (!existsSync(opa)) throw new Error(`opa is not at ${opa}: the Wasm judge compiles the library's Rego with it (npm run gatekeeper:build -- opa; --opa none judges without Wasm)`);
+            const compiled = wasmLibraryRegistry(library.templates, opa, log);
+            if (compiled.refused.size > 0) throw new Error(`the Wasm judge could not load ${[...compiled.refused.keys()].join(", ")}`);
+            wasm = compiled.registry;
+            wasmJudged = true;
+        }
+        const custom = opts.customMutants > 0 ? customTemplates() : undefined;
+        if (custom) {
+            log(`custom: ${custom.refusal.ok ? "refused as it must be" : "NOT refused as it must be"}: ${custom.refusal.message}`);
+            if (!custom.refusal.ok) total.customDiffer++;
+        }
         const stacks = opts.stacks.map((s) => stackGroup(s, 1));
         for (const seed of opts.seeds) {
-            const r = runSeed(opts, library, stacks, seed, log);
+            const r = runSeed(opts, library, stacks, seed, log, wasm);
             for (const d of r.differ.slice(0, opts.show)) log(formatDifference(d));
+            for (const d of r.wasmDiffer.slice(0, opts.show)) log(formatDifference(d).replace(/^DIFF/, "WASM DIFF"));
             for (const d of r.admissionDiffer.slice(0, opts.show)) log(formatDifference(d).replace(/^DIFF/, "ADMISSION DIFF"));
             const byKind = [...classes(r.differ)].map(([k, n]) => `${k} ${n}`).join(", ");
+            const wasmByKind = [...classes(r.wasmDiffer)].map(([k, n]) => `${k} ${n}`).join(", ");
             const admByKind = [...classes(r.admissionDiffer)].map(([k, n]) => `${k} ${n}`).join(", ");
-            log(`gatekeeper: seed ${seed}: ${r.objectMutants + r.constraintMutants} mutants (${r.objectMutants} objects, ${r.constraintMutants} parameter sets), ${r.agree + r.differ.length} judgements, ${r.agree} agree, ${r.differ.length} differ${byKind ? ` (${byKind})` : ""}; admission ${r.admissionAgree} agree, ${r.admissionDiffer.length} differ${admByKind ? ` (${admByKind})` : ""}; gator ${r.gatorRuns} runs, ${r.gatorSeconds.toFixed(0)} s`);
-            total = { agree: total.agree + r.agree, differ: total.differ + r.differ.length, admissionAgree: total.admissionAgree + r.admissionAgree, admissionDiffer: total.admissionDiffer + r.admissionDiffer.length };
+            log(
+                `gatekeeper: seed ${seed}: ${r.objectMutants + r.constraintMutants} mutants (${r.objectMutants} objects, ${r.constraintMutants} parameter sets), ${r.agree + r.differ.length} judgements, ` +
+                    `pack ${r.agree} agree, ${r.differ.length} differ${byKind ? ` (${byKind})` : ""}; ` +
+                    (wasm ? `wasm ${r.wasmAgree} agree, ${r.wasmDiffer.length} differ${wasmByKind ? ` (${wasmByKind})` : ""}; ` : "") +
+                    `admission ${r.admissionAgree} agree, ${r.admissionDiffer.length} differ${admByKind ? ` (${admByKind})` : ""}; gator ${r.gatorRuns} runs, ${r.gatorSeconds.toFixed(0)} s`,
+            );
+            total = { ...total, agree: total.agree + r.agree, differ: total.differ + r.differ.length, admissionAgree: total.admissionAgree + r.admissionAgree, admissionDiffer: total.admissionDiffer + r.admissionDiffer.length, wasmAgree: total.wasmAgree + r.wasmAgree, wasmDiffer: total.wasmDiffer + r.wasmDiffer.length };
+            if (custom) {
+                const c = runCustomSeed(opts, custom, library, seed);
+                for (const d of c.differ.slice(0, opts.show)) log(formatDifference(d).replace(/^DIFF/, "CUSTOM DIFF"));
+                const cByKind = [...classes(c.differ)].map(([k, n]) => `${k} ${n}`).join(", ");
+                log(`custom: seed ${seed}: ${c.objectMutants} object and ${c.constraintMutants} parameter mutants of ${custom.templates.size} test templates: gator and the pack's Wasm engine ${c.agree} agree, ${c.differ.length} differ${cByKind ? ` (${cByKind})` : ""}; gator ${c.gatorRuns} runs`);
+                total = { ...total, customAgree: total.customAgree + c.agree, customDiffer: total.customDiffer + c.differ.length };
+            }
         }
     } catch (err) {
         console.error(`gatekeeper: ${(err as Error).message}`);
         return 2;
     }
     log(`admission: ${total.admissionAgree} agree, ${total.admissionDiffer} differ`);
+    log(wasmJudged ? `wasm: ${total.wasmAgree} agree, ${total.wasmDiffer} differ` : "wasm: not judged (--opa none)");
+    if (opts.customMutants > 0) log(`custom: ${total.customAgree} agree, ${total.customDiffer} differ`);
     log(`gatekeeper: ${total.agree} agree, ${total.differ} differ`);
-    return total.differ + total.admissionDiffer > 0 ? 1 : 0;
+    return total.differ + total.admissionDiffer + total.wasmDiffer + total.customDiffer > 0 ? 1 : 0;
 }
 
 if (require.main === module) process.exitCode = main(process.argv.slice(2));

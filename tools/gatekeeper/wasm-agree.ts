@@ -12,50 +12,14 @@
  * those cases (its prepare(): the same seeds give the same mutants), every (object, constraint)
  * pair. Prints the differences and `wasm: N agree, N differ`; exit 1 on any difference.
  */
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
-import { homedir } from "node:os";
-import path from "node:path";
-import { stringify } from "yaml";
-import { buildConstraint, createTemplateRegistry, evaluate, parseGatekeeperConfig, type TemplateRegistry } from "../../policies/gatekeeper/engine";
+import { existsSync } from "node:fs";
+import { buildConstraint, evaluate, type TemplateRegistry } from "../../policies/gatekeeper/engine";
 import { templateRegistry } from "../../policies/gatekeeper/templates";
-import type { K8sObject } from "../../policies/gatekeeper/types";
-import { loadWasmTemplate } from "../../policies/gatekeeper/wasm/rule";
-import { inNamespace, libraryGroups, normalizeMessage, prepare, toConstraintInput, type SeedReport } from "./differential";
+import { emptyReport, inNamespace, libraryGroups, normalizeMessage, prepare, toConstraintInput } from "./differential";
 import { ValuePool } from "./mutate";
 import { readLibrary, type LibraryCase } from "./library";
-import { compileTemplate, opaPath, statusOf } from "./wasm";
-
-const CACHE = path.join(process.env.OPS_E2E_CACHE ?? path.join(homedir(), ".cache", "ops-e2e"), "gatekeeper-wasm");
-
-/** Compiles (when stale) and loads every library template into the cache; returns the Wasm registry and the templates refused. */
-export function wasmLibraryRegistry(templates: Map<string, K8sObject>, opa: string, log: (l: string) => void): { registry: TemplateRegistry; refused: Map<string, string> } {
-    mkdirSync(CACHE, { recursive: true });
-    const rules = [];
-    const refused = new Map<string, string>();
-    for (const [kind, template] of [...templates].sort(([a], [b]) => a.localeCompare(b))) {
-        const file = path.join(CACHE, `${kind.toLowerCase()}.yaml`);
-        writeFileSync(file, stringify(template));
-        try {
-            if (statusOf(file, file) !== "up to date") compileTemplate(file, file, opa);
-            rules.push(loadWasmTemplate(file, `${kind} (library)`));
-        } catch (err) {
-            refused.set(kind, (err as Error).message);
-            log(`wasm: ${kind}: ${(err as Error).message}`);
-        }
-    }
-    return { registry: createTemplateRegistry(rules), refused };
-}
-
-/** gator puts every inventory object into data.inventory: a Config that syncs each kind seen. */
-function syncAll(inventory: readonly K8sObject[]) {
-    const kinds = new Map<string, { group: string; version: string; kind: string }>();
-    for (const o of inventory) {
-        if (!o || typeof o !== "object") continue;
-        const [group, version] = String(o.apiVersion ?? "").includes("/") ? String(o.apiVersion).split("/") : ["", String(o.apiVersion ?? "")];
-        if (o.kind) kinds.set(`${group}/${version}/${o.kind}`, { group, version, kind: o.kind });
-    }
-    return parseGatekeeperConfig({ spec: { sync: { syncOnly: [...kinds.values()] } } });
-}
+import { opaPath } from "./wasm";
+import { syncAll, wasmLibraryRegistry } from "./wasmLibrary";
 
 /** Milliseconds spent in evaluate() per engine (start-up of the Wasm modules is reported apart). */
 const spent = { typescript: 0, wasm: 0 };
@@ -81,7 +45,7 @@ function messagesOf(c: LibraryCase, registry: TemplateRegistry, synced: boolean)
 
 /** Every (object, constraint) pair of the admissible mutants of the library's cases, judged by both engines. */
 function judgeMutants(library: ReturnType<typeof readLibrary>, registry: TemplateRegistry, seed: number, mutants: number, differ: string[], log: (l: string) => void): number {
-    const report: SeedReport = { seed, objectMutants: 0, constraintMutants: 0, refusedObjects: 0, refusedConstraints: 0, agree: 0, differ: [], admissionAgree: 0, admissionDiffer: [], gatorRuns: 0, gatorSeconds: 0 };
+    const report = emptyReport(seed);
     const pool = new ValuePool();
     for (const c of library.cases) [c.object, c.constraint, ...c.inventory].forEach((o) => pool.add(o));
     const prepared = prepare(libraryGroups(library, Math.ceil(mutants / library.cases.length / 0.97)), seed, pool, report);

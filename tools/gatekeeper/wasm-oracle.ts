@@ -24,7 +24,7 @@ import { parseApiVersion } from "../../policies/gatekeeper/engine/gvk";
 import type { K8sObject } from "../../policies/gatekeeper/types";
 import { inNamespace } from "./differential";
 import { readLibrary } from "./library";
-import { wasmLibraryRegistry } from "./wasm-agree";
+import { wasmLibraryRegistry } from "./wasmLibrary";
 
 /** The library's suite cases as [template, input, data] bases. */
 function libraryBases(root: string, opa: string, log: (l: string) => void): [WasmTemplateRule, unknown, unknown][] {

@@ -5,7 +5,7 @@
  * Gatekeeper's non-strict built-in errors do.
  */
 import { regoSprintf } from "./sprintf";
-import type { RegoValue } from "./value";
+import { RegoNumber, type RegoValue } from "./value";
 
 export type HostBuiltin = (args: RegoValue[]) => RegoValue | undefined;
 
@@ -21,6 +21,76 @@ function strings(v: RegoValue, pos: number): string[] {
     throw new TypeError(`operand ${pos} must be one of {string, set, array}`);
 }
 
+const INT64_MAX = (1n << 63n) - 1n;
+const META_IDENTIFIER = /^[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*$/;
+
+/** Go's strconv.ParseInt(s, 10, 64): an optional sign, decimal digits, within int64. */
+function parseInt64(s: string): bigint {
+    if (!/^[+-]?[0-9]+$/.test(s)) throw new TypeError(`strconv.ParseInt: parsing ${JSON.stringify(s)}: invalid syntax`);
+    const n = BigInt(s);
+    if (n > INT64_MAX || n < -INT64_MAX - 1n) throw new TypeError(`strconv.ParseInt: parsing ${JSON.stringify(s)}: value out of range`);
+    return n;
+}
+
+interface SemVer {
+    major: bigint;
+    minor: bigint;
+    patch: bigint;
+    preRelease: string;
+}
+
+function cut(s: string, sep: string): [string, string] {
+    const i = s.indexOf(sep);
+    return i < 0 ? [s, ""] : [s.slice(0, i), s.slice(i + 1)];
+}
+
+/** OPA's internal/semver Parse (v1.17.1): an optional leading v, MAJOR.MINOR.PATCH, -pre-release, +metadata. */
+function parseSemVer(text: string): SemVer {
+    const [rest, metadata] = cut(text.startsWith("v") ? text.slice(1) : text, "+");
+    if (metadata !== "" && !META_IDENTIFIER.test(metadata)) throw new TypeError(`invalid metadata identifier: ${metadata}`);
+    const [version, preRelease] = cut(rest, "-");
+    if (preRelease !== "" && !META_IDENTIFIER.test(preRelease)) throw new TypeError(`invalid pre-release identifier: ${preRelease}`);
+    const parts = version.split(".");
+    if (parts.length !== 3) throw new TypeError(`${version} should contain major, minor, and patch versions`);
+    return { major: parseInt64(parts[0]), minor: parseInt64(parts[1]), patch: parseInt64(parts[2]), preRelease };
+}
+
+const sign = (a: bigint | string, b: bigint | string) => (a > b ? 1 : a < b ? -1 : 0);
+
+/** Go's strconv.Atoi of an all-digit identifier, which saturates at int64's maximum. */
+const atoi = (s: string) => {
+    const n = BigInt(s);
+    return n > INT64_MAX ? INT64_MAX : n;
+};
+
+/** OPA's Version.Compare (pre-release precedence as semver 2.0.0; metadata ignored). */
+function compareSemVer(v: SemVer, o: SemVer): number {
+    const c = sign(v.major, o.major) || sign(v.minor, o.minor) || sign(v.patch, o.patch);
+    if (c !== 0) return c;
+    if (v.preRelease === o.preRelease) return 0;
+    if (v.preRelease === "") return 1;
+    if (o.preRelease === "") return -1;
+    let [a, afterA] = cut(v.preRelease, ".");
+    let [b, afterB] = cut(o.preRelease, ".");
+    for (;;) {
+        // OPA loops forever here (numeric identifiers equal as numbers but not as text, such as
+        // 01 and 1, with nothing after them): the host gives up, the call is undefined.
+        if (a === "" && b === "") throw new RangeError(`semver.compare(${JSON.stringify(v.preRelease)}, ${JSON.stringify(o.preRelease)}) does not terminate in OPA`);
+        if (a === "" && b !== "") return -1;
+        if (a !== "" && b === "") return 1;
+        const aInt = /^[0-9]+$/.test(a);
+        const bInt = /^[0-9]+$/.test(b);
+        if (aInt && !bInt) return -1;
+        if (!aInt && bInt) return 1;
+        const d = aInt ? sign(atoi(a), atoi(b)) : sign(a, b);
+        if (d !== 0) return d;
+        if (afterA !== "" && afterB === "") return 1;
+        if (afterA === "" && afterB !== "") return -1;
+        [a, afterA] = cut(afterA, ".");
+        [b, afterB] = cut(afterB, ".");
+    }
+}
+
 export const HOST_BUILTINS: ReadonlyMap<string, HostBuiltin> = new Map<string, HostBuiltin>([
     [
         "sprintf",
@@ -29,6 +99,19 @@ export const HOST_BUILTINS: ReadonlyMap<string, HostBuiltin> = new Map<string, H
             return regoSprintf(str(format, 1), args);
         },
     ],
+    [
+        "semver.is_valid",
+        ([v]) => {
+            if (typeof v !== "string") return false;
+            try {
+                parseSemVer(v);
+                return true;
+            } catch {
+                return false;
+            }
+        },
+    ],
+    ["semver.compare", ([a, b]) => new RegoNumber(String(compareSemVer(parseSemVer(str(a, 1)), parseSemVer(str(b, 2)))))],
     [
         "strings.any_prefix_match",
         ([a, b]) => {

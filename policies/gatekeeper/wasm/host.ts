@@ -1,14 +1,16 @@
 /**
  * A host for a policy compiled by `opa build -t wasm`, written to OPA's documented Wasm ABI
  * (docs/docs/wasm.md of OPA 1.17.1: imports env.memory, opa_abort, opa_println, opa_builtin0-4;
- * exports builtins, entrypoints, opa_malloc, opa_json_parse, opa_value_parse, opa_json_dump,
- * opa_value_dump, opa_heap_ptr_get, opa_eval). The built-ins the module asks of its host are ours
+ * exports builtins, entrypoints, opa_malloc, opa_free, opa_json_parse, opa_value_parse, opa_json_dump,
+ * opa_value_dump, opa_heap_ptr_get/set, opa_eval_ctx_new/set_input/set_data/set_entrypoint/get_result
+ * and eval). The built-ins the module asks of its host are ours
  * (builtins.ts): a module that needs one we do not provide is refused when it loads, naming it.
  *
  * A built-in that fails returns undefined, as Gatekeeper's Rego engine runs with non-strict
  * built-in errors. An error that stops evaluation (opa_abort, e.g. a conflict) is thrown as
  * WasmEvalError with the module's text.
  */
+import { createHash } from "node:crypto";
 import { HOST_BUILTINS, type HostBuiltin } from "./builtins";
 import { parseRegoValue, toJSON, valueText, type RegoValue } from "./value";
 
@@ -24,6 +26,14 @@ export function missingBuiltins(needed: readonly string[], provided: ReadonlyMap
     return needed.filter((name) => !provided.has(name)).sort();
 }
 
+/** The error of a module that needs built-ins the host does not provide. */
+export function missingBuiltinsMessage(source: string, missing: readonly string[], provided: ReadonlyMap<string, HostBuiltin> = HOST_BUILTINS): string {
+    return (
+        `${source}: the policy calls built-in function${missing.length > 1 ? "s" : ""} ${missing.join(", ")}, which the pack's Wasm host does not provide ` +
+        `(provided: ${[...provided.keys()].sort().join(", ")})`
+    );
+}
+
 interface Exports {
     builtins(): number;
     entrypoints(): number;
@@ -34,10 +44,46 @@ interface Exports {
     opa_value_dump(addr: number): number;
     opa_heap_ptr_get(): number;
     opa_heap_ptr_set(addr: number): void;
-    opa_eval(reserved: number, entrypoint: number, data: number, input: number, inputLen: number, heap: number, format: number): number;
+    opa_free(addr: number): void;
+    opa_eval_ctx_new(): number;
+    opa_eval_ctx_set_input(ctx: number, input: number): void;
+    opa_eval_ctx_set_data(ctx: number, data: number): void;
+    opa_eval_ctx_set_entrypoint(ctx: number, entrypoint: number): void;
+    opa_eval_ctx_get_result(ctx: number): number;
+    eval(ctx: number): number;
 }
 
-const PAGE = 64 * 1024;
+/**
+ * How far the heap may grow before the host resets it (and loads the data document again). opa_eval resets
+ * the heap on every call, which also drops the module's caches of compiled regular expressions
+ * and globs (malloc.c init_free clears builtin_cache): RE2 compiled the templates' patterns again
+ * for every object. The host evaluates through the context exports instead and resets the heap
+ * only past this mark (and after an evaluation error), so the caches live across evaluations.
+ * Not higher: OPA's malloc searches its free lists, which grow with the heap (opa_malloc was 15%
+ * of a profile over 2,000 synthetic resources with a 32 MB mark).
+ */
+const HEAP_RESET_BYTES = 8 * 1024 * 1024;
+
+/** Compiled modules by their bytes' digest: a module is compiled once per process. */
+const compiledModules = new Map<string, WebAssembly.Module>();
+
+/** A document's JSON as UTF-8, made once per object for every module that loads it. */
+const encodedDocuments = new WeakMap<object, Uint8Array>();
+
+function encodedJSON(doc: unknown): Uint8Array {
+    if (typeof doc !== "object" || doc === null) return encoder.encode(JSON.stringify(doc));
+    let bytes = encodedDocuments.get(doc);
+    if (!bytes) encodedDocuments.set(doc, (bytes = encoder.encode(JSON.stringify(doc))));
+    return bytes;
+}
+
+function compiledModule(bytes: Uint8Array<ArrayBuffer>): WebAssembly.Module {
+    const key = createHash("sha256").update(bytes).digest("hex");
+    let module = compiledModules.get(key);
+    if (!module) compiledModules.set(key, (module = new WebAssembly.Module(bytes)));
+    return module;
+}
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
@@ -51,7 +97,7 @@ export class WasmPolicy {
     readonly neededBuiltins: string[];
     private readonly initialHeap: number;
     private dataAddr = 0;
-    private evalHeap = 0;
+    private dataBytes: Uint8Array = encoder.encode("{}");
     private loadedData: unknown = undefined;
 
     /**
@@ -77,21 +123,18 @@ export class WasmPolicy {
         };
         let instance: WebAssembly.Instance;
         try {
-            instance = new WebAssembly.Instance(new WebAssembly.Module(bytes), { env });
+            instance = new WebAssembly.Instance(compiledModule(bytes), { env });
         } catch (err) {
             throw new Error(`${source}: not a policy module OPA's Wasm ABI can load: ${(err as Error).message}`);
         }
         this.exports = instance.exports as unknown as Exports;
-        if (typeof this.exports.opa_eval !== "function") throw new Error(`${source}: the module has no opa_eval export (Wasm ABI 1.2 or later is required)`);
+        for (const name of ["eval", "opa_eval_ctx_new", "opa_eval_ctx_set_input", "opa_eval_ctx_set_data", "opa_eval_ctx_get_result", "opa_value_parse", "opa_value_dump"] as const) {
+            if (typeof this.exports[name] !== "function") throw new Error(`${source}: the module has no ${name} export (OPA's Wasm ABI 1.2 or later is required)`);
+        }
         const builtinIds = this.dumpJSON(this.exports.builtins()) as Record<string, number>;
         this.neededBuiltins = Object.keys(builtinIds).sort();
         const missing = missingBuiltins(this.neededBuiltins, provided);
-        if (missing.length > 0) {
-            throw new Error(
-                `${source}: the policy calls built-in function${missing.length > 1 ? "s" : ""} ${missing.join(", ")}, which the pack's Wasm host does not provide ` +
-                    `(provided: ${[...provided.keys()].sort().join(", ")})`,
-            );
-        }
+        if (missing.length > 0) throw new Error(missingBuiltinsMessage(source, missing, provided));
         for (const [name, id] of Object.entries(builtinIds)) this.builtinsById.set(id, { name, fn: provided.get(name)! });
         this.entrypoints = this.dumpJSON(this.exports.entrypoints()) as Record<string, number>;
         this.initialHeap = this.exports.opa_heap_ptr_get();
@@ -101,12 +144,24 @@ export class WasmPolicy {
     /** Loads the base document `data` (replacing the previous one); skipped when it is the same object. */
     setData(data: unknown): void {
         if (data === this.loadedData) return;
-        this.exports.opa_heap_ptr_set(this.initialHeap);
-        const addr = this.writeBytes(encoder.encode(JSON.stringify(data)));
+        this.dataBytes = encodedJSON(data);
+        this.loadedData = data;
+        // The previous document stays on the heap until the next reset: resetting here would drop the caches.
+        if (this.exports.opa_heap_ptr_get() - this.initialHeap > HEAP_RESET_BYTES) this.exports.opa_heap_ptr_set(this.initialHeap);
+        this.parseData();
+    }
+
+    private parseData(): void {
+        const addr = this.writeBytes(this.dataBytes);
         this.dataAddr = this.exports.opa_json_parse(addr.ptr, addr.len);
         if (this.dataAddr === 0) throw new Error(`${this.source}: the module could not parse the data document`);
-        this.evalHeap = this.exports.opa_heap_ptr_get();
-        this.loadedData = data;
+        this.exports.opa_free(addr.ptr);
+    }
+
+    /** Empties the heap (and the module's caches with it) and loads the data document again. */
+    private resetHeap(): void {
+        this.exports.opa_heap_ptr_set(this.initialHeap);
+        this.parseData();
     }
 
     /** Evaluates an entrypoint on `input` with the loaded data; returns the result set as JSON (sets as arrays in OPA's order). */
@@ -116,11 +171,40 @@ export class WasmPolicy {
 
     /** Same as evaluate, from the input's JSON text. */
     evaluateText(inputJSON: string, entrypoint = 0): { result: unknown }[] {
-        // UTF-8 takes at most 3 bytes per UTF-16 unit.
-        this.ensureMemory(this.evalHeap + inputJSON.length * 3);
-        const { written } = encoder.encodeInto(inputJSON, new Uint8Array(this.memory.buffer, this.evalHeap));
-        const resultAddr = this.exports.opa_eval(0, entrypoint, this.dataAddr, this.evalHeap, written, this.evalHeap + written, 1);
-        return toJSON(parseRegoValue(this.readString(resultAddr))) as { result: unknown }[];
+        return this.evaluateJSON([encoder.encode(inputJSON)], entrypoint);
+    }
+
+    /** Same as evaluate, from the input's JSON as UTF-8 pieces written one after the other (the caller keeps the pieces it reuses). */
+    evaluateJSON(pieces: readonly Uint8Array[], entrypoint = 0): { result: unknown }[] {
+        const x = this.exports;
+        if (x.opa_heap_ptr_get() - this.initialHeap > HEAP_RESET_BYTES) this.resetHeap();
+        let text: string;
+        try {
+            const len = pieces.reduce((n, p) => n + p.length, 0);
+            const ptr = x.opa_malloc(len);
+            const mem = new Uint8Array(this.memory.buffer, ptr, len);
+            let at = 0;
+            for (const p of pieces) {
+                mem.set(p, at);
+                at += p.length;
+            }
+            const input = x.opa_value_parse(ptr, len);
+            if (input === 0) throw new Error(`${this.source}: the module could not parse the input document`);
+            x.opa_free(ptr);
+            const ctx = x.opa_eval_ctx_new();
+            x.opa_eval_ctx_set_input(ctx, input);
+            x.opa_eval_ctx_set_data(ctx, this.dataAddr);
+            x.opa_eval_ctx_set_entrypoint(ctx, entrypoint);
+            if (x.eval(ctx) !== 0) throw new WasmEvalError("eval failed");
+            const dumped = x.opa_value_dump(x.opa_eval_ctx_get_result(ctx));
+            text = this.readString(dumped);
+            x.opa_free(dumped);
+        } catch (err) {
+            // An error that stopped evaluation may leave the heap half-built: start the next one afresh.
+            this.resetHeap();
+            throw err;
+        }
+        return toJSON(parseRegoValue(text)) as { result: unknown }[];
     }
 
     private callBuiltin(id: number, argAddrs: number[]): number {
@@ -137,11 +221,6 @@ export class WasmPolicy {
         if (result === undefined) return 0;
         const addr = this.writeBytes(encoder.encode(valueText(result)));
         return this.exports.opa_value_parse(addr.ptr, addr.len);
-    }
-
-    private ensureMemory(end: number): void {
-        const have = this.memory.buffer.byteLength;
-        if (end > have) this.memory.grow(Math.ceil((end - have) / PAGE));
     }
 
     private writeBytes(bytes: Uint8Array): { ptr: number; len: number } {

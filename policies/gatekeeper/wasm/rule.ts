@@ -15,7 +15,8 @@ import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { RegoEvalError, type Inventory, type K8sObject, type RuleContext, type TemplateRule, type Violation } from "../types";
-import { WasmEvalError, WasmPolicy } from "./host";
+import { HOST_BUILTINS } from "./builtins";
+import { missingBuiltins, missingBuiltinsMessage, WasmEvalError, WasmPolicy } from "./host";
 import { GENERATE_COMMAND, parseTemplate, templateDigest, type ModuleManifest, type ParsedTemplate } from "./template";
 
 /** The opa version the modules are compiled with: the one Gatekeeper v3.23.1 vendors (tools/gatekeeper/build.sh). */
@@ -51,11 +52,20 @@ export function loadWasmTemplate(templateFile: string, displayName = templateFil
                 `it was built from another version of the template, opa or the module itself changed; run ${GENERATE_COMMAND}`,
         );
     }
-    const policy = new WasmPolicy(new Uint8Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer), `${displayName} (${parsed.kind})`);
-    return wasmTemplateRule(parsed, policy);
+    const source = `${displayName} (${parsed.kind})`;
+    // The manifest's list is the module's own (its digest is checked above): a template that needs a
+    // built-in the host lacks is refused now, and the module is instantiated when a constraint first uses it.
+    const missing = missingBuiltins(manifest.builtins ?? [], HOST_BUILTINS);
+    if (missing.length > 0) throw new Error(missingBuiltinsMessage(source, missing));
+    return wasmTemplateRule(parsed, () => new WasmPolicy(new Uint8Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer), source));
 }
 
-export function wasmTemplateRule(parsed: ParsedTemplate, policy: WasmPolicy): WasmTemplateRule {
+/** The engine's template for a parsed template and its module (or a function making it, called once on first use). */
+export function wasmTemplateRule(parsed: ParsedTemplate, module: WasmPolicy | (() => WasmPolicy)): WasmTemplateRule {
+    let made: WasmPolicy | undefined = typeof module === "function" ? undefined : module;
+    // A template whose Rego never names `data` (beyond its libs) cannot read data.inventory: it is not given it.
+    const readsData = [parsed.rego, ...parsed.libs].some((rego) => /\bdata\b(?!\.libs?\b)/.test(rego));
+    const policyOf = (): WasmPolicy => (made ??= (module as () => WasmPolicy)());
     return {
         kind: parsed.kind,
         template: parsed.name,
@@ -63,26 +73,29 @@ export function wasmTemplateRule(parsed: ParsedTemplate, policy: WasmPolicy): Wa
         description: `ConstraintTemplate ${parsed.name} (Rego compiled to Wasm)`,
         parameterSchema: parsed.parameterSchema,
         parsed,
-        policy,
+        get policy() {
+            return policyOf();
+        },
         validate(ctx: RuleContext): Violation[] {
             const { review, inventory } = ctx;
-            policy.setData(dataOf(inventory));
-            let reviewText = reviewTexts.get(review);
-            if (reviewText === undefined) {
+            const policy = policyOf();
+            policy.setData(readsData ? dataOf(inventory) : NO_DATA);
+            let reviewBytes = reviewJSON.get(review);
+            if (reviewBytes === undefined) {
                 const ns = review.namespace;
                 const namespaceObject = ns === undefined ? null : (namespacesOf(inventory).get(ns) ?? null);
-                reviewText = JSON.stringify({ ...review, namespaceObject });
-                reviewTexts.set(review, reviewText);
+                reviewBytes = utf8.encode(JSON.stringify({ ...review, namespaceObject }));
+                reviewJSON.set(review, reviewBytes);
             }
             const parameters = ctx.parameters ?? {};
-            let parametersText = parameterTexts.get(parameters);
-            if (parametersText === undefined) {
-                parametersText = JSON.stringify(parameters);
-                parameterTexts.set(parameters, parametersText);
+            let parametersBytes = parameterJSON.get(parameters);
+            if (parametersBytes === undefined) {
+                parametersBytes = utf8.encode(JSON.stringify(parameters));
+                parameterJSON.set(parameters, parametersBytes);
             }
             let set: { result: unknown }[];
             try {
-                set = policy.evaluateText(`{"review":${reviewText},"parameters":${parametersText}}`);
+                set = policy.evaluateJSON([INPUT_START, reviewBytes, INPUT_MIDDLE, parametersBytes, INPUT_END]);
             } catch (err) {
                 if (err instanceof WasmEvalError) throw new RegoEvalError(gatekeeperErrorText(err.message, parsed));
                 throw err;
@@ -122,9 +135,13 @@ export function gatekeeperErrorText(message: string, t: ParsedTemplate): string 
 }
 
 // The engine hands every constraint of an object the same review, and every object the same
-// inventory and parameters objects: their JSON is made once.
-const reviewTexts = new WeakMap<object, string>();
-const parameterTexts = new WeakMap<object, string>();
+// inventory and parameters objects: their JSON (UTF-8) is made once.
+const reviewJSON = new WeakMap<object, Uint8Array>();
+const parameterJSON = new WeakMap<object, Uint8Array>();
+const utf8 = new TextEncoder();
+const INPUT_START = utf8.encode('{"review":');
+const INPUT_MIDDLE = utf8.encode(',"parameters":');
+const INPUT_END = utf8.encode("}");
 const dataByInventory = new WeakMap<object, unknown>();
 const namespacesByInventory = new WeakMap<object, Map<string, K8sObject>>();
 const NO_DATA = { inventory: {} };

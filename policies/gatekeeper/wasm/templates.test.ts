@@ -67,7 +67,7 @@ test("a template's parameter schema is checked; messages print as Go's sprintf; 
 });
 
 test("a template calling a built-in the host does not provide is refused when it loads, naming the built-in", () => {
-    assert.throws(() => loadWasmTemplate(file("k8stestsemver")), /k8stestsemver\.yaml \(K8sTestSemver\): the policy calls built-in function semver\.is_valid, which the pack's Wasm host does not provide/);
+    assert.throws(() => loadWasmTemplate(file("k8stestlookup")), /k8stestlookup\.yaml \(K8sTestLookup\): the policy calls built-in function net\.lookup_ip_addr, which the pack's Wasm host does not provide/);
 });
 
 test("an evaluation error is a violation carrying the error text (with the constraint's action), never a pass", () => {
@@ -134,7 +134,7 @@ test("the opa version the modules are compiled with is the one tools/gatekeeper/
 });
 
 test("a violation whose msg is not a string is an error result of the template, as the constraint framework fails such a review", () => {
-    const stub = { setData() {}, evaluateText: () => [{ result: [{ msg: 42, details: {} }] }] } as unknown as WasmTemplateRule["policy"];
+    const stub = { setData() {}, evaluateJSON: () => [{ result: [{ msg: 42, details: {} }] }] } as unknown as WasmTemplateRule["policy"];
     const rule = wasmTemplateRule(range.parsed, stub);
     const c = buildConstraint({ kind: "K8sTestReplicaRange", name: "n" }, createTemplateRegistry([rule]));
     const [r] = evaluate([deployments[0]], [c]);

@@ -1,0 +1,150 @@
+/**
+ * The Wasm path's part of `npm run bench`: the prod stack's Gatekeeper constraints
+ * (policies/constraints/prod.yaml; its Config syncs into data.inventory the kinds the library's
+ * referential templates read, which they read on the Wasm path as on a cluster) over the rendered prod stack and over
+ * 10,000 synthetic resources, judged once by the library's templates in TypeScript and once by
+ * the library's own Rego compiled to Wasm (tools/gatekeeper/wasm-agree.ts compiles it into the
+ * tool cache), start-up included: for each path the constraint set is loaded (for Wasm: the
+ * modules of the templates the constraints use, compiled and instantiated) and the objects
+ * judged, in a fresh registry every run. Needs the Gatekeeper library (--library DIR or
+ * GATEKEEPER_LIBRARY) and opa; without them it says so and skips.
+ *
+ *   npx tsx tools/bench/wasmTemplates.ts --library DIR [--runs 5]
+ */
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { performance } from "node:perf_hooks";
+import { render } from "../../cli/harness/render";
+import { constraintSetFromObjects, createEvaluator, createTemplateRegistry, parseConstraintObjects, requireConstraints, type TemplateRegistry } from "../../policies/gatekeeper/engine";
+import { templateRegistry } from "../../policies/gatekeeper/templates";
+import type { K8sObject } from "../../policies/gatekeeper/types";
+import { stackResourcesOf } from "../../policies/pack/render";
+import type { PackResource } from "../../policies/pack/resources";
+import { viewOf } from "../../policies/pack/rule";
+import { PACK_DIR } from "../../policies/pack/paths";
+import { readLibrary } from "../gatekeeper/library";
+import { opaPath } from "../gatekeeper/wasm";
+import { syncOnlyOf, WASM_LIBRARY_DIR, wasmLibraryRegistry } from "../gatekeeper/wasmLibrary";
+import { loadWasmTemplates } from "../../policies/gatekeeper/wasm/rule";
+import { median, syntheticResources } from "./policyPack";
+
+/** The goal of issue 32: the Wasm path within 2x the TypeScript templates, start-up included. */
+export const WASM_TARGET_RATIO = 2;
+
+export interface WasmFigure {
+    label: string;
+    resources: number;
+    violations: number;
+    /** Medians over the runs (each: load the constraint set, instantiate the modules it uses, judge every object). */
+    typescript: { wallMs: number; cpuMs: number };
+    wasm: { wallMs: number; cpuMs: number; startupMs: number };
+    /** The first Wasm run of the process, modules compiled from their bytes (cold start). */
+    wasmFirstWallMs: number;
+    /** Wasm CPU time over TypeScript CPU time (medians). */
+    ratio: number;
+}
+
+/**
+ * The kinds the prod constraints' referential library templates read from data.inventory (their
+ * Rego: k8shorizontalpodautoscaler the HPAs' scaleTargetRef kinds, k8spoddisruptionbudget
+ * policy/v1 PodDisruptionBudget, k8sstorageclass storage.k8s.io/v1 StorageClass,
+ * k8suniqueingresshost Ingress, k8suniqueserviceselector Service), as a Config would sync them.
+ */
+function referentialSync(objects: readonly K8sObject[]): { group: string; version: string; kind: string }[] {
+    const read = new Set(["policy/v1/PodDisruptionBudget", "storage.k8s.io/v1/StorageClass", "/Ingress", "/Service"]);
+    for (const o of objects) {
+        const ref = o.kind === "HorizontalPodAutoscaler" ? o.spec?.scaleTargetRef : undefined;
+        if (ref?.apiVersion && ref.kind) read.add(`${ref.apiVersion}/${ref.kind}`);
+    }
+    return syncOnlyOf(objects).filter((k) => read.has(`${k.group ? `${k.group}/` : ""}${k.version}/${k.kind}`) || read.has(`/${k.kind}`));
+}
+
+/** CPU milliseconds of this process (user + system): on a shared, loaded machine, steadier than wall time. */
+function cpuMs(): number {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1000;
+}
+
+function judge(constraintsText: string, syncOnly: unknown, registry: () => TemplateRegistry, objects: readonly K8sObject[]): { startupMs: number; totalMs: number; cpuMs: number; violations: number } {
+    const c0 = cpuMs();
+    const t0 = performance.now();
+    const docs = parseConstraintObjects(constraintsText, "constraints/prod.yaml") as K8sObject[];
+    for (const d of docs) if (d.kind === "Config") d.spec = { ...d.spec, sync: { syncOnly } };
+    const set = requireConstraints(constraintSetFromObjects(docs, registry(), "constraints/prod.yaml"), "constraints/prod.yaml");
+    const evaluator = createEvaluator(set.constraints, set.config);
+    const t1 = performance.now();
+    const results = evaluator.evaluate(objects);
+    const t2 = performance.now();
+    return { startupMs: t1 - t0, totalMs: t2 - t0, cpuMs: cpuMs() - c0, violations: results.length };
+}
+
+export async function benchWasmTemplates(opts: { library?: string; runs?: number; synthetic?: number; opa?: string; log?: (line: string) => void } = {}): Promise<WasmFigure[]> {
+    const log = opts.log ?? console.log;
+    const root = opts.library ?? process.env.GATEKEEPER_LIBRARY;
+    if (!root) {
+        log("wasm path: skipped: no Gatekeeper library (--library DIR or GATEKEEPER_LIBRARY: a checkout of open-policy-agent/gatekeeper-library)");
+        return [];
+    }
+    const opa = opaPath(opts.opa);
+    if (!existsSync(opa)) {
+        log(`wasm path: skipped: opa is not at ${opa} (npm run gatekeeper:build -- opa)`);
+        return [];
+    }
+    const runs = opts.runs ?? 5;
+    const library = readLibrary(root);
+    // Compiles the library's Rego into the tool cache when stale (not timed: that is the build step).
+    const compiled = wasmLibraryRegistry(library.templates, opa, log);
+    if (compiled.refused.size > 0) throw new Error(`wasm path: ${compiled.refused.size} library templates refused`);
+    const wasmRegistry = () => createTemplateRegistry(loadWasmTemplates(WASM_LIBRARY_DIR));
+
+    const constraintsText = readFileSync(path.join(PACK_DIR, "constraints", "prod.yaml"), "utf8");
+    const rendered = await render("prod");
+    if (rendered.errors.length > 0) throw new Error(`the prod render failed: ${rendered.errors.join("; ")}`);
+    const prod = stackResourcesOf(rendered);
+    const objectsOf = (rs: PackResource[]) => viewOf(rs).objects.map((o) => o.object);
+    const figures: WasmFigure[] = [];
+    for (const [label, resources] of [
+        ["prod stack", prod],
+        [`${opts.synthetic ?? 10_000} synthetic resources`, syntheticResources(prod, opts.synthetic ?? 10_000)],
+    ] as const) {
+        const objects = objectsOf(resources);
+        const syncOnly = referentialSync(objects);
+        const ts: { wall: number; cpu: number }[] = [];
+        const wasm: { wall: number; cpu: number; startup: number }[] = [];
+        let violations = -1;
+        let wasmFirstWallMs = NaN;
+        // Interleaved, after one warm-up of each (the Wasm one is the cold start): the machine's load changes between runs.
+        // The synthetic resources take the Wasm path minutes per run: fewer runs there.
+        const n = label === "prod stack" ? runs : Math.max(1, Math.ceil(runs / 3));
+        for (let i = 0; i <= n; i++) {
+            const a = judge(constraintsText, syncOnly, () => templateRegistry, objects);
+            const b = judge(constraintsText, syncOnly, wasmRegistry, objects);
+            if (a.violations !== b.violations) throw new Error(`wasm path: ${label}: ${a.violations} violations from the TypeScript templates, ${b.violations} from Wasm`);
+            violations = a.violations;
+            if (i === 0) {
+                wasmFirstWallMs = b.totalMs;
+                continue;
+            }
+            ts.push({ wall: a.totalMs, cpu: a.cpuMs });
+            wasm.push({ wall: b.totalMs, cpu: b.cpuMs, startup: b.startupMs });
+        }
+        const typescript = { wallMs: median(ts.map((x) => x.wall)), cpuMs: median(ts.map((x) => x.cpu)) };
+        const w = { wallMs: median(wasm.map((x) => x.wall)), cpuMs: median(wasm.map((x) => x.cpu)), startupMs: median(wasm.map((x) => x.startup)) };
+        const f: WasmFigure = { label, resources: resources.length, violations, typescript, wasm: w, wasmFirstWallMs, ratio: w.cpuMs / typescript.cpuMs };
+        figures.push(f);
+        log(
+            `wasm path: ${f.label}: ${f.resources} resources, ${f.violations} violations, median of ${n}: TypeScript ${typescript.wallMs.toFixed(0)} ms (CPU ${typescript.cpuMs.toFixed(0)} ms), ` +
+                `Wasm ${w.wallMs.toFixed(0)} ms (CPU ${w.cpuMs.toFixed(0)} ms; ${w.startupMs.toFixed(0)} ms of it loading the constraints and modules; first run ${wasmFirstWallMs.toFixed(0)} ms); ` +
+                `ratio ${f.ratio.toFixed(1)}x CPU (target <= ${WASM_TARGET_RATIO}x): ${f.ratio <= WASM_TARGET_RATIO ? "met" : "NOT met"}`,
+        );
+    }
+    return figures;
+}
+
+if (require.main === module) {
+    const at = (flag: string) => (process.argv.indexOf(flag) >= 0 ? process.argv[process.argv.indexOf(flag) + 1] : undefined);
+    benchWasmTemplates({ library: at("--library"), runs: at("--runs") ? Number(at("--runs")) : undefined, opa: at("--opa") }).catch((err) => {
+        console.error(err);
+        process.exitCode = 1;
+    });
+}

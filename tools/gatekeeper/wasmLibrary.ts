@@ -1,0 +1,53 @@
+/**
+ * The Gatekeeper library's templates on the Wasm path: each template's Rego compiled by opa into
+ * the tool cache ($OPS_E2E_CACHE/gatekeeper-wasm, never into the project: the library is read
+ * beside it) and loaded as the pack loads a team's templates. Used by npm run test:gatekeeper (the
+ * third judge), gatekeeper:wasm-agree, gatekeeper:wasm-oracle and npm run bench.
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
+import path from "node:path";
+import { stringify } from "yaml";
+import { createTemplateRegistry, parseGatekeeperConfig, type GatekeeperConfig, type TemplateRegistry } from "../../policies/gatekeeper/engine";
+import type { K8sObject } from "../../policies/gatekeeper/types";
+import { loadWasmTemplate } from "../../policies/gatekeeper/wasm/rule";
+import { compileTemplate, statusOf } from "./wasm";
+
+/** Where the library's templates and their modules are compiled (a template folder loadWasmTemplates reads). */
+export const WASM_LIBRARY_DIR = path.join(process.env.OPS_E2E_CACHE ?? path.join(homedir(), ".cache", "ops-e2e"), "gatekeeper-wasm");
+
+/** Compiles (when stale) and loads every library template into the cache; returns the Wasm registry and the templates refused. */
+export function wasmLibraryRegistry(templates: Map<string, K8sObject>, opa: string, log: (l: string) => void): { registry: TemplateRegistry; refused: Map<string, string> } {
+    mkdirSync(WASM_LIBRARY_DIR, { recursive: true });
+    const rules = [];
+    const refused = new Map<string, string>();
+    for (const [kind, template] of [...templates].sort(([a], [b]) => a.localeCompare(b))) {
+        const file = path.join(WASM_LIBRARY_DIR, `${kind.toLowerCase()}.yaml`);
+        writeFileSync(file, stringify(template));
+        try {
+            if (statusOf(file, file) !== "up to date") compileTemplate(file, file, opa);
+            rules.push(loadWasmTemplate(file, `${kind} (library)`));
+        } catch (err) {
+            refused.set(kind, (err as Error).message);
+            log(`wasm: ${kind}: ${(err as Error).message}`);
+        }
+    }
+    return { registry: createTemplateRegistry(rules), refused };
+}
+
+/** The {group, version, kind} of every object seen: a Config's syncOnly that syncs them all. */
+export function syncOnlyOf(objects: readonly K8sObject[]): { group: string; version: string; kind: string }[] {
+    const kinds = new Map<string, { group: string; version: string; kind: string }>();
+    for (const o of objects) {
+        if (!o || typeof o !== "object") continue;
+        const [group, version] = String(o.apiVersion ?? "").includes("/") ? String(o.apiVersion).split("/") : ["", String(o.apiVersion ?? "")];
+        if (o.kind) kinds.set(`${group}/${version}/${o.kind}`, { group, version, kind: o.kind });
+    }
+    return [...kinds.values()];
+}
+
+/** gator puts every inventory object into data.inventory: a Config that syncs each kind seen. */
+export function syncAll(inventory: readonly K8sObject[]): GatekeeperConfig {
+    return parseGatekeeperConfig({ spec: { sync: { syncOnly: syncOnlyOf(inventory) } } });
+}
+
