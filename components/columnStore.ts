@@ -16,6 +16,7 @@ import { appLabels, reloaderAnnotations } from "./lib/labels";
 import { allowOnly, Peer, podsIn } from "./lib/network";
 import { hardenedContainer, hardenedPodSpec, httpProbe, scratch, tcpProbe } from "./lib/pod";
 import { withoutSettlingWait } from "./lib/engineOrder";
+import { growableStatefulSet } from "./lib/claimGrowth";
 
 export interface ColumnStoreArgs {
     config: StackConfig;
@@ -244,7 +245,7 @@ export class ColumnStore extends pulumi.ComponentResource {
                     tmp.mount,
                 ],
             });
-            new k8s.apps.v1.StatefulSet(`${name}-shard-${shard}`, {
+            growableStatefulSet(`${name}-shard-${shard}`, {
                 metadata: { name: sts, namespace: ns, labels: l.labels, annotations: reloaderAnnotations(cfg, { configMaps: [`${APP}-config`, `${APP}-users`], secrets: [secretName] }) },
                 spec: {
                     serviceName: headlessName,
@@ -336,7 +337,7 @@ export class ColumnStore extends pulumi.ComponentResource {
         }, child);
         const work = scratch("work", "/var/lib/clickhouse", "64Mi");
         const tmp = scratch("tmp", "/tmp", "256Mi");
-        const set = new k8s.apps.v1.StatefulSet(`${name}-keeper`, {
+        const set = growableStatefulSet(`${name}-keeper`, {
             metadata: { name: keeperName, namespace: ns, labels: l.labels, annotations: reloaderAnnotations(cfg, { configMaps: [`${keeperName}-config`] }) },
             spec: {
                 serviceName: keeperHeadlessName,

@@ -18,6 +18,7 @@ import { appLabels, reloaderAnnotations } from "./lib/labels";
 import { allowOnly, Flow, podsIn } from "./lib/network";
 import { execProbe, hardenedContainer, hardenedPodSpec } from "./lib/pod";
 import { statefulServices, StoreClient } from "./lib/statefulService";
+import { growableStatefulSet } from "./lib/claimGrowth";
 
 export interface RedisArgs {
     config: StackConfig;
@@ -92,7 +93,7 @@ export class Redis extends pulumi.ComponentResource {
         });
         (container.securityContext as { runAsGroup?: number }).runAsGroup = REDIS_UID;
 
-        this.readyForClients.push(new k8s.apps.v1.StatefulSet(name, {
+        this.readyForClients.push(growableStatefulSet(name, {
             metadata: { name: APP, namespace: ns, labels: l.labels, annotations: reloaderAnnotations(cfg, { configMaps: [`${APP}-config`], secrets: [`${APP}-auth`] }) },
             spec: {
                 serviceName: services.headlessName,

@@ -25,6 +25,7 @@ import { appLabels, reloaderAnnotations } from "./lib/labels";
 import { allowOnly, Flow, internet, ingressController, namespace as inNamespace, podsIn } from "./lib/network";
 import { execProbe, hardenedContainer, hardenedPodSpec, scratch, tcpProbe } from "./lib/pod";
 import { withoutSettlingWait } from "./lib/engineOrder";
+import { growableStatefulSet } from "./lib/claimGrowth";
 
 /** The bootstrap script (repository, verify, role, lifecycle policy); tested in test/searchEngine.test.ts. */
 export const SEARCH_SCRIPT = fs.readFileSync(path.join(__dirname, "searchBootstrap.sh"), "utf8");
@@ -270,7 +271,7 @@ export class SearchEngine extends pulumi.ComponentResource {
             ],
         });
 
-        new k8s.apps.v1.StatefulSet(name, {
+        growableStatefulSet(name, {
             metadata: { name: sts, namespace: ns, labels: l.labels, annotations: reloaderAnnotations(cfg, { configMaps: [`${sts}-config`], secrets: secretNames }) },
             spec: {
                 serviceName: headless,
