@@ -16,6 +16,7 @@ import { appLabels, reloaderAnnotations } from "./lib/labels";
 import { allowOnly, Peer, podsIn } from "./lib/network";
 import { hardenedContainer, hardenedPodSpec, httpProbe, scratch, tcpProbe } from "./lib/pod";
 import { withoutSettlingWait } from "./lib/engineOrder";
+import { keyOf } from "../config/schema";
 import { growableStatefulSet } from "./lib/claimGrowth";
 
 export interface ColumnStoreArgs {
@@ -273,7 +274,7 @@ export class ColumnStore extends pulumi.ComponentResource {
                         spec: { accessModes: ["ReadWriteOnce"], storageClassName: c.storageClass, resources: { requests: { storage: c.dataVolumeSize } } },
                     }],
                 },
-            }, { ...child, dependsOn: [auth, serverConfig, users, ...(keeperSet ? [keeperSet] : [])] });
+            }, { ...child, dependsOn: [auth, serverConfig, users, ...(keeperSet ? [keeperSet] : [])] }, { data: keyOf(["columnStore", "dataVolumeSize"]) });
             // Each shard keeps all but one replica up.
             disruptionBudget(sts, { namespace: ns, labels: l.labels, selector: l.selector, replicas: c.replicasPerShard }, child);
         }
@@ -378,7 +379,7 @@ export class ColumnStore extends pulumi.ComponentResource {
                     spec: { accessModes: ["ReadWriteOnce"], storageClassName: c.storageClass, resources: { requests: { storage: c.keeper.volumeSize } } },
                 }],
             },
-        }, { ...child, dependsOn: [config] });
+        }, { ...child, dependsOn: [config] }, { data: keyOf(["columnStore", "keeper", "volumeSize"]) });
         disruptionBudget(keeperName, { namespace: ns, labels: l.labels, selector: l.selector, replicas: c.keeperReplicas }, child);
         const members = podsIn(ns, l.selector, "the other keeper members");
         allowOnly(keeperName, {

@@ -17,6 +17,7 @@ import { appLabels, reloaderAnnotations } from "./lib/labels";
 import { allowOnly, Flow, podsIn } from "./lib/network";
 import { hardenedContainer, hardenedPodSpec, httpProbe, scratch } from "./lib/pod";
 import { statefulServices, StoreClient } from "./lib/statefulService";
+import { keyOf } from "../config/schema";
 import { growableStatefulSet } from "./lib/claimGrowth";
 
 export interface ObjectStoreArgs {
@@ -124,7 +125,7 @@ export class ObjectStore extends pulumi.ComponentResource {
                     spec: { accessModes: ["ReadWriteOnce"], storageClassName: cfg.dataStores.storageClass, resources: { requests: { storage: o.volumeSize } } },
                 }],
             },
-        }, { ...child, dependsOn: [root, services.headless] }));
+        }, { ...child, dependsOn: [root, services.headless] }, { data: keyOf(["objectStore", "volumeSize"]) }));
 
         this.host = services.host;
         this.port = o.port;

@@ -18,6 +18,7 @@ import { appLabels, reloaderAnnotations } from "./lib/labels";
 import { allowOnly, Flow, podsIn } from "./lib/network";
 import { execProbe, hardenedContainer, hardenedPodSpec, scratch } from "./lib/pod";
 import { statefulServices, StoreClient } from "./lib/statefulService";
+import { keyOf } from "../config/schema";
 import { growableStatefulSet } from "./lib/claimGrowth";
 
 export interface DatabaseRequest {
@@ -130,7 +131,7 @@ export class Postgres extends pulumi.ComponentResource {
                     spec: { accessModes: ["ReadWriteOnce"], storageClassName: cfg.dataStores.storageClass, resources: { requests: { storage: p.volumeSize } } },
                 }],
             },
-        }, { ...child, dependsOn: [superuser, services.headless] });
+        }, { ...child, dependsOn: [superuser, services.headless] }, { data: keyOf(["postgres", "volumeSize"]) });
 
         this.readyForClients.push(server);
 

@@ -25,6 +25,7 @@ import { appLabels, reloaderAnnotations } from "./lib/labels";
 import { allowOnly, Flow, internet, ingressController, namespace as inNamespace, podsIn } from "./lib/network";
 import { execProbe, hardenedContainer, hardenedPodSpec, scratch, tcpProbe } from "./lib/pod";
 import { withoutSettlingWait } from "./lib/engineOrder";
+import { keyOf } from "../config/schema";
 import { growableStatefulSet } from "./lib/claimGrowth";
 
 /** The bootstrap script (repository, verify, role, lifecycle policy); tested in test/searchEngine.test.ts. */
@@ -303,7 +304,7 @@ export class SearchEngine extends pulumi.ComponentResource {
                     spec: { accessModes: ["ReadWriteOnce"], storageClassName: s.storageClass, resources: { requests: { storage: s.dataVolumeSize } } },
                 }],
             },
-        }, { ...child, dependsOn: [settings, ...(passwordSecret ? [passwordSecret] : [])] });
+        }, { ...child, dependsOn: [settings, ...(passwordSecret ? [passwordSecret] : [])] }, { data: keyOf(["searchEngine", "dataVolumeSize"]) });
 
         new k8s.core.v1.Service(`${name}-headless`, {
             metadata: { name: headless, namespace: ns, labels: l.labels },

@@ -36,6 +36,7 @@ import { appLabels, reloaderAnnotations } from "./lib/labels";
 import { allowOnly, Flow, ingressController, internet, podsIn } from "./lib/network";
 import { hardenedContainer, hardenedPodSpec, httpProbe, Resources, scratch } from "./lib/pod";
 import { statefulServices, StoreClient } from "./lib/statefulService";
+import { keyOf } from "../config/schema";
 import { growableStatefulSet } from "./lib/claimGrowth";
 
 type EnvVar = k8s.types.input.core.v1.EnvVar;
@@ -214,7 +215,7 @@ export class Workflow extends pulumi.ComponentResource {
                 persistentVolumeClaimRetentionPolicy: { whenDeleted: "Retain", whenScaled: "Retain" },
                 volumeClaimTemplates: [dataClaim(cfg, main.labels)],
             },
-        }, { ...child, dependsOn: [encryption, external, mainServices.headless] });
+        }, { ...child, dependsOn: [encryption, external, mainServices.headless] }, { data: keyOf(["workflow", "volumeSize"]) });
 
         // Workers: run every execution, call the Kubernetes API with the bound service account.
         const workerServices = statefulServices(`${name}-worker`, { name: `${APP}-worker`, namespace: ns, labels: worker.labels, selector: worker.selector, ports: [{ name: "http", port: w.port }], headlessOnly: true }, child);
@@ -243,7 +244,7 @@ export class Workflow extends pulumi.ComponentResource {
                 persistentVolumeClaimRetentionPolicy: { whenDeleted: "Retain", whenScaled: "Retain" },
                 volumeClaimTemplates: [dataClaim(cfg, worker.labels)],
             },
-        }, { ...child, ...AUTOSCALED_REPLICAS, dependsOn: [encryption, external, workerServices.headless] });
+        }, { ...child, ...AUTOSCALED_REPLICAS, dependsOn: [encryption, external, workerServices.headless] }, { data: keyOf(["workflow", "volumeSize"]) });
         cpuAutoscaler(`${APP}-worker`, {
             namespace: ns, labels: worker.labels, target: { kind: "StatefulSet", name: `${APP}-worker` },
             minReplicas: w.workerReplicas, maxReplicas: w.maxWorkerReplicas, cpuUtilization: w.workerCpuUtilization, scaleDownWindow: w.workerScaleDownWindow,

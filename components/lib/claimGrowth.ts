@@ -30,8 +30,9 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import * as random from "@pulumi/random";
 
-export const ORPHAN_ANNOTATION = "pulumi.com/deletionPropagationPolicy";
-export const CLAIM_SIZES_ANNOTATION = "ops/volume-claim-sizes";
+import { CLAIM_SIZES_ANNOTATION, CLAIM_SIZE_KEYS_ANNOTATION, ORPHAN_ANNOTATION } from "./claimAnnotations";
+
+export { CLAIM_SIZES_ANNOTATION, CLAIM_SIZE_KEYS_ANNOTATION, ORPHAN_ANNOTATION };
 
 /** What of a StatefulSet's claims the program declares: plain values, known before anything runs. */
 export interface ClaimsOf {
@@ -77,11 +78,15 @@ function withAnnotations(annotations: unknown, extra: pulumi.Input<Record<string
 
 /**
  * A StatefulSet with claim templates that can grow: the StatefulSet itself (returned), the size
- * marker, and one claim patch per claim of the configured replicas.
+ * marker, and one claim patch per claim of the configured replicas. `sizeKeys`: the config key of
+ * each template's size (config/schema.ts keyOf), named by npm run diff when a size shrinks.
  */
-export function growableStatefulSet(name: string, args: k8s.apps.v1.StatefulSetArgs, opts: pulumi.CustomResourceOptions): k8s.apps.v1.StatefulSet {
+export function growableStatefulSet(name: string, args: k8s.apps.v1.StatefulSetArgs, opts: pulumi.CustomResourceOptions, sizeKeys: Record<string, string>): k8s.apps.v1.StatefulSet {
     const claims = claimsOf(args);
+    const missing = claims.templates.filter((t) => !sizeKeys[t.name]);
+    if (missing.length) throw new Error(`growableStatefulSet: no config key for the size of ${missing.map((t) => t.name).join(", ")} of ${claims.statefulSet}`);
     const key = sizesKey(claims);
+    const keys = claims.templates.map((t) => `${t.name}=${sizeKeys[t.name]}`).join(",");
     const child: pulumi.CustomResourceOptions = opts.parent ? { parent: opts.parent } : {};
     const marker = new random.RandomString(`${name}-claim-sizes`, { length: 8, special: false, upper: false, keepers: { sizes: key } }, child);
     const meta = args.metadata as Record<string, unknown>;
@@ -89,7 +94,7 @@ export function growableStatefulSet(name: string, args: k8s.apps.v1.StatefulSetA
         ...args,
         metadata: {
             ...meta,
-            annotations: withAnnotations(meta.annotations, marker.result.apply(() => ({ [ORPHAN_ANNOTATION]: "orphan", [CLAIM_SIZES_ANNOTATION]: key }))),
+            annotations: withAnnotations(meta.annotations, marker.result.apply(() => ({ [ORPHAN_ANNOTATION]: "orphan", [CLAIM_SIZES_ANNOTATION]: key, [CLAIM_SIZE_KEYS_ANNOTATION]: keys }))),
         },
     }, opts);
     for (const c of claimNames(claims)) {
