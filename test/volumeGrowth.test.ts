@@ -29,6 +29,7 @@ describe("volume growth: what the program declares", () => {
         it(`${stack}: every StatefulSet with claims carries the orphan policy, its sizes and their config keys; one claim patch per claim, after the StatefulSet; no patch in the render`, async () => {
             const r = await renderStack(stack);
             const sets = withClaims(r.objects);
+            const autoscaledSets: string[] = [];
             assert.ok(sets.length >= 7, `StatefulSets with claims: ${sets.map((s) => s.metadata?.name).join(" ")}`);
             for (const s of sets) {
                 const a = s.metadata!.annotations ?? {};
@@ -40,15 +41,20 @@ describe("volume growth: what the program declares", () => {
                     assert.equal(sizes.get(t.metadata.name), t.spec.resources.requests.storage, `${id} ${t.metadata.name}`);
                     assert.ok(declared.includes(keys.get(t.metadata.name)!), `${id}: ${keys.get(t.metadata.name)} is not a config key of Pulumi.yaml`);
                 }
-                const setUrn = r.resources.find((x) => x.type === "kubernetes:apps/v1:StatefulSet" && (x.inputs as any).metadata?.name === s.metadata!.name && (x.inputs as any).metadata?.namespace === s.metadata!.namespace)!.urn;
+                const setResource = r.resources.find((x) => x.type === "kubernetes:apps/v1:StatefulSet" && (x.inputs as any).metadata?.name === s.metadata!.name && (x.inputs as any).metadata?.namespace === s.metadata!.namespace)!;
+                const setUrn = setResource.urn;
                 const patches = r.resources.filter((x) => x.type === "kubernetes:core/v1:PersistentVolumeClaimPatch" && (x.inputs as any).metadata?.namespace === s.metadata!.namespace && x.dependencies.includes(setUrn));
-                const expected = s.spec.volumeClaimTemplates.flatMap((t: any) => Array.from({ length: s.spec.replicas ?? 1 }, (_, i) => `${t.metadata.name}-${s.metadata!.name}-${i}=${t.spec.resources.requests.storage}`));
+                // An autoscaled StatefulSet's claims are the autoscaler's doing: none is patched.
+                const autoscaled = (setResource.ignoreChanges ?? []).includes("spec.replicas");
+                if (autoscaled) autoscaledSets.push(id);
+                const expected = autoscaled ? [] : s.spec.volumeClaimTemplates.flatMap((t: any) => Array.from({ length: s.spec.replicas ?? 1 }, (_, i) => `${t.metadata.name}-${s.metadata!.name}-${i}=${t.spec.resources.requests.storage}`));
                 assert.deepEqual(patches.map((p) => `${(p.inputs as any).metadata.name}=${(p.inputs as any).spec.resources.requests.storage}`).sort(), expected.sort(), id);
                 for (const p of patches) assert.deepEqual(Object.keys((p.inputs as any).spec), ["resources"], "a patch applies the size only");
                 const marker = r.resources.find((x) => x.type === "random:index/randomString:RandomString" && (x.inputs as any).keepers?.sizes === a[CLAIM_SIZES_ANNOTATION] && x.parent === r.resources.find((y) => y.urn === setUrn)!.parent);
                 assert.ok(marker, `${id}: no size marker whose keepers are ${a[CLAIM_SIZES_ANNOTATION]}`);
             }
             assert.equal(r.objects.filter((o) => o.kind === "PersistentVolumeClaim" && !o.spec?.accessModes).length, 0, "a claim patch is not an object of the render");
+            assert.deepEqual(autoscaledSets, ["workflow/workflow-worker"], "the one autoscaled StatefulSet with claims (its HorizontalPodAutoscaler, components/workflow.ts)");
         });
     }
 
@@ -98,7 +104,7 @@ describe("volume growth: npm run explain and npm run diff say the same", () => {
     it("a shrink is refused with the reason and the config key; a class change is refused; the sizes of other StatefulSets are not named", async () => {
         const base = await renderStack("ci");
         const head = await renderStack("ci", { postgresVolumeSize: "2Gi" });
-        const changes = volumeChanges(volumes(workloadsOf(base.redactedObjects)), volumes(workloadsOf(head.redactedObjects)));
+        const changes = volumeChanges(volumes(base.redactedObjects, workloadsOf(base.redactedObjects)), volumes(head.redactedObjects, workloadsOf(head.redactedObjects)));
         assert.equal(changes.length, 1);
         assert.equal(changes[0].refused, true);
         assert.match(changes[0].text, /^refused: data\/postgres: volume data 5Gi → 2Gi \(config key postgresVolumeSize\): a claim cannot shrink/);
@@ -107,14 +113,24 @@ describe("volume growth: npm run explain and npm run diff say the same", () => {
         assert.match(renderMarkdown(report), /> \*\*Refused: the volume claim templates of StatefulSet data\/postgres\.\*\* data\/postgres: volume data 5Gi → 2Gi/);
 
         const withClass = (objects: K8sObject[], cls: string) => objects.map((o) => (o.kind === "StatefulSet" && o.metadata?.name === "postgres" ? { ...o, spec: { ...o.spec, volumeClaimTemplates: [{ ...o.spec.volumeClaimTemplates[0], spec: { ...o.spec.volumeClaimTemplates[0].spec, storageClassName: cls } }] } } : o));
-        const moved = volumeChanges(volumes(workloadsOf(base.redactedObjects)), volumes(workloadsOf(withClass(base.redactedObjects, "fast"))));
+        const moved = volumeChanges(volumes(base.redactedObjects, workloadsOf(base.redactedObjects)), volumes(withClass(base.redactedObjects, "fast"), workloadsOf(withClass(base.redactedObjects, "fast"))));
         assert.equal(moved.length, 1);
         assert.match(moved[0].text, /^refused: .*spec\.storageClassName is immutable/);
     });
 
+    it("the workflow volume: the main StatefulSet's claim expanded; the autoscaled workers re-created, their claims named as not patched", async () => {
+        const base = await renderStack("ci");
+        const head = await renderStack("ci", { workflowVolumeSize: "20Gi" });
+        const changes = volumeChanges(volumes(base.redactedObjects, workloadsOf(base.redactedObjects)), volumes(head.redactedObjects, workloadsOf(head.redactedObjects)));
+        assert.deepEqual(changes.map((c) => [c.workload, c.refused]), [["workflow/workflow-main", false], ["workflow/workflow-worker", false]]);
+        assert.match(changes[0].text, /each claim \(data-workflow-main-0\) is expanded in place/);
+        assert.match(changes[1].text, /its existing claims keep their size .* patches none/);
+        assert.match(changes[1].text, /orphaned, not deleted/);
+    });
+
     it("a StatefulSet not made to grow (no orphan policy): its size change is refused as not supported, with the reason", () => {
         const sts = (size: string): K8sObject => ({ apiVersion: "apps/v1", kind: "StatefulSet", metadata: { name: "db", namespace: "n" }, spec: { replicas: 2, template: { spec: { containers: [] } }, volumeClaimTemplates: [{ metadata: { name: "data" }, spec: { resources: { requests: { storage: size } } } }] } });
-        const c = volumeChanges(volumes(workloadsOf([sts("1Gi")])), volumes(workloadsOf([sts("2Gi")])));
+        const c = volumeChanges(volumes([sts("1Gi")], workloadsOf([sts("1Gi")])), volumes([sts("2Gi")], workloadsOf([sts("2Gi")])));
         assert.equal(c.length, 1);
         assert.match(c[0].text, /^refused: n\/db: volume data 1Gi → 2Gi: not supported: .*pulumi-kubernetes#4328/);
     });

@@ -59,7 +59,7 @@ export function explain(input: ExplainInput): ExplainReport {
         autoscaling: autoscaling(input.objects, workloads),
         rollouts: rollouts(input.objects, workloads),
         names: names(input.objects, workloads),
-        volumes: volumes(workloads),
+        volumes: volumes(input.objects, workloads),
         notes,
     };
 }

@@ -24,6 +24,8 @@ export interface ClaimTemplateVolume {
     configKey?: string;
     /** Made to grow: the orphan deletion policy and the size annotation are on the StatefulSet. */
     growable: boolean;
+    /** A HorizontalPodAutoscaler scales the StatefulSet: the program does not patch its claims. */
+    autoscaled: boolean;
     /** What a bigger size in the configuration does. */
     onGrowth: string;
 }
@@ -43,14 +45,18 @@ function pairs(value: unknown): Map<string, string> {
     return out;
 }
 
-export function growthText(v: Pick<ClaimTemplateVolume, "claims" | "storageClass">): string {
-    return `each claim (${v.claims.join(", ") || "none"}) is expanded in place by a PersistentVolumeClaimPatch, which the preview dry-runs: refused there unless ${classText(v.storageClass)} allows volume expansion; the StatefulSet is re-created around its running pods (deleted first with propagation orphan: the pods are orphaned, not deleted, and the new StatefulSet adopts them)`;
+const RECREATED = "the StatefulSet is re-created around its running pods (deleted first with propagation orphan: the pods are orphaned, not deleted, and the new StatefulSet adopts them)";
+
+export function growthText(v: Pick<ClaimTemplateVolume, "claims" | "storageClass" | "autoscaled">): string {
+    if (v.autoscaled) return `${RECREATED}; its existing claims keep their size and only claims made afterwards get the new one: a HorizontalPodAutoscaler owns its replica count, so the program does not know which claims exist and patches none (expand each by hand where ${classText(v.storageClass)} allows volume expansion)`;
+    return `each claim (${v.claims.join(", ") || "none"}) is expanded in place by a PersistentVolumeClaimPatch, which the preview dry-runs: refused there unless ${classText(v.storageClass)} allows volume expansion; ${RECREATED}`;
 }
 
 const NOT_GROWABLE = "not supported: the StatefulSet lacks the orphan deletion policy and the size annotation of components/lib/claimGrowth.ts, so `pulumi preview` fails on its replacement with provider 4.25.0 (pulumi-kubernetes#4328) and its claims would keep their size";
 
-export function volumes(workloads: Workload[]): VolumeReport {
+export function volumes(objects: K8sObject[], workloads: Workload[]): VolumeReport {
     const out: ClaimTemplateVolume[] = [];
+    const scaled = new Set(objects.filter((o) => o.kind === "HorizontalPodAutoscaler" && o.spec?.scaleTargetRef?.kind === "StatefulSet").map((o) => `${o.metadata?.namespace ?? "default"}/${o.spec.scaleTargetRef.name}`));
     for (const w of workloads.filter((x) => x.kind === "StatefulSet")) {
         const annotations: Record<string, string> = w.object.metadata?.annotations ?? {};
         const growable = annotations[ORPHAN_ANNOTATION] === "orphan" && CLAIM_SIZES_ANNOTATION in annotations;
@@ -59,7 +65,7 @@ export function volumes(workloads: Workload[]): VolumeReport {
             const template = String(t.metadata?.name ?? "");
             const claims = Array.from({ length: w.replicas }, (_, i) => `${template}-${w.name}-${i}`);
             const storageClass: string | undefined = t.spec?.storageClassName ?? undefined;
-            const v = { workload: `${w.namespace}/${w.name}`, template, size: String(t.spec?.resources?.requests?.storage ?? ""), storageClass, claims, configKey: keys.get(template), growable };
+            const v = { workload: `${w.namespace}/${w.name}`, template, size: String(t.spec?.resources?.requests?.storage ?? ""), storageClass, claims, configKey: keys.get(template), growable, autoscaled: scaled.has(`${w.namespace}/${w.name}`) };
             out.push({ ...v, onGrowth: growable ? growthText(v) : NOT_GROWABLE });
         }
     }

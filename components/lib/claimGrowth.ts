@@ -18,7 +18,8 @@
  *   statefulset spec for fields other than ... are forbidden", pulumi-kubernetes#4328). Unchanged
  *   sizes: the annotation is known and stays the same, so no diff.
  * - The claims a StatefulSet made keep their size when it is replaced (they outlive it: retention
- *   Retain). Each claim `<template>-<statefulset>-<ordinal>` of the configured replicas is expanded
+ *   Retain). Each claim `<template>-<statefulset>-<ordinal>` of the configured replicas (not of an
+ *   autoscaled StatefulSet: see below) is expanded
  *   in place by a `PersistentVolumeClaimPatch` (server-side apply of spec.resources.requests.storage
  *   only), after the StatefulSet (which makes the claims). Its preview is a dry-run of that apply,
  *   so the API server judges it before anything changes: a shrink below the claim's capacity and a
@@ -76,6 +77,8 @@ function withAnnotations(annotations: unknown, extra: pulumi.Input<Record<string
     return pulumi.all([annotations as pulumi.Input<Record<string, string> | undefined>, extra]).apply(([a, e]) => ({ ...(a ?? {}), ...e }));
 }
 
+const autoscaled = (opts: pulumi.CustomResourceOptions) => (opts.ignoreChanges ?? []).includes("spec.replicas");
+
 /**
  * A StatefulSet with claim templates that can grow: the StatefulSet itself (returned), the size
  * marker, and one claim patch per claim of the configured replicas. `sizeKeys`: the config key of
@@ -97,6 +100,11 @@ export function growableStatefulSet(name: string, args: k8s.apps.v1.StatefulSetA
             annotations: withAnnotations(meta.annotations, marker.result.apply(() => ({ [ORPHAN_ANNOTATION]: "orphan", [CLAIM_SIZES_ANNOTATION]: key, [CLAIM_SIZE_KEYS_ANNOTATION]: keys }))),
         },
     }, opts);
+    // An autoscaled StatefulSet (its replica count ignored, owned by a HorizontalPodAutoscaler):
+    // which claims exist is the autoscaler's doing, and a patch of a claim that does not exist yet
+    // would create it (server-side apply) and fail. Its claims are not patched: a bigger size
+    // re-creates it around its pods, new claims get the new size, existing ones keep theirs.
+    if (autoscaled(opts)) return set;
     for (const c of claimNames(claims)) {
         new k8s.core.v1.PersistentVolumeClaimPatch(`${name}-${c.claim}`, {
             metadata: { name: c.claim, namespace: claims.namespace },
