@@ -230,7 +230,10 @@ export class SearchEngine extends pulumi.ComponentResource {
             snapshotClaim = new k8s.core.v1.PersistentVolumeClaim(`${name}-snapshots`, {
                 metadata: { name: `${sts}-snapshots`, namespace: ns, labels: l.labels },
                 spec: { accessModes: [snap.fsAccessMode], storageClassName: snap.fsStorageClass, resources: { requests: { storage: snap.fsVolumeSize } } },
-            }, { ...child, protect: cfg.environment.tier === "prod" });
+            // retainOnDelete: the StatefulSet is deleted with propagation orphan (components/lib/
+            // claimGrowth.ts), so on a destroy its pods keep this claim in use and the claim's
+            // deletion would wait for them forever; the namespace's deletion removes it instead.
+            }, { ...child, protect: cfg.environment.tier === "prod", retainOnDelete: true });
         }
 
         const config = scratch("config", `${HOME}/config`, "64Mi");
