@@ -22,9 +22,11 @@
  *   autoscaled StatefulSet: see below) is expanded
  *   in place by a `PersistentVolumeClaimPatch` (server-side apply of spec.resources.requests.storage
  *   only), after the StatefulSet (which makes the claims). Its preview is a dry-run of that apply,
- *   so the API server judges it before anything changes: a shrink below the claim's capacity and a
- *   claim whose StorageClass has no `allowVolumeExpansion` are refused with its reason
- *   (PersistentVolumeClaimResize admission). `retainOnDelete`: a patch that goes (fewer replicas)
+ *   so the API server judges it before anything changes: a shrink below the claim's capacity is
+ *   refused with its reason (422). A claim whose StorageClass has no `allowVolumeExpansion` is
+ *   refused with 403 (PersistentVolumeClaimResize admission), which the provider ignores in a
+ *   preview (provider.go Update, `IsForbidden`): only `pulumi up` refuses it, at the patch, after
+ *   the StatefulSet was re-created (pods and claims kept). `retainOnDelete`: a patch that goes (fewer replicas)
  *   leaves its claim as it is; the provider could not release the required field anyway.
  */
 import * as k8s from "@pulumi/kubernetes";

@@ -3,9 +3,10 @@
  * (components/lib/claimGrowth.ts). PostgreSQL's claim gets a file in its (stand-in hostPath)
  * volume, then a bigger `ops:postgresVolumeSize`: the preview succeeds and names the StatefulSet's
  * replacement and the claim's patch; `pulumi up` keeps the claim (same name and uid, the new size
- * in its spec), the file, and the pods (same uids, now owned by the new StatefulSet). A shrink and
- * a grow on a class without volume expansion are refused by the preview with the API server's
- * reason, the cluster unchanged. On this cluster "expanded" is the claim's spec: the hostPath
+ * in its spec), the file, and the pods (same uids, now owned by the new StatefulSet). A shrink is
+ * refused by the preview with the API server's reason, the cluster unchanged. A grow on a class
+ * without volume expansion passes the preview (provider 4.25.0 ignores a 403 of its dry-run) and
+ * is refused by `pulumi up` at the claim patch, claims and pods kept; then back to the grown size. On this cluster "expanded" is the claim's spec: the hostPath
  * volume cannot grow, so status.capacity stays (kube-controller-manager's expand controller finds
  * no expandable plugin; docs/e2e.md).
  */
@@ -39,6 +40,8 @@ async function live(ctx: Context, ns: string, selector: string, claimNames: stri
     }));
     return { setUid: set.metadata.uid, claims, pods };
 }
+
+const podUids = (l: Live) => l.pods.map((p) => `${p.name}=${p.uid}`).sort().join(" ");
 
 const changed = (r: { steps: { op: string; type: string; object?: string; keys?: string[] }[] }) =>
     r.steps.map((s) => `${s.op} ${s.object ?? s.type}${s.keys?.length ? ` [${s.keys.join(",")}]` : ""}`);
@@ -85,7 +88,6 @@ export async function volumeGrowth(ctx: Context, io: StepIO): Promise<void> {
         if (c.size !== grown) problems.push(`claim ${c.name} requests ${c.size}, expected ${grown}`);
         if (c.volume !== b.volume) problems.push(`claim ${c.name} is bound to ${c.volume}, was ${b.volume}`);
     }
-    const podUids = (l: Live) => l.pods.map((p) => `${p.name}=${p.uid}`).sort().join(" ");
     if (podUids(after) !== podUids(before)) problems.push(`the pods changed: ${podUids(before)} -> ${podUids(after)}`);
     if (after.setUid === before.setUid) problems.push("the StatefulSet was not re-created");
     const strays = after.pods.filter((p) => p.owner !== after.setUid);
@@ -111,14 +113,35 @@ export async function volumeGrowth(ctx: Context, io: StepIO): Promise<void> {
         return `${what} (${KEY} ${size}): pulumi preview exits ${r.exitCode}: "${said}"; StatefulSet, claims and pods unchanged`;
     };
     const shrink = await refused("shrink-preview", old.replace(/^\d+/, String(Math.max(1, Math.floor(Number(m[1]) / 2)))), "a shrink", /spec\.resources\.requests\.storage: Forbidden: [^"\n]*/);
+
+    // A class without volume expansion: the API server refuses the claim patch with 403 Forbidden
+    // (PersistentVolumeClaimResize admission), which provider 4.25.0 ignores in a preview
+    // (pkg/provider/provider.go:2152, meant for dry-runs RBAC forbids): the preview passes, and
+    // `pulumi up` re-creates the StatefulSet (pods kept) and then fails at the claim patch.
+    const bigger = `${Number(m[1]) * 3}Gi`;
     await ctx.kubectl(["patch", "storageclass", STAND_IN_CLASS, "--type=merge", "-p", '{"allowVolumeExpansion":false}'], { quiet: true });
     let fixed: string;
     try {
-        fixed = await refused("fixed-class-preview", `${Number(m[1]) * 3}Gi`, "a grow on a class without volume expansion", /only dynamically provisioned pvc can be resized[^"\n]*/);
+        await ctx.pulumi(["config", "set", "--stack", "ci", KEY, bigger]);
+        const p = await ctx.engine("preview", "ci", "fixed-class-preview");
+        const u = await ctx.engine("up", "ci", "fixed-class-up");
+        const log = fs.readFileSync(ctx.path("logs", "engine-fixed-class-up.log"), "utf8");
+        const said = (`${u.error ?? ""}\n${log}`.match(/only dynamically provisioned pvc can be resized[^"\n]*/) ?? [])[0];
+        if (u.ok || !said) throw new Error(`pulumi up of ${KEY} ${bigger} on a class without volume expansion ${u.ok ? "passed" : `failed without the admission's reason: ${(u.error ?? "").slice(-800)}`}`);
+        const now = await live(ctx, ns, selector, claimNames);
+        const claimsKept = JSON.stringify(now.claims) === JSON.stringify(after.claims);
+        const podsKept = podUids(now) === podUids(after) && now.pods.every((p) => p.owner === now.setUid);
+        if (!claimsKept || !podsKept) throw new Error(`the refused up changed the claims or the pods: ${JSON.stringify(now)}`);
+        fixed = `a grow on a class without volume expansion (${KEY} ${bigger}): pulumi preview ${p.ok ? "passes (the provider ignores the 403 of its dry-run)" : "fails"}; pulumi up exits ${u.exitCode}: "${said}"; claims unchanged, pods kept (the StatefulSet was re-created${now.setUid === after.setUid ? ": NOT" : ""})`;
     } finally {
         await ctx.kubectl(["patch", "storageclass", STAND_IN_CLASS, "--type=merge", "-p", '{"allowVolumeExpansion":true}'], { quiet: true });
         await ctx.pulumi(["config", "set", "--stack", "ci", KEY, grown]);
     }
+    // Back to the grown size: the StatefulSet's template follows, nothing else.
+    const back = await ctx.engine("up", "ci", "grow-back");
+    if (!back.ok) throw new Error(`pulumi up back to ${grown} failed: ${(back.error ?? "").slice(-800)}`);
+    const settled = await ctx.engine("preview", "ci", "grow-settled", ["--expect-no-changes"]);
+    if (!settled.ok) throw new Error(`after going back to ${grown}, the preview reports changes: ${changed(settled).join("; ")}`);
     io.result(shrink);
     io.result(fixed);
 }
