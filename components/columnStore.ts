@@ -16,6 +16,8 @@ import { appLabels, reloaderAnnotations } from "./lib/labels";
 import { allowOnly, Peer, podsIn } from "./lib/network";
 import { hardenedContainer, hardenedPodSpec, httpProbe, scratch, tcpProbe } from "./lib/pod";
 import { withoutSettlingWait } from "./lib/engineOrder";
+import { keyOf } from "../config/schema";
+import { growableStatefulSet } from "./lib/claimGrowth";
 
 export interface ColumnStoreArgs {
     config: StackConfig;
@@ -244,7 +246,7 @@ export class ColumnStore extends pulumi.ComponentResource {
                     tmp.mount,
                 ],
             });
-            new k8s.apps.v1.StatefulSet(`${name}-shard-${shard}`, {
+            growableStatefulSet(`${name}-shard-${shard}`, {
                 metadata: { name: sts, namespace: ns, labels: l.labels, annotations: reloaderAnnotations(cfg, { configMaps: [`${APP}-config`, `${APP}-users`], secrets: [secretName] }) },
                 spec: {
                     serviceName: headlessName,
@@ -272,7 +274,7 @@ export class ColumnStore extends pulumi.ComponentResource {
                         spec: { accessModes: ["ReadWriteOnce"], storageClassName: c.storageClass, resources: { requests: { storage: c.dataVolumeSize } } },
                     }],
                 },
-            }, { ...child, dependsOn: [auth, serverConfig, users, ...(keeperSet ? [keeperSet] : [])] });
+            }, { ...child, dependsOn: [auth, serverConfig, users, ...(keeperSet ? [keeperSet] : [])] }, { data: keyOf(["columnStore", "dataVolumeSize"]) });
             // Each shard keeps all but one replica up.
             disruptionBudget(sts, { namespace: ns, labels: l.labels, selector: l.selector, replicas: c.replicasPerShard }, child);
         }
@@ -336,7 +338,7 @@ export class ColumnStore extends pulumi.ComponentResource {
         }, child);
         const work = scratch("work", "/var/lib/clickhouse", "64Mi");
         const tmp = scratch("tmp", "/tmp", "256Mi");
-        const set = new k8s.apps.v1.StatefulSet(`${name}-keeper`, {
+        const set = growableStatefulSet(`${name}-keeper`, {
             metadata: { name: keeperName, namespace: ns, labels: l.labels, annotations: reloaderAnnotations(cfg, { configMaps: [`${keeperName}-config`] }) },
             spec: {
                 serviceName: keeperHeadlessName,
@@ -377,7 +379,7 @@ export class ColumnStore extends pulumi.ComponentResource {
                     spec: { accessModes: ["ReadWriteOnce"], storageClassName: c.storageClass, resources: { requests: { storage: c.keeper.volumeSize } } },
                 }],
             },
-        }, { ...child, dependsOn: [config] });
+        }, { ...child, dependsOn: [config] }, { data: keyOf(["columnStore", "keeper", "volumeSize"]) });
         disruptionBudget(keeperName, { namespace: ns, labels: l.labels, selector: l.selector, replicas: c.keeperReplicas }, child);
         const members = podsIn(ns, l.selector, "the other keeper members");
         allowOnly(keeperName, {

@@ -17,6 +17,8 @@ import { appLabels, reloaderAnnotations } from "./lib/labels";
 import { allowOnly, Flow, podsIn } from "./lib/network";
 import { hardenedContainer, hardenedPodSpec, httpProbe, scratch } from "./lib/pod";
 import { statefulServices, StoreClient } from "./lib/statefulService";
+import { keyOf } from "../config/schema";
+import { growableStatefulSet } from "./lib/claimGrowth";
 
 export interface ObjectStoreArgs {
     config: StackConfig;
@@ -100,7 +102,7 @@ export class ObjectStore extends pulumi.ComponentResource {
             volumeMounts: [{ name: "data", mountPath: DATA_DIR }, tmp.mount],
         });
 
-        this.readyForClients.push(new k8s.apps.v1.StatefulSet(name, {
+        this.readyForClients.push(growableStatefulSet(name, {
             metadata: { name: APP, namespace: ns, labels: l.labels, annotations: reloaderAnnotations(cfg, { secrets: [`${APP}-root`] }) },
             spec: {
                 serviceName: services.headlessName,
@@ -123,7 +125,7 @@ export class ObjectStore extends pulumi.ComponentResource {
                     spec: { accessModes: ["ReadWriteOnce"], storageClassName: cfg.dataStores.storageClass, resources: { requests: { storage: o.volumeSize } } },
                 }],
             },
-        }, { ...child, dependsOn: [root, services.headless] }));
+        }, { ...child, dependsOn: [root, services.headless] }, { data: keyOf(["objectStore", "volumeSize"]) }));
 
         this.host = services.host;
         this.port = o.port;

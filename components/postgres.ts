@@ -18,6 +18,8 @@ import { appLabels, reloaderAnnotations } from "./lib/labels";
 import { allowOnly, Flow, podsIn } from "./lib/network";
 import { execProbe, hardenedContainer, hardenedPodSpec, scratch } from "./lib/pod";
 import { statefulServices, StoreClient } from "./lib/statefulService";
+import { keyOf } from "../config/schema";
+import { growableStatefulSet } from "./lib/claimGrowth";
 
 export interface DatabaseRequest {
     /** Database name; the owning role has the same name. */
@@ -104,7 +106,7 @@ export class Postgres extends pulumi.ComponentResource {
 
         (container.securityContext as { runAsGroup?: number }).runAsGroup = POSTGRES_UID;
 
-        const server = new k8s.apps.v1.StatefulSet(name, {
+        const server = growableStatefulSet(name, {
             metadata: { name: APP, namespace: ns, labels: l.labels, annotations: reloaderAnnotations(cfg, { secrets: [`${APP}-superuser`] }) },
             spec: {
                 serviceName: services.headlessName,
@@ -129,7 +131,7 @@ export class Postgres extends pulumi.ComponentResource {
                     spec: { accessModes: ["ReadWriteOnce"], storageClassName: cfg.dataStores.storageClass, resources: { requests: { storage: p.volumeSize } } },
                 }],
             },
-        }, { ...child, dependsOn: [superuser, services.headless] });
+        }, { ...child, dependsOn: [superuser, services.headless] }, { data: keyOf(["postgres", "volumeSize"]) });
 
         this.readyForClients.push(server);
 

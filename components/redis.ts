@@ -12,12 +12,13 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import * as random from "@pulumi/random";
 import type { StackConfig } from "../config";
-import { quantityBytes } from "../config/schema";
+import { keyOf, quantityBytes } from "../config/schema";
 import { backupCronJob, BackupJobs, scriptFile } from "./lib/backupCronJob";
 import { appLabels, reloaderAnnotations } from "./lib/labels";
 import { allowOnly, Flow, podsIn } from "./lib/network";
 import { execProbe, hardenedContainer, hardenedPodSpec } from "./lib/pod";
 import { statefulServices, StoreClient } from "./lib/statefulService";
+import { growableStatefulSet } from "./lib/claimGrowth";
 
 export interface RedisArgs {
     config: StackConfig;
@@ -92,7 +93,7 @@ export class Redis extends pulumi.ComponentResource {
         });
         (container.securityContext as { runAsGroup?: number }).runAsGroup = REDIS_UID;
 
-        this.readyForClients.push(new k8s.apps.v1.StatefulSet(name, {
+        this.readyForClients.push(growableStatefulSet(name, {
             metadata: { name: APP, namespace: ns, labels: l.labels, annotations: reloaderAnnotations(cfg, { configMaps: [`${APP}-config`], secrets: [`${APP}-auth`] }) },
             spec: {
                 serviceName: services.headlessName,
@@ -120,7 +121,7 @@ export class Redis extends pulumi.ComponentResource {
                     spec: { accessModes: ["ReadWriteOnce"], storageClassName: cfg.dataStores.storageClass, resources: { requests: { storage: r.volumeSize } } },
                 }],
             },
-        }, { ...child, dependsOn: [auth, conf, services.headless] }));
+        }, { ...child, dependsOn: [auth, conf, services.headless] }, { data: keyOf(["redis", "volumeSize"]) }));
 
         const toServer: Flow[] = [{ peer: podsIn(ns, l.selector, "Redis"), ports: [{ port: r.port }] }];
         const connect = { REDIS_HOST: services.host, REDIS_PORT: String(r.port) };

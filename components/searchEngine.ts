@@ -25,6 +25,8 @@ import { appLabels, reloaderAnnotations } from "./lib/labels";
 import { allowOnly, Flow, internet, ingressController, namespace as inNamespace, podsIn } from "./lib/network";
 import { execProbe, hardenedContainer, hardenedPodSpec, scratch, tcpProbe } from "./lib/pod";
 import { withoutSettlingWait } from "./lib/engineOrder";
+import { keyOf } from "../config/schema";
+import { growableStatefulSet } from "./lib/claimGrowth";
 
 /** The bootstrap script (repository, verify, role, lifecycle policy); tested in test/searchEngine.test.ts. */
 export const SEARCH_SCRIPT = fs.readFileSync(path.join(__dirname, "searchBootstrap.sh"), "utf8");
@@ -228,7 +230,10 @@ export class SearchEngine extends pulumi.ComponentResource {
             snapshotClaim = new k8s.core.v1.PersistentVolumeClaim(`${name}-snapshots`, {
                 metadata: { name: `${sts}-snapshots`, namespace: ns, labels: l.labels },
                 spec: { accessModes: [snap.fsAccessMode], storageClassName: snap.fsStorageClass, resources: { requests: { storage: snap.fsVolumeSize } } },
-            }, { ...child, protect: cfg.environment.tier === "prod" });
+            // retainOnDelete: the StatefulSet is deleted with propagation orphan (components/lib/
+            // claimGrowth.ts), so on a destroy its pods keep this claim in use and the claim's
+            // deletion would wait for them forever; the namespace's deletion removes it instead.
+            }, { ...child, protect: cfg.environment.tier === "prod", retainOnDelete: true });
         }
 
         const config = scratch("config", `${HOME}/config`, "64Mi");
@@ -270,7 +275,7 @@ export class SearchEngine extends pulumi.ComponentResource {
             ],
         });
 
-        new k8s.apps.v1.StatefulSet(name, {
+        growableStatefulSet(name, {
             metadata: { name: sts, namespace: ns, labels: l.labels, annotations: reloaderAnnotations(cfg, { configMaps: [`${sts}-config`], secrets: secretNames }) },
             spec: {
                 serviceName: headless,
@@ -302,7 +307,7 @@ export class SearchEngine extends pulumi.ComponentResource {
                     spec: { accessModes: ["ReadWriteOnce"], storageClassName: s.storageClass, resources: { requests: { storage: s.dataVolumeSize } } },
                 }],
             },
-        }, { ...child, dependsOn: [settings, ...(passwordSecret ? [passwordSecret] : [])] });
+        }, { ...child, dependsOn: [settings, ...(passwordSecret ? [passwordSecret] : [])] }, { data: keyOf(["searchEngine", "dataVolumeSize"]) });
 
         new k8s.core.v1.Service(`${name}-headless`, {
             metadata: { name: headless, namespace: ns, labels: l.labels },

@@ -36,6 +36,8 @@ import { appLabels, reloaderAnnotations } from "./lib/labels";
 import { allowOnly, Flow, ingressController, internet, podsIn } from "./lib/network";
 import { hardenedContainer, hardenedPodSpec, httpProbe, Resources, scratch } from "./lib/pod";
 import { statefulServices, StoreClient } from "./lib/statefulService";
+import { keyOf } from "../config/schema";
+import { growableStatefulSet } from "./lib/claimGrowth";
 
 type EnvVar = k8s.types.input.core.v1.EnvVar;
 
@@ -191,7 +193,7 @@ export class Workflow extends pulumi.ComponentResource {
         // Main process: one replica (schedule triggers must fire once).
         const mainServices = statefulServices(`${name}-main`, { name: `${APP}-main`, namespace: ns, labels: main.labels, selector: main.selector, ports: [{ name: "http", port: w.port }] }, child);
         const m = processContainer("main", w.main, w.mainPoolSize, ["start"]);
-        new k8s.apps.v1.StatefulSet(`${name}-main`, {
+        growableStatefulSet(`${name}-main`, {
             metadata: { name: `${APP}-main`, namespace: ns, labels: main.labels, annotations: reloaderAnnotations(cfg, { secrets: secretsUsed }) },
             spec: {
                 serviceName: mainServices.headlessName,
@@ -213,12 +215,12 @@ export class Workflow extends pulumi.ComponentResource {
                 persistentVolumeClaimRetentionPolicy: { whenDeleted: "Retain", whenScaled: "Retain" },
                 volumeClaimTemplates: [dataClaim(cfg, main.labels)],
             },
-        }, { ...child, dependsOn: [encryption, external, mainServices.headless] });
+        }, { ...child, dependsOn: [encryption, external, mainServices.headless] }, { data: keyOf(["workflow", "volumeSize"]) });
 
         // Workers: run every execution, call the Kubernetes API with the bound service account.
         const workerServices = statefulServices(`${name}-worker`, { name: `${APP}-worker`, namespace: ns, labels: worker.labels, selector: worker.selector, ports: [{ name: "http", port: w.port }], headlessOnly: true }, child);
         const wk = processContainer("worker", w.worker, w.workerPoolSize, ["worker", `--concurrency=${w.workerConcurrency}`]);
-        const workers = new k8s.apps.v1.StatefulSet(`${name}-worker`, {
+        const workers = growableStatefulSet(`${name}-worker`, {
             metadata: { name: `${APP}-worker`, namespace: ns, labels: worker.labels, annotations: reloaderAnnotations(cfg, { secrets: secretsUsed }) },
             spec: {
                 serviceName: workerServices.headlessName,
@@ -242,7 +244,7 @@ export class Workflow extends pulumi.ComponentResource {
                 persistentVolumeClaimRetentionPolicy: { whenDeleted: "Retain", whenScaled: "Retain" },
                 volumeClaimTemplates: [dataClaim(cfg, worker.labels)],
             },
-        }, { ...child, ...AUTOSCALED_REPLICAS, dependsOn: [encryption, external, workerServices.headless] });
+        }, { ...child, ...AUTOSCALED_REPLICAS, dependsOn: [encryption, external, workerServices.headless] }, { data: keyOf(["workflow", "volumeSize"]) });
         cpuAutoscaler(`${APP}-worker`, {
             namespace: ns, labels: worker.labels, target: { kind: "StatefulSet", name: `${APP}-worker` },
             minReplicas: w.workerReplicas, maxReplicas: w.maxWorkerReplicas, cpuUtilization: w.workerCpuUtilization, scaleDownWindow: w.workerScaleDownWindow,

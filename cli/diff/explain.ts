@@ -13,8 +13,9 @@ import { loadConfig, mapSource } from "../../config";
 import { nodeFiles } from "../../components/platform/nodeSettings";
 import { explain, ExplainReport } from "../explain/index";
 import { readStackValues, REPO_ROOT } from "../harness/stackConfig";
+import { volumeChanges } from "../explain/volumes";
 
-export type ExplainArea = "capacity" | "isolation" | "reachability" | "declared flows" | "autoscaling" | "rollouts" | "names";
+export type ExplainArea = "capacity" | "isolation" | "reachability" | "declared flows" | "autoscaling" | "rollouts" | "volumes" | "names";
 
 export interface ExplainChange {
     area: ExplainArea;
@@ -156,6 +157,8 @@ export function compareExplain(stack: string, base: ExplainReport, head: Explain
     }
     push("autoscaling", autoscalingChanges(base, head));
     push("rollouts", rolloutChanges(base, head));
+    // A base explained without the volumes section (an older report shape) has nothing to compare.
+    if (base.volumes && head.volumes) push("volumes", volumeChanges(base.volumes, head.volumes).map((v) => v.text));
     push("names", setChanges("name", [...base.names.services.map((s) => s.dns), ...base.names.statefulPods.map((p) => p.dns)], [...head.names.services.map((s) => s.dns), ...head.names.statefulPods.map((p) => p.dns)]));
     return { changes, flows };
 }

@@ -95,7 +95,7 @@ export function renderMarkdown(r: StackDiffReport, options: MarkdownOptions = {}
         head.push("");
     }
     head.push(...constraintLines(r));
-    head.push(...replacementLines(r.replacements ?? []));
+    head.push(...replacementLines(r.replacements ?? [], 20, r.explain?.available ? r.explain.changes.filter((c) => c.area === "volumes").map((c) => c.text) : []));
 
     head.push(...explainSection(r));
 
@@ -144,7 +144,7 @@ export function explainSection(r: StackDiffReport): string[] {
     const out = ["#### What changes on the cluster", ""];
     if (!e.available) return [...out, `Not explained: ${escapeText(e.reason)}.`, ""];
     for (const note of e.notes) out.push(`> ${escapeText(note)}`, "");
-    if (e.changes.length === 0) return [...out, "No change to QoS classes, control-group values, capacity, reachability, autoscaling, rollouts or names.", ""];
+    if (e.changes.length === 0) return [...out, "No change to QoS classes, control-group values, capacity, reachability, autoscaling, rollouts, data volumes or names.", ""];
     out.push(...e.changes.map((c) => `- **${c.area}**: ${escapeText(c.text)}`), "");
     const diagram = mermaidFlows(e.flows);
     if (diagram.length > 0) out.push(fenced(diagram, "mermaid"), "");

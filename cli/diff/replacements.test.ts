@@ -40,12 +40,16 @@ test("the provider's other force-new fields: Deployment selector, Job template, 
     }
 });
 
-test("a volume claim template change is named as not supported yet, with the reason; other replacements are not", () => {
+test("a volume claim template change carries the explain comparison's sentence for its StatefulSet: growth, refusal, or a pointer without one; other replacements none", () => {
     const replaced = findReplacements(diffObjects([sts("10Gi", 1)], [sts("20Gi", 1)]).changed);
-    const text = replacementLines(replaced).join("\n");
-    assert.match(text, /volume claim templates of StatefulSet data\/postgres: not supported yet/);
-    assert.match(text, /pulumi-kubernetes#4328/);
-    assert.match(text, /claims keep their size/);
+    const grow = "data/postgres: volume data 10Gi → 20Gi (config key postgresVolumeSize): each claim (data-postgres-0) is expanded in place";
+    const other = "data/redis: volume data 1Gi → 2Gi: each claim (data-redis-0) is expanded in place";
+    const text = replacementLines(replaced, 20, [other, grow]).join("\n");
+    assert.ok(text.includes(`> **Volume growth of StatefulSet data/postgres.** ${grow}`), text);
+    assert.ok(!text.includes("data-redis-0"), "another StatefulSet's sentence is not put under this one");
+    const refused = replacementLines(replaced, 20, ["refused: data/postgres: volume data 10Gi → 5Gi: a claim cannot shrink"]).join("\n");
+    assert.match(refused, /> \*\*Refused: the volume claim templates of StatefulSet data\/postgres\.\*\* data\/postgres: volume data 10Gi → 5Gi: a claim cannot shrink/);
+    assert.match(replacementLines(replaced).join("\n"), /volume claim templates of StatefulSet data\/postgres change\*\*: see "What changes on the cluster"/);
     const job = (restartPolicy: string) => ({ apiVersion: "batch/v1", kind: "Job", metadata: { name: "j", namespace: "n" }, spec: { template: { spec: { restartPolicy } } } });
-    assert.doesNotMatch(replacementLines(findReplacements(diffObjects([job("Never")], [job("OnFailure")]).changed)).join("\n"), /not supported yet/);
+    assert.doesNotMatch(replacementLines(findReplacements(diffObjects([job("Never")], [job("OnFailure")]).changed), 20, [grow]).join("\n"), /volume/i);
 });

@@ -5,19 +5,27 @@ import type { Replacement } from "./replacements";
 const code = (s: string) => `\`${s.replace(/`/g, "'")}\``;
 
 /**
- * A StatefulSet whose volume claim templates change (a volume grown, a class changed): provider
- * 4.25.0 cannot preview its replacement (the dry-run apply under the same name is refused,
- * pulumi-kubernetes#4328), and a replaced StatefulSet keeps its claims (retention Retain) at their
- * old size. Said in the comment rather than discovered by a failing preview.
+ * A StatefulSet whose volume claim templates change: what the explain comparison (cli/explain/
+ * volumes.ts) says the change does, a growth (claims expanded in place, the StatefulSet re-created
+ * around its pods) or a refusal (a shrink, a class change, a StatefulSet not made to grow); the
+ * same words `npm run explain` prints. Without such a sentence (the explain comparison did not
+ * run) the change is only named.
  */
-export function claimTemplateLines(replacements: readonly Replacement[]): string[] {
+export function claimTemplateLines(replacements: readonly Replacement[], volumeTexts: readonly string[] = []): string[] {
     const hit = replacements.filter((r) => r.kind === "StatefulSet" && r.fields.some((f) => f.startsWith("spec.volumeClaimTemplates")));
-    return hit.map((r) =>
-        `> **The volume claim templates of ${describeRef(r).replace(/[<>|]/g, "")}: not supported yet.** \`pulumi preview\` fails on this replacement with kubernetes provider 4.25.0 (pulumi-kubernetes#4328), and even replaced, the StatefulSet's existing claims keep their size (retention Retain): nothing grows. See docs/e2e.md, "Growing a data volume".`);
+    return hit.flatMap((r) => {
+        const id = `${r.namespace}/${r.name}`;
+        const said = volumeTexts.filter((t) => t.startsWith(`${id}: `) || t.startsWith(`refused: ${id}: `));
+        const name = describeRef(r).replace(/[<>|]/g, "");
+        if (said.length === 0) return [`> **The volume claim templates of ${name} change**: see "What changes on the cluster" (npm run explain); docs/e2e.md, "Growing a data volume".`];
+        return said.map((t) => (t.startsWith("refused: ")
+            ? `> **Refused: the volume claim templates of ${name}.** ${t.slice("refused: ".length)}`
+            : `> **Volume growth of ${name}.** ${t}`));
+    });
 }
 
 /** At most `max` objects are listed (a comment has a size limit); the JSON report has them all. */
-export function replacementLines(replacements: readonly Replacement[], max = 20): string[] {
+export function replacementLines(replacements: readonly Replacement[], max = 20, volumeTexts: readonly string[] = []): string[] {
     if (replacements.length === 0) return [];
     const more = replacements.length - max;
     return [
@@ -28,6 +36,6 @@ export function replacementLines(replacements: readonly Replacement[], max = 20)
         ...replacements.slice(0, max).map((r) => `- **replace** ${describeRef(r).replace(/[<>|]/g, "")}: ${r.fields.slice(0, 5).map(code).join(", ")}${r.fields.length > 5 ? ` and ${r.fields.length - 5} more fields` : ""}`),
         ...(more > 0 ? [`- … and ${more} more (the JSON report, \`--format json\`, lists every one)`] : []),
         "",
-        ...claimTemplateLines(replacements).flatMap((l) => [l, ""]),
+        ...claimTemplateLines(replacements, volumeTexts).flatMap((l) => [l, ""]),
     ];
 }

@@ -79,6 +79,11 @@ export function explainMarkdown(r: ExplainReport): string {
     out.push(...table(["PodDisruptionBudget", "Workloads", "Pods", "Allowed disruptions", "During a drain"], ro.budgets.map((b) => [b.budget, b.workloads.join(", "), b.expectedPods, b.allowedDisruptions, b.note])), "");
     if (ro.withoutBudget.length) out.push(`Without a PodDisruptionBudget (a drain may evict every pod at once): ${ro.withoutBudget.join(", ")}.`, "");
 
+    out.push("## Data volumes", "");
+    out.push("A bigger size in the configuration (components/lib/claimGrowth.ts): the preview names the StatefulSet's replacement and one PersistentVolumeClaimPatch update per claim; a shrink is refused by the preview, a class without volume expansion by \`pulumi up\` at the claim patch.", "");
+    out.push(...table(["StatefulSet", "Claim template", "Size", "Config key", "StorageClass", "Claims", "A bigger size"],
+        (r.volumes?.volumes ?? []).map((v) => [v.workload, v.template, v.size, v.configKey ?? "-", v.storageClass ?? "(cluster default)", v.claims.join(", "), v.onGrowth])), "");
+
     out.push("## Names (sections 2.2, 2.3)", "");
     out.push(...table(["Service", "DNS name", "Type", "Ports"], r.names.services.map((s) => [s.service, s.dns, s.headless ? "headless" : s.type, s.ports.join(", ")])), "");
     out.push(...table(["StatefulSet pod", "DNS name", "Problem"], r.names.statefulPods.map((p) => [`${p.statefulSet}-${p.ordinal}`, p.dns, p.problem ?? ""])), "");

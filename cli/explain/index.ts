@@ -10,6 +10,7 @@ import { names } from "./names";
 import { isolationOf, limitRangesOf, PodIsolation } from "./qos";
 import { DeclaredFlows, reachability, Reachability } from "./reachability";
 import { rollouts, RolloutReport } from "./rollout";
+import { volumes, VolumeReport } from "./volumes";
 import { workloadsOf } from "./workloads";
 
 export const EXPLAIN_FORMAT_VERSION = 1;
@@ -33,6 +34,8 @@ export interface ExplainReport {
     autoscaling: AutoscalingReport;
     rollouts: RolloutReport;
     names: ReturnType<typeof names>;
+    /** Each StatefulSet's claim templates and what a bigger size does (volumes.ts). */
+    volumes: VolumeReport;
     notes: string[];
 }
 
@@ -56,6 +59,7 @@ export function explain(input: ExplainInput): ExplainReport {
         autoscaling: autoscaling(input.objects, workloads),
         rollouts: rollouts(input.objects, workloads),
         names: names(input.objects, workloads),
+        volumes: volumes(input.objects, workloads),
         notes,
     };
 }

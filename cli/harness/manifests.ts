@@ -12,8 +12,11 @@ export { unwrapSecrets };
 
 export const REDACTED = "<redacted: secret>";
 
-/** Resource types of @pulumi/kubernetes that are not single Kubernetes objects. */
-const NOT_OBJECTS = /^kubernetes:(helm\.sh\/v\d+:(Chart|Release)|yaml(\/v2)?:(ConfigFile|ConfigGroup)|kustomize(\/v2)?:Directory)$|^pulumi:providers:/;
+/**
+ * Resource types of @pulumi/kubernetes that are not single Kubernetes objects; a patch resource
+ * (`<Kind>Patch`) is a partial apply to an object something else made (components/lib/claimGrowth.ts).
+ */
+const NOT_OBJECTS = /^kubernetes:(helm\.sh\/v\d+:(Chart|Release)|yaml(\/v2)?:(ConfigFile|ConfigGroup)|kustomize(\/v2)?:Directory)$|^kubernetes:[^:]+:\w+Patch$|^pulumi:providers:/;
 
 export const isKubernetesObject = (r: RegisteredResource) => r.custom && r.type.startsWith("kubernetes:") && !NOT_OBJECTS.test(r.type);
 

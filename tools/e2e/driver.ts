@@ -18,12 +18,14 @@ import * as cluster from "./steps/cluster";
 import * as objects from "./steps/objects";
 import * as pulumi from "./steps/pulumi";
 import * as speed from "./steps/speed";
+import * as volumeGrowth from "./steps/volumeGrowth";
 
 const ENGINE_STEPS = [
     "1 pulumi up ci: converges, cluster holds exactly the render",
     "2 pulumi preview --expect-no-changes: no change",
     "3 drift: found by preview --refresh, repaired by up",
     "4 config change: in place / replaced as previewed; npm run diff agrees",
+    "4b volume growth: a claim grows in place, its StatefulSet re-created around its pods; shrink refused",
     "5 pulumi preview --policy-pack policies: passes; broken stack refused",
     "6 chart hooks through helm.v3.Release: install, upgrade, uninstall",
     "7 prod converges on kwok nodes shaped like its pool",
@@ -88,10 +90,11 @@ async function enginePath(ctx: Context, run: Steps): Promise<void> {
         await run.step("speed: pulumi preview --refresh against kubectl diff --server-side", (c, io) => speed.previewRefreshStep(c, io, fairSpeed));
         await run.step(ENGINE_STEPS[2], pulumi.drift);
         await run.step(ENGINE_STEPS[3], pulumi.change);
-        await run.step(ENGINE_STEPS[4], pulumi.policy);
-        await run.step(ENGINE_STEPS[5], (c, io) => pulumi.hooks(c, io, engineState));
-        await run.step(ENGINE_STEPS[6], pulumi.prod);
-        await run.step(ENGINE_STEPS[7], pulumi.destroy);
+        await run.step(ENGINE_STEPS[4], volumeGrowth.volumeGrowth);
+        await run.step(ENGINE_STEPS[5], pulumi.policy);
+        await run.step(ENGINE_STEPS[6], (c, io) => pulumi.hooks(c, io, engineState));
+        await run.step(ENGINE_STEPS[7], pulumi.prod);
+        await run.step(ENGINE_STEPS[8], pulumi.destroy);
     } finally {
         ingress.stop();
     }

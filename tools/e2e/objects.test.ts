@@ -78,7 +78,7 @@ test("stand-in volumes: one pre-bound PersistentVolume per claim, StatefulSet cl
         }),
     ], "/v");
     assert.deepEqual(pvs.map((p) => [p.metadata!.name, p.spec.claimRef.namespace, p.spec.claimRef.name, p.spec.capacity.storage, p.spec.storageClassName]), [
-        ["e2e-booking-data", "booking", "data", "1Gi", ""],
+        ["e2e-booking-data", "booking", "data", "1Gi", "e2e-standin"],
         ["e2e-data-db-pg-0", "data", "db-pg-0", "5Gi", "fast"],
         ["e2e-data-db-pg-1", "data", "db-pg-1", "5Gi", "fast"],
     ]);

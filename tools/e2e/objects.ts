@@ -132,9 +132,32 @@ export function quantity(v: unknown): number | undefined {
 }
 
 /**
+ * The cluster's default StorageClass of the stand-in volumes: no provisioner (the volumes are
+ * pre-bound), volume expansion allowed, so the API server accepts a bigger claim (admission
+ * PersistentVolumeClaimResize) and the volume-growth step can grow one. A claim without a class
+ * gets this one (admission DefaultStorageClass), and so does its stand-in volume. The hostPath
+ * volumes themselves cannot grow: kube-controller-manager's expand controller finds no expandable
+ * plugin, so a grown claim's status.capacity stays at the old size (docs/e2e.md).
+ */
+export const STAND_IN_CLASS = "e2e-standin";
+
+export function standInStorageClass(): K8sObject {
+    return {
+        apiVersion: "storage.k8s.io/v1",
+        kind: "StorageClass",
+        metadata: { name: STAND_IN_CLASS, labels: { "app.kubernetes.io/managed-by": "ops-e2e" }, annotations: { "storageclass.kubernetes.io/is-default-class": "true" } },
+        provisioner: "kubernetes.io/no-provisioner",
+        reclaimPolicy: "Retain",
+        volumeBindingMode: "Immediate",
+        allowVolumeExpansion: true,
+    };
+}
+
+/**
  * Stand-in storage for a cluster without a volume provisioner: one hostPath PersistentVolume
  * pre-bound (claimRef) to each claim of the objects: PersistentVolumeClaims and the claims
- * StatefulSets make from their volumeClaimTemplates (<template>-<set>-<ordinal>).
+ * StatefulSets make from their volumeClaimTemplates (<template>-<set>-<ordinal>); of the claim's
+ * class, or the stand-in default class.
  */
 export function standInVolumes(objects: K8sObject[], dir: string): K8sObject[] {
     const claims: { namespace: string; name: string; spec: Record<string, any> }[] = [];
@@ -158,7 +181,7 @@ export function standInVolumes(objects: K8sObject[], dir: string): K8sObject[] {
             spec: {
                 capacity: { storage: size },
                 accessModes: c.spec.accessModes ?? ["ReadWriteOnce"],
-                storageClassName: c.spec.storageClassName ?? "",
+                storageClassName: c.spec.storageClassName ?? STAND_IN_CLASS,
                 persistentVolumeReclaimPolicy: "Retain",
                 hostPath: { path: `${dir}/${c.namespace}/${c.name}`, type: "DirectoryOrCreate" },
                 claimRef: { namespace: c.namespace, name: c.name },

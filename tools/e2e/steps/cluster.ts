@@ -8,6 +8,7 @@ import * as net from "node:net";
 import * as path from "node:path";
 import type { Context, StepIO } from "../harness/context";
 import { kindsOf } from "./objects";
+import { standInStorageClass } from "../objects";
 
 export const STACK = "ci";
 
@@ -147,9 +148,12 @@ export async function crds(ctx: Context, io: StepIO): Promise<void> {
 }
 
 export async function volumes(ctx: Context, io: StepIO): Promise<void> {
+    // Before any claim: the default class a claim without one is given (objects.ts standInStorageClass).
+    fs.writeFileSync(ctx.path("storageclass.json"), JSON.stringify(standInStorageClass()));
+    await ctx.kubectl(["apply", "--server-side", "--field-manager", "ops-e2e", "-f", ctx.path("storageclass.json")]);
     await ctx.kubectl(["apply", "--server-side", "--field-manager", "ops-e2e", "-f", ctx.path("volumes.json")]);
     const n = (await ctx.names(["pv", "-l", "ops-e2e/stand-in=storage"])).length;
-    io.result(`${n} PersistentVolumes pre-bound to the stack's claims (no volume provisioner here)`);
+    io.result(`${n} PersistentVolumes pre-bound to the stack's claims (no volume provisioner here), default StorageClass ${standInStorageClass().metadata!.name} (allowVolumeExpansion)`);
 }
 
 /** Objects of the stack still on the cluster, for the kinds of a render. */

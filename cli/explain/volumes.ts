@@ -1,0 +1,106 @@
+/**
+ * Data volumes: each StatefulSet's claim templates, their claims and what a bigger size does
+ * (components/lib/claimGrowth.ts), and between two renders what a size change will do. The same
+ * sentences are printed by `npm run explain` (one stack) and `npm run diff` (base against head),
+ * and they name what `pulumi preview` shows for the change: the StatefulSet replaced (delete
+ * before replace, its pods orphaned and adopted) and one PersistentVolumeClaimPatch updated per
+ * claim; a shrink is refused by that preview (a class without volume expansion only by the up).
+ */
+import type { K8sObject } from "../../policies/gatekeeper/types";
+import { CLAIM_SIZES_ANNOTATION, CLAIM_SIZE_KEYS_ANNOTATION, ORPHAN_ANNOTATION } from "../../components/lib/claimAnnotations";
+import { bytes } from "./quantity";
+import type { Workload } from "./workloads";
+
+export interface ClaimTemplateVolume {
+    /** The StatefulSet, `<namespace>/<name>`. */
+    workload: string;
+    template: string;
+    size: string;
+    /** Undefined: the cluster's default StorageClass. */
+    storageClass?: string;
+    /** `<template>-<statefulset>-<ordinal>` for the configured replicas. */
+    claims: string[];
+    /** The config key of the size (the StatefulSet's `ops/volume-claim-size-keys`). */
+    configKey?: string;
+    /** Made to grow: the orphan deletion policy and the size annotation are on the StatefulSet. */
+    growable: boolean;
+    /** A HorizontalPodAutoscaler scales the StatefulSet: the program does not patch its claims. */
+    autoscaled: boolean;
+    /** What a bigger size in the configuration does. */
+    onGrowth: string;
+}
+
+export interface VolumeReport {
+    volumes: ClaimTemplateVolume[];
+}
+
+const classText = (c?: string) => (c ? `StorageClass ${c}` : "the cluster's default StorageClass");
+
+function pairs(value: unknown): Map<string, string> {
+    const out = new Map<string, string>();
+    for (const part of typeof value === "string" ? value.split(",") : []) {
+        const i = part.indexOf("=");
+        if (i > 0) out.set(part.slice(0, i), part.slice(i + 1));
+    }
+    return out;
+}
+
+const RECREATED = "the StatefulSet is re-created around its running pods (deleted first with propagation orphan: the pods are orphaned, not deleted, and the new StatefulSet adopts them)";
+
+export function growthText(v: Pick<ClaimTemplateVolume, "claims" | "storageClass" | "autoscaled">): string {
+    if (v.autoscaled) return `${RECREATED}; its existing claims keep their size and only claims made afterwards get the new one: a HorizontalPodAutoscaler owns its replica count, so the program does not know which claims exist and patches none (expand each by hand where ${classText(v.storageClass)} allows volume expansion)`;
+    return `each claim (${v.claims.join(", ") || "none"}) is expanded in place by a PersistentVolumeClaimPatch where ${classText(v.storageClass)} allows volume expansion (without it \`pulumi up\` fails at the patch with the API server's reason, after re-creating the StatefulSet; the preview cannot tell: provider 4.25.0 ignores a forbidden dry-run); ${RECREATED}`;
+}
+
+const NOT_GROWABLE = "not supported: the StatefulSet lacks the orphan deletion policy and the size annotation of components/lib/claimGrowth.ts, so `pulumi preview` fails on its replacement with provider 4.25.0 (pulumi-kubernetes#4328) and its claims would keep their size";
+
+export function volumes(objects: K8sObject[], workloads: Workload[]): VolumeReport {
+    const out: ClaimTemplateVolume[] = [];
+    const scaled = new Set(objects.filter((o) => o.kind === "HorizontalPodAutoscaler" && o.spec?.scaleTargetRef?.kind === "StatefulSet").map((o) => `${o.metadata?.namespace ?? "default"}/${o.spec.scaleTargetRef.name}`));
+    for (const w of workloads.filter((x) => x.kind === "StatefulSet")) {
+        const annotations: Record<string, string> = w.object.metadata?.annotations ?? {};
+        const growable = annotations[ORPHAN_ANNOTATION] === "orphan" && CLAIM_SIZES_ANNOTATION in annotations;
+        const keys = pairs(annotations[CLAIM_SIZE_KEYS_ANNOTATION]);
+        for (const t of (w.object.spec?.volumeClaimTemplates ?? []) as K8sObject[]) {
+            const template = String(t.metadata?.name ?? "");
+            const claims = Array.from({ length: w.replicas }, (_, i) => `${template}-${w.name}-${i}`);
+            const storageClass: string | undefined = t.spec?.storageClassName ?? undefined;
+            const v = { workload: `${w.namespace}/${w.name}`, template, size: String(t.spec?.resources?.requests?.storage ?? ""), storageClass, claims, configKey: keys.get(template), growable, autoscaled: scaled.has(`${w.namespace}/${w.name}`) };
+            out.push({ ...v, onGrowth: growable ? growthText(v) : NOT_GROWABLE });
+        }
+    }
+    return { volumes: out };
+}
+
+export interface VolumeChange {
+    workload: string;
+    template: string;
+    from: string;
+    to: string;
+    configKey?: string;
+    /** True: the change cannot be made (shrink, class change, not growable); the preview fails. */
+    refused: boolean;
+    text: string;
+}
+
+/** What each changed claim template of a StatefulSet in both renders will do. */
+export function volumeChanges(base: VolumeReport, head: VolumeReport): VolumeChange[] {
+    const before = new Map(base.volumes.map((v) => [`${v.workload}\u0000${v.template}`, v]));
+    const out: VolumeChange[] = [];
+    for (const v of head.volumes) {
+        const was = before.get(`${v.workload}\u0000${v.template}`);
+        if (!was || (was.size === v.size && was.storageClass === v.storageClass)) continue;
+        const key = v.configKey ? ` (config key ${v.configKey})` : "";
+        const head = `${v.workload}: volume ${v.template} ${was.size} → ${v.size}${key}`;
+        const change = { workload: v.workload, template: v.template, from: was.size, to: v.size, configKey: v.configKey };
+        if (was.storageClass !== v.storageClass) {
+            out.push({ ...change, refused: true, text: `refused: ${v.workload}: volume ${v.template} moves from ${classText(was.storageClass)} to ${classText(v.storageClass)}: a bound claim keeps its class (spec.storageClassName is immutable); the data needs migrating to new claims instead` });
+            continue;
+        }
+        const [a, b] = [bytes(was.size) ?? 0, bytes(v.size) ?? 0];
+        if (b < a) out.push({ ...change, refused: true, text: `refused: ${head}: a claim cannot shrink; the preview's dry-run of each claim patch is refused by the API server (spec.resources.requests.storage: Forbidden) before anything changes; set ${v.configKey ?? "the size"} back to ${was.size} or more` });
+        else if (!v.growable) out.push({ ...change, refused: true, text: `refused: ${head}: ${NOT_GROWABLE}` });
+        else out.push({ ...change, refused: false, text: `${head}: ${growthText(v)}` });
+    }
+    return out;
+}
