@@ -159,7 +159,13 @@ test("chat stream: role chunk, pieces of OPENAI_STREAM_CHUNK_SIZE characters OPE
     assert.deepEqual(content.map((c) => c.choices[0].delta.content), ["abc", "def", "ghi", "j"]);
     assert.equal(chunks.at(-1).choices[0].finish_reason, "stop");
     const gaps = events.slice(2, 5).map((e, k) => e.t - events[k + 1].t);
-    for (const g of gaps) assert.ok(g >= 35, `pieces ${gaps.map((x) => x.toFixed(0)).join(", ")} ms apart; expected >= 40 (timer slack 5)`);
+    // Receive times: under load a late piece and the next one can arrive together, so the pacing is
+    // judged on the middle gap and the whole span, not on every gap (a bridge without pacing fails both).
+    const middle = [...gaps].sort((a, b) => a - b)[1];
+    const span = events[4].t - events[1].t;
+    const seen = `pieces ${gaps.map((x) => x.toFixed(0)).join(", ")} ms apart`;
+    assert.ok(middle >= 35, `${seen}; expected about 40 (timer slack 5)`);
+    assert.ok(span >= 100, `${seen}; expected about 120 in all`);
 });
 
 test("continuity: the next turn finds its session by title in the agent server, from another bridge replica too", async () => {
