@@ -27,6 +27,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as https from "node:https";
 import * as path from "node:path";
+import { answer } from "./webhookAnswer";
 
 const [kubectlBin, kubeconfig, folder] = process.argv.slice(2);
 if (!kubectlBin || !kubeconfig || !folder) {
@@ -97,37 +98,6 @@ function removeAddresses(): void {
     for (const ip of added.splice(0)) removeAddress(ip);
 }
 
-const METRICS_GV = "metrics.k8s.io/v1beta1";
-const METRICS_RESOURCES = {
-    kind: "APIResourceList", apiVersion: "v1", groupVersion: METRICS_GV,
-    resources: [
-        { name: "nodes", singularName: "", namespaced: false, kind: "NodeMetrics", verbs: ["get", "list"] },
-        { name: "pods", singularName: "", namespaced: true, kind: "PodMetrics", verbs: ["get", "list"] },
-    ],
-};
-
-function answer(s: Served, method: string, url: string, body: string): { code: number; json: unknown } {
-    const p = url.split("?")[0];
-    if (method === "POST") {
-        const review = JSON.parse(body) as { apiVersion?: string; request?: { uid?: string } };
-        s.reviews++;
-        return { code: 200, json: { apiVersion: review.apiVersion ?? "admission.k8s.io/v1", kind: "AdmissionReview", response: { uid: review.request?.uid ?? "", allowed: true } } };
-    }
-    if (["/healthz", "/readyz", "/livez"].includes(p)) return { code: 200, json: "ok" };
-    if (p === "/apis") return { code: 200, json: { kind: "APIGroupList", apiVersion: "v1", groups: [{ name: "metrics.k8s.io", versions: [{ groupVersion: METRICS_GV, version: "v1beta1" }], preferredVersion: { groupVersion: METRICS_GV, version: "v1beta1" } }] } };
-    if (p === "/apis/metrics.k8s.io") return { code: 200, json: { kind: "APIGroup", apiVersion: "v1", name: "metrics.k8s.io", versions: [{ groupVersion: METRICS_GV, version: "v1beta1" }], preferredVersion: { groupVersion: METRICS_GV, version: "v1beta1" } } };
-    if (p === `/apis/${METRICS_GV}`) {
-        s.metrics++;
-        return { code: 200, json: METRICS_RESOURCES };
-    }
-    const list = p.match(/^\/apis\/metrics\.k8s\.io\/v1beta1\/(?:namespaces\/[^/]+\/)?(nodes|pods)$/);
-    if (list) {
-        s.metrics++;
-        return { code: 200, json: { kind: list[1] === "nodes" ? "NodeMetricsList" : "PodMetricsList", apiVersion: METRICS_GV, metadata: {}, items: [] } };
-    }
-    return { code: 404, json: { kind: "Status", apiVersion: "v1", status: "Failure", reason: "NotFound", code: 404, message: `the e2e stand-in serves no ${p}` } };
-}
-
 /** Serves a Service at its ClusterIP (once per Service and address). */
 async function serve(ref: ServiceRef, ip: string | undefined, by: string): Promise<void> {
     if (!ip || ip === "None") return;
@@ -146,9 +116,11 @@ async function serve(ref: ServiceRef, ip: string | undefined, by: string): Promi
             const chunks: Buffer[] = [];
             req.on("data", (c: Buffer) => chunks.push(c));
             req.on("end", () => {
-                let out: { code: number; json: unknown };
+                let out: ReturnType<typeof answer>;
                 try {
-                    out = answer(s, req.method ?? "GET", req.url ?? "/", Buffer.concat(chunks).toString("utf8"));
+                    out = answer(req.method ?? "GET", req.url ?? "/", Buffer.concat(chunks).toString("utf8"));
+                    if (out.counts === "review") s.reviews++;
+                    if (out.counts === "metrics") s.metrics++;
                 } catch (err) {
                     out = { code: 400, json: { kind: "Status", apiVersion: "v1", status: "Failure", code: 400, message: String(err) } };
                 }

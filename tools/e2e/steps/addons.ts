@@ -29,7 +29,7 @@ export const PREVIOUS: Record<string, string> = {
 };
 
 /** The stack config key of each chart's pinned version (components/platform/addons.ts, config/areas/platform.ts). */
-const VERSION_KEY: Record<string, string> = {
+export const VERSION_KEY: Record<string, string> = {
     "ingress-nginx": "ops:addonsIngressNginxVersion",
     "cert-manager": "ops:addonsCertManagerVersion",
     "argo-cd": "ops:addonsArgoCdVersion",
