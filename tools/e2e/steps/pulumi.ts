@@ -96,12 +96,8 @@ export async function setup(ctx: Context, io: StepIO): Promise<EngineState> {
     await ctx.kubectl(["apply", "--server-side", "--field-manager", "ops-e2e", "-f", ctx.path("volumes.json")], { quiet: true });
     const charts = await chartRepo(ctx, io);
     await project(ctx, io, charts);
-    if (addons.realCharts(ctx)) {
-        // The charts install their own CRDs; the webhook stand-in answers their webhooks and metrics.k8s.io.
-        const gone = await addons.removeStandInCrds(ctx);
-        io.result(`the crds step's ${gone.length} CRDs of the add-ons' groups deleted: the charts install their own`);
-        addons.startWebhookStandIn(ctx);
-    }
+    // The webhook stand-in answers the real charts' webhooks and metrics.k8s.io.
+    if (addons.realCharts(ctx)) addons.startWebhookStandIn(ctx);
     // Step 5's broken stack (bridgeImage from a repository no rule allows), previewed with the pack
     // now, on the empty cluster: none of the stack's own admission policies is there yet, so the
     // preview runs through to the pack's stack checks. Step 5 judges it.
@@ -121,6 +117,8 @@ export const summary = (s: Record<string, number>) => `{${Object.entries(s).map(
 
 /** Step 1: pulumi up converges; then the checks of the kubectl path: workloads ready, cluster == render. */
 export async function up(ctx: Context, io: StepIO): Promise<void> {
+    // The real charts install their own CRDs (the fair kubectl converge before this step needed the crds step's).
+    if (addons.realCharts(ctx)) io.result(`the crds step's CRDs of the add-ons' groups deleted, the charts install their own: ${(await addons.removeStandInCrds(ctx)).join(" ")}`);
     const t0 = process.hrtime.bigint();
     const r = await ctx.engine("up", "ci", "up");
     mustSucceed(r);
