@@ -9,7 +9,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as YAML from "yaml";
-import { chartSources, pinnedChart, type ChartSources } from "../harness/charts";
+import { chartSources, CLUSTER_SCOPED, pinnedChart, type ChartSources } from "../harness/charts";
 import type { ChartRepo } from "../harness/chartRepo";
 import { releasesOf } from "../harness/chartRepo";
 import type { Context, StepIO } from "../harness/context";
@@ -138,27 +138,35 @@ export interface ChartLine {
 export async function chartLines(ctx: Context, io: StepIO, src: ChartSources, resourcesJson: string, label: string): Promise<ChartLine[]> {
     const lines: ChartLine[] = [];
     for (const r of releasesOf(resourcesJson)) {
-        const status = JSON.parse((await ctx.run(src.helm, ["status", r.name, "-n", r.namespace, "-o", "json"], { quiet: true })).stdout) as { version: number; info: { status: string }; chart?: { metadata?: { version?: string } } };
-        if (status.info.status !== "deployed") throw new Error(`helm release ${r.namespace}/${r.name} is ${status.info.status}, not deployed`);
+        const listed = JSON.parse((await ctx.run(src.helm, ["list", "-n", r.namespace, "--filter", `^${r.name}$`, "-o", "json"], { quiet: true })).stdout) as Array<{ chart: string; revision: string; status: string }>;
+        const status = listed[0];
+        if (!status) throw new Error(`no helm release ${r.namespace}/${r.name}`);
+        if (status.status !== "deployed") throw new Error(`helm release ${r.namespace}/${r.name} is ${status.status}, not deployed`);
+        const version = status.chart.slice(r.chart.length + 1);
         const manifest = (await ctx.run(src.helm, ["get", "manifest", r.name, "-n", r.namespace], { quiet: true })).stdout;
-        const objs = YAML.parseAllDocuments(manifest).map((d) => d.toJS() as Obj).filter((o) => o?.kind);
-        const file = ctx.path(`release-${label}-${r.name}.yaml`);
-        fs.writeFileSync(file, manifest);
-        const got = objs.length ? (await ctx.kubectl(["get", "-f", file, "--ignore-not-found", "-n", r.namespace, "-o", "json"], { quiet: true })).stdout.trim() : "";
+        // The release's namespace for its namespaced objects that name none (as helm installs them).
+        const objs = YAML.parseAllDocuments(manifest).map((d) => d.toJS() as Obj).filter((o) => o?.kind)
+            .map((o) => (CLUSTER_SCOPED.has(o.kind) || o.metadata.namespace ? o : { ...o, metadata: { ...o.metadata, namespace: r.namespace } }));
+        const file = ctx.path(`release-${label.replace(/\W+/g, "-")}-${r.name}.json`);
+        fs.writeFileSync(file, JSON.stringify({ apiVersion: "v1", kind: "List", items: objs }));
+        const got = objs.length ? (await ctx.kubectl(["get", "-f", file, "--ignore-not-found", "-o", "json"], { quiet: true })).stdout.trim() : "";
         const live = (got ? JSON.parse(got) : { items: [] }) as { items?: Obj[]; kind?: string };
         const items: Obj[] = live.items ?? (live.kind ? [live as Obj] : []);
-        // A release's manifest names each object by kind and name (its namespace is the release's unless set).
-        const liveKeys = new Set(items.map((o) => `${o.kind}/${o.metadata.name}`));
-        const refused = objs.filter((o) => !liveKeys.has(`${o.kind}/${o.metadata.name}`));
+        const liveKeys = new Set(items.map((o) => `${o.kind}/${o.metadata.namespace ?? ""}/${o.metadata.name}`));
+        const refused = objs.filter((o) => !liveKeys.has(`${o.kind}/${o.metadata.namespace ?? ""}/${o.metadata.name}`));
         const workloads = items.filter((o) => ["Deployment", "StatefulSet", "DaemonSet"].includes(o.kind));
         const notReady = workloads.filter((o) => !ready(o));
-        const hooks = YAML.parseAllDocuments((await ctx.run(src.helm, ["get", "hooks", r.name, "-n", r.namespace], { quiet: true })).stdout).map((d) => d.toJS() as Obj).filter((o) => o?.kind);
-        const record = await ctx.kubectlJson<Obj>(["-n", r.namespace, "get", "secret", `sh.helm.release.v1.${r.name}.v${status.version}`]);
+        // Test hooks run only on `helm test`, never on install or upgrade.
+        const allHooks = YAML.parseAllDocuments((await ctx.run(src.helm, ["get", "hooks", r.name, "-n", r.namespace], { quiet: true })).stdout).map((d) => d.toJS() as Obj & { metadata: { annotations?: Record<string, string> } }).filter((o) => o?.kind);
+        const isTest = (o: (typeof allHooks)[number]) => /(^|,)\s*test(-success)?\s*(,|$)/.test(o.metadata.annotations?.["helm.sh/hook"] ?? "");
+        const hooks = allHooks.filter((o) => !isTest(o));
+        const tests = allHooks.length - hooks.length;
+        const record = JSON.parse((await ctx.kubectl(["-n", r.namespace, "get", "secret", `sh.helm.release.v1.${r.name}.v${status.revision}`, "--show-managed-fields", "-o", "json"], { quiet: true })).stdout) as Obj;
         const begun = Date.parse(record.metadata.creationTimestamp ?? "");
         const written = Math.max(...(record.metadata.managedFields ?? []).map((m) => Date.parse(m.time ?? "")).filter((t) => !Number.isNaN(t)));
-        const line: ChartLine = { chart: r.chart, version: status.chart?.metadata?.version ?? "?", applied: objs.length, refused: refused.length, workloads: workloads.length, ready: workloads.length - notReady.length, hooks: hooks.length, seconds: Math.round((written - begun) / 1000) };
+        const line: ChartLine = { chart: r.chart, version, applied: objs.length, refused: refused.length, workloads: workloads.length, ready: workloads.length - notReady.length, hooks: hooks.length, seconds: Math.round((written - begun) / 1000) };
         lines.push(line);
-        io.result(`${label}: ${r.chart} ${line.version} (release ${r.namespace}/${r.name} v${status.version}, deployed): ${line.applied} objects applied, ${line.refused} refused, ${line.ready}/${line.workloads} workloads ready, ${line.hooks} hooks run (${hooks.map((h) => h.kind).join(", ") || "none"}), ${line.seconds} s`);
+        io.result(`${label}: ${r.chart} ${line.version} (release ${r.namespace}/${r.name} revision ${status.revision}, deployed): ${line.applied} objects applied, ${line.refused} refused, ${line.ready}/${line.workloads} workloads ready, ${line.hooks} hooks run (${hooks.map((h) => h.kind).join(", ") || "none"})${tests ? `, ${tests} test hooks not run (helm test only)` : ""}, ${line.seconds} s`);
         if (refused.length) throw new Error(`${r.chart}: not on the cluster: ${refused.map((o) => `${o.kind} ${o.metadata.name}`).join(", ")}`);
         if (notReady.length) throw new Error(`${r.chart}: not ready: ${notReady.map((o) => `${o.kind} ${o.metadata.namespace}/${o.metadata.name}`).join(", ")}`);
     }
