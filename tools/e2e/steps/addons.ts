@@ -75,7 +75,14 @@ export async function removeStandInCrds(ctx: Context): Promise<string[]> {
     const crds = await ctx.kubectlJson<{ items: Array<{ metadata: { name: string }; spec: { group: string } }> }>(["get", "crd", "-l", "app.kubernetes.io/managed-by=ops-e2e"]);
     const names = crds.items.filter((c) => CHART_CRD_GROUPS.includes(c.spec.group)).map((c) => c.metadata.name);
     if (names.length) await ctx.kubectl(["delete", "crd", ...names, "--wait", "--timeout=120s"], { quiet: true });
-    fs.rmSync(ctx.path("kube-cache"), { recursive: true, force: true });
+    // kubectl's discovery cache goes (the ingress stand-in's kubectl may be writing it: moved aside first).
+    const aside = ctx.path(`kube-cache.old-${Date.now()}`);
+    try {
+        fs.renameSync(ctx.path("kube-cache"), aside);
+    } catch {
+        return names;
+    }
+    fs.rmSync(aside, { recursive: true, force: true, maxRetries: 5 });
     return names;
 }
 
