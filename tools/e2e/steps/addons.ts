@@ -82,7 +82,12 @@ export async function removeStandInCrds(ctx: Context): Promise<string[]> {
     } catch {
         return names;
     }
-    fs.rmSync(aside, { recursive: true, force: true, maxRetries: 5 });
+    // A write that was under way may still land in the moved tree: what is left goes with the work folder.
+    try {
+        fs.rmSync(aside, { recursive: true, force: true, maxRetries: 5 });
+    } catch {
+        // left for the work folder's removal
+    }
     return names;
 }
 
