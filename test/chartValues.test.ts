@@ -41,6 +41,7 @@ const READ_BY_TEMPLATES: Record<string, Record<string, string>> = {
         "prometheus-node-exporter.resources": "subchart prometheus-node-exporter 4.42.0 values.yaml resources: {}",
         "prometheus-node-exporter.containerSecurityContext": "subchart prometheus-node-exporter 4.42.0 values.yaml containerSecurityContext (the node-exporter container's securityContext)",
         "prometheus-node-exporter.securityContext": "subchart prometheus-node-exporter 4.42.0 values.yaml securityContext (the pod's; fsGroup, runAsGroup, runAsNonRoot, runAsUser 65534 there)",
+        "alertmanager.alertmanagerSpec.version": "templates/alertmanager/alertmanager.yaml: version: {{ default .Values.alertmanager.alertmanagerSpec.image.tag .Values.alertmanager.alertmanagerSpec.version }} (not in values.yaml)",
     },
     "argo-cd": {
         "configs.cm": "7.7.11 templates/_helpers.tpl argo-cd.config.cm: every key of configs.cm except create/annotations becomes a key of the argocd-cm ConfigMap (accounts.<name>, users.anonymous.enabled are Argo CD settings)",

@@ -151,7 +151,11 @@ export function monitoringValues(cfg: StackConfig) {
         },
         alertmanager: {
             alertmanagerSpec: {
-                image: withSha(m.alertmanagerImage),
+                // The digest in the tag, not in `sha`: the chart prints `sha: <value>` unquoted into the
+                // Alertmanager object, where an all-digit digest (the offline placeholder) is an integer the CRD
+                // refuses; `version` (the template's default is the tag) stays the plain tag.
+                image: (({ sha, tag, ...rest }) => ({ ...rest, tag: sha ? `${tag}@sha256:${sha}` : tag }))(withSha(m.alertmanagerImage)),
+                version: imageParts(m.alertmanagerImage).tag,
                 podMetadata: { labels: { "app.kubernetes.io/component": "alertmanager" } },
                 // A StatefulSet: Guaranteed QoS (stateful-guaranteed-qos in prod).
                 resources: guaranteed(m.alertmanagerCpu, m.alertmanagerMemory),

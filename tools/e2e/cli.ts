@@ -3,7 +3,7 @@
  *   tsx tools/e2e/cli.ts crds <manifests.yaml> <crds.json.gz> <out.json>
  *   tsx tools/e2e/cli.ts standins <manifests.yaml> <kubelet-config.yaml> <volume-dir> <out-dir>  (node.json, volumes.json)
  *   tsx tools/e2e/cli.ts compare <manifests.yaml> <live.json> [--generated-secrets]
- *   tsx tools/e2e/cli.ts pool <manifests.yaml> <pool.yaml> <kubelet-config.yaml> <volume-dir> <out-dir>  (prod's nodes, volumes)
+ *   tsx tools/e2e/cli.ts pool <manifests.yaml> <pool.yaml> <kubelet-config.yaml> <volume-dir> <out-dir> [pool name, default prod]  (a pool's nodes, volumes)
  *   tsx tools/e2e/cli.ts lists <manifests.yaml> <dir>
  * Outputs are JSON Lists (kubectl reads YAML as 1.1, the yaml package writes 1.2: JSON means the
  * same to both), written to a temp file and renamed into place.
@@ -80,17 +80,17 @@ function main(argv: string[]): number {
         console.log(`${rendered.length} rendered objects: ${r.missing.length} missing, ${r.differing.length} differences, ${r.extra.length} extra`);
         return r.missing.length + r.differing.length + r.extra.length === 0 ? 0 : 1;
     }
-    if (cmd === "pool" && args.length === 5) {
+    if (cmd === "pool" && (args.length === 5 || args.length === 6)) {
         // Prod's worker pool (node/pool.yaml: count and capacity of each node, the program's own
         // figures), each node less the kubelet's reservations, like the ci node.
-        const [manifests, poolFile, kubeletConfig, volumeDir, outDir] = args;
+        const [manifests, poolFile, kubeletConfig, volumeDir, outDir, poolName = "prod"] = args;
         const pool = YAML.parse(fs.readFileSync(poolFile, "utf8")) as { count: number; cpu: string; memory: string; ephemeralStorage: string };
         if (!(Number.isInteger(pool.count) && pool.count > 0) || !pool.cpu || !pool.memory || !pool.ephemeralStorage) throw new Error(`${poolFile}: expected count (integer > 0), cpu, memory and ephemeralStorage`);
         const kubelet = YAML.parse(fs.readFileSync(kubeletConfig, "utf8"));
         const nodes = Array.from({ length: pool.count }, (_, i) => {
             // 110 pods: the kubelet's default.
-            const node = fakeNode(`kwok-prod-${i}`, { cpu: String(pool.cpu), memory: String(pool.memory), pods: "110", ephemeralStorage: String(pool.ephemeralStorage) }, kubelet);
-            node.metadata!.labels = { ...node.metadata!.labels, "ops-e2e/pool": "prod", "topology.kubernetes.io/zone": `zone-${i % 3}` };
+            const node = fakeNode(`kwok-${poolName}-${i}`, { cpu: String(pool.cpu), memory: String(pool.memory), pods: "110", ephemeralStorage: String(pool.ephemeralStorage) }, kubelet);
+            node.metadata!.labels = { ...node.metadata!.labels, "ops-e2e/pool": poolName, "topology.kubernetes.io/zone": `zone-${i % 3}` };
             return node;
         });
         fs.mkdirSync(outDir, { recursive: true });
@@ -112,7 +112,7 @@ function main(argv: string[]): number {
         console.log(`${all.length} objects`);
         return 0;
     }
-    throw new Error("usage: cli.ts crds <manifests> <crds.json.gz> <out.json> | standins <manifests> <kubelet-config> <volume-dir> <out-dir> | compare <manifests> <live.json> [--generated-secrets] | pool <manifests> <pool.yaml> <kubelet-config> <volume-dir> <out-dir> | lists <manifests> <dir>");
+    throw new Error("usage: cli.ts crds <manifests> <crds.json.gz> <out.json> | standins <manifests> <kubelet-config> <volume-dir> <out-dir> | compare <manifests> <live.json> [--generated-secrets] | pool <manifests> <pool.yaml> <kubelet-config> <volume-dir> <out-dir> [pool] | lists <manifests> <dir>");
 }
 
 try {

@@ -15,6 +15,8 @@ import * as admission from "./steps/admission";
 import * as children from "./steps/children";
 import * as leverLab from "./steps/leverLab";
 import * as cluster from "./steps/cluster";
+import * as dev from "./steps/dev";
+import { skipReason as addonChartsSkipReason } from "./steps/addons";
 import * as objects from "./steps/objects";
 import * as pulumi from "./steps/pulumi";
 import * as speed from "./steps/speed";
@@ -93,6 +95,11 @@ async function enginePath(ctx: Context, run: Steps): Promise<void> {
         await run.step(ENGINE_STEPS[4], volumeGrowth.volumeGrowth);
         await run.step(ENGINE_STEPS[5], pulumi.policy);
         await run.step(ENGINE_STEPS[6], (c, io) => pulumi.hooks(c, io, engineState));
+        // dev, and the add-ons' upgrades from their previous versions: the real charts only (steps/dev.ts).
+        const devStep = "dev converges; add-ons upgraded from the previous versions";
+        const noAddonCharts = addonChartsSkipReason(ctx);
+        if (noAddonCharts) run.skip(devStep, noAddonCharts);
+        else await run.step(devStep, dev.dev);
         await run.step(ENGINE_STEPS[7], pulumi.prod);
         await run.step(ENGINE_STEPS[8], pulumi.destroy);
     } finally {

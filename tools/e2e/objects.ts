@@ -266,7 +266,7 @@ const key = (o: K8sObject) => `${o.apiVersion}|${o.kind}|${o.metadata?.namespace
 /**
  * The render against the cluster: objects missing, objects that differ, and objects of the stack
  * (by the given label) that the render does not have. Objects a controller made (with an owner)
- * (with an owner, or a StatefulSet's claims) are not the stack's.
+ * (with an owner, or a StatefulSet's claims) and a helm release's objects are not the stack's.
  */
 export function compareWithCluster(rendered: K8sObject[], live: K8sObject[], stackLabel: [string, string]): { missing: string[]; differing: string[]; extra: string[] } {
     const byKey = new Map(live.map((o) => [key(o), o]));
@@ -282,8 +282,9 @@ export function compareWithCluster(rendered: K8sObject[], live: K8sObject[], sta
     const claimOf = new RegExp(`^(${rendered.filter((o) => o.kind === "StatefulSet").flatMap((o) =>
         (o.spec?.volumeClaimTemplates ?? []).map((t: K8sObject) => `${o.metadata!.namespace}/${t.metadata!.name}-${o.metadata!.name}`.replace(/[.]/g, "\\.")),
     ).join("|") || "(?!)"})-\\d+$`);
+    // An add-on chart's objects belong to its helm release (the real charts: per-chart lines of tools/e2e/steps/addons.ts).
     const madeByController = (o: K8sObject) =>
-        Boolean((o.metadata?.ownerReferences as unknown[] | undefined)?.length) ||
+        Boolean((o.metadata?.ownerReferences as unknown[] | undefined)?.length) || Boolean(o.metadata?.annotations?.["meta.helm.sh/release-name"]) ||
         (o.kind === "PersistentVolumeClaim" && claimOf.test(`${o.metadata?.namespace}/${o.metadata?.name}`));
     const extra = live
         .filter((o) => o.metadata?.labels?.[stackLabel[0]] === stackLabel[1] && !madeByController(o) && !renderedKeys.has(key(o)))

@@ -21,6 +21,10 @@ stop_all() {
     for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     kill -KILL "$pid" 2>/dev/null || true
   done
+  # Loopback addresses the webhook stand-in added and could not remove (tools/e2e/webhookStandIn.ts).
+  if [[ -f $WORK/webhook-standin/addresses ]]; then
+    while read -r a; do ip addr del "$a/32" dev lo 2>/dev/null || true; done < "$WORK/webhook-standin/addresses"
+  fi
   if [[ ${E2E_KEEP:-} == 1 ]]; then log "kept $WORK"; else rm -rf "$WORK"; fi
 }
 trap stop_all EXIT

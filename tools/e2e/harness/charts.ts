@@ -13,7 +13,7 @@ import type { K8sObject } from "../objects";
 import type { Context } from "./context";
 
 /** Kinds without a namespace that charts render (the release namespace is not filled in for them). */
-const CLUSTER_SCOPED = new Set(["Namespace", "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "PersistentVolume", "StorageClass", "PriorityClass", "IngressClass",
+export const CLUSTER_SCOPED = new Set(["Namespace", "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "PersistentVolume", "StorageClass", "PriorityClass", "IngressClass",
     "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration", "APIService", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "ClusterIssuer"]);
 
 export interface ChartSources {

@@ -10,6 +10,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { ChartRepo, releasesOf } from "../harness/chartRepo";
+import * as addons from "./addons";
 import { median, since, sleep, type Context, type StepIO } from "../harness/context";
 import { leftOf, renderStack } from "./cluster";
 import { compare, workloads } from "./objects";
@@ -35,6 +36,13 @@ export function ingressStandIn(ctx: Context): { stop: () => void } {
             for (const i of items.filter((x) => !x.status?.loadBalancer?.ingress)) {
                 await ctx.kubectl(["-n", i.metadata.namespace, "patch", "ingress", i.metadata.name, "--subresource=status", "--type=merge", "-p", '{"status":{"loadBalancer":{"ingress":[{"ip":"127.0.0.1"}]}}}'], quiet).catch(() => undefined);
             }
+            // The real ingress-nginx chart's controller Service (type LoadBalancer): helm waits for its
+            // address, which a cloud's load-balancer controller sets (none here).
+            const s = await ctx.kubectl(["get", "service", "-A", "-o", "json"], quiet).catch(() => undefined);
+            const lbs: any[] = s?.code === 0 ? (JSON.parse(s.stdout).items ?? []).filter((x: any) => x.spec?.type === "LoadBalancer" && !x.status?.loadBalancer?.ingress) : [];
+            for (const i of lbs) {
+                await ctx.kubectl(["-n", i.metadata.namespace, "patch", "service", i.metadata.name, "--subresource=status", "--type=merge", "-p", '{"status":{"loadBalancer":{"ingress":[{"ip":"127.0.0.1"}]}}}'], quiet).catch(() => undefined);
+            }
             await sleep(2000);
         }
     })();
@@ -43,7 +51,9 @@ export function ingressStandIn(ctx: Context): { stop: () => void } {
 
 async function chartRepo(ctx: Context, io: StepIO): Promise<ChartRepo> {
     const repo = new ChartRepo(ctx);
-    for (const r of releasesOf(ctx.path("render/resources.json"))) await repo.addStandIn(r.chart, r.version);
+    const real = addons.realCharts(ctx);
+    if (real) io.result(`real add-on charts (OPS_CHART_SOURCES), packaged with ${real.helm}: ${(await addons.addCharts(ctx, real, repo, ctx.path("render/resources.json"))).join(" ")}`);
+    else for (const r of releasesOf(ctx.path("render/resources.json"))) await repo.addStandIn(r.chart, r.version);
     await repo.addFolder(path.join(ctx.e2eDir, "charts/hooked"), "e2e");
     await repo.serve();
     io.result(`chart repository ${repo.url}: ${repo.charts.map((c) => c.file).join(" ")}`);
@@ -54,14 +64,16 @@ async function project(ctx: Context, io: StepIO, charts: ChartRepo): Promise<voi
     const dir = ctx.path("project");
     fs.mkdirSync(dir, { recursive: true });
     fs.mkdirSync(ctx.path("hooks"), { recursive: true });
+    // dev only with the real add-on charts (steps/dev.ts).
+    const stacks = ["ci", "prod", ...(addons.realCharts(ctx) ? ["dev"] : [])];
     for (const f of [...fs.readdirSync(ctx.repo).filter((f) => !f.startsWith(".")), ".github"]) {
-        if (f === "Pulumi.ci.yaml" || f === "Pulumi.prod.yaml") fs.copyFileSync(path.join(ctx.repo, f), path.join(dir, f));
+        if (stacks.some((st) => f === `Pulumi.${st}.yaml`)) fs.copyFileSync(path.join(ctx.repo, f), path.join(dir, f));
         else fs.symlinkSync(path.join(ctx.repo, f), path.join(dir, f));
     }
     const version = (await ctx.pulumi(["version"])).stdout.trim();
     fs.mkdirSync(ctx.path("state"), { recursive: true });
     await ctx.pulumi(["login", `file://${ctx.path("state")}`]);
-    for (const s of ["ci", "prod"]) {
+    for (const s of stacks) {
         await ctx.pulumi(["stack", "init", s, "--secrets-provider", "passphrase"]);
         await ctx.run(ctx.tsx, [".github/scripts/ci-secrets.ts", "--stack", s], { cwd: dir, quiet: true });
         for (const k of ADDON_REPO_KEYS) await ctx.pulumi(["config", "set", "--stack", s, k, charts.url]);
@@ -73,9 +85,9 @@ async function project(ctx: Context, io: StepIO, charts: ChartRepo): Promise<voi
     await ctx.pulumi(["config", "set", "--stack", "prod", "render:imageDigests", "placeholder"]);
     const secure = fs.readFileSync(path.join(dir, "Pulumi.ci.yaml"), "utf8").split("\n").filter((l) => l.includes("secure: ")).length;
     if (secure === 0) throw new Error("no secure value in the stack file after config set --secret");
-    const clean = await ctx.run("git", ["-C", ctx.repo, "diff", "--quiet", "--", "Pulumi.ci.yaml", "Pulumi.prod.yaml"], { allowFail: true });
+    const clean = await ctx.run("git", ["-C", ctx.repo, "diff", "--quiet", "--", ...stacks.map((st) => `Pulumi.${st}.yaml`)], { allowFail: true });
     if (clean.code !== 0) throw new Error("the repository's stack files were written");
-    io.result(`pulumi ${version}, login file://, stacks ci and prod, ${secure} secrets set with config set --secret (stored encrypted), add-on repositories -> ${charts.url}`);
+    io.result(`pulumi ${version}, login file://, stacks ${stacks.join(", ")}, ${secure} secrets set with config set --secret (stored encrypted), add-on repositories -> ${charts.url}`);
 }
 
 /** Set-up: pre-bound volumes again, the chart repository, the project and its stacks. */
@@ -84,6 +96,8 @@ export async function setup(ctx: Context, io: StepIO): Promise<EngineState> {
     await ctx.kubectl(["apply", "--server-side", "--field-manager", "ops-e2e", "-f", ctx.path("volumes.json")], { quiet: true });
     const charts = await chartRepo(ctx, io);
     await project(ctx, io, charts);
+    // The webhook stand-in answers the real charts' webhooks and metrics.k8s.io.
+    if (addons.realCharts(ctx)) addons.startWebhookStandIn(ctx);
     // Step 5's broken stack (bridgeImage from a repository no rule allows), previewed with the pack
     // now, on the empty cluster: none of the stack's own admission policies is there yet, so the
     // preview runs through to the pack's stack checks. Step 5 judges it.
@@ -95,14 +109,16 @@ export async function setup(ctx: Context, io: StepIO): Promise<EngineState> {
 
 const PACK = ["--policy-pack", "policies", "--policy-pack-config", "policies/config/ci.json"];
 
-function mustSucceed(r: { ok: boolean; error?: string; operation: string; stack: string }): void {
+export function mustSucceed(r: { ok: boolean; error?: string; operation: string; stack: string }): void {
     if (!r.ok) throw new Error(`pulumi ${r.operation} of ${r.stack} failed: ${(r.error ?? "").slice(-1500)}`);
 }
 
-const summary = (s: Record<string, number>) => `{${Object.entries(s).map(([k, v]) => `'${k}': ${v}`).join(", ")}}`;
+export const summary = (s: Record<string, number>) => `{${Object.entries(s).map(([k, v]) => `'${k}': ${v}`).join(", ")}}`;
 
 /** Step 1: pulumi up converges; then the checks of the kubectl path: workloads ready, cluster == render. */
 export async function up(ctx: Context, io: StepIO): Promise<void> {
+    // The real charts install their own CRDs (the fair kubectl converge before this step needed the crds step's).
+    if (addons.realCharts(ctx)) io.result(`the crds step's CRDs of the add-ons' groups deleted, the charts install their own: ${(await addons.removeStandInCrds(ctx)).join(" ")}`);
     const t0 = process.hrtime.bigint();
     const r = await ctx.engine("up", "ci", "up");
     mustSucceed(r);
@@ -111,6 +127,17 @@ export async function up(ctx: Context, io: StepIO): Promise<void> {
     await workloads(ctx, io);
     await compare(ctx, io, ctx.path("render/manifests.yaml"), true);
     io.result(`pulumi up: ${summary(r.summary)}, ${took} s with the engine's own waits`);
+    await realChartLines(ctx, io, "ci", ctx.path("render/resources.json"));
+}
+
+/** With the real add-on charts: one line per chart, the Applications, what the webhook stand-in answered. */
+export async function realChartLines(ctx: Context, io: StepIO, stack: string, resourcesJson: string): Promise<addons.ChartLine[] | undefined> {
+    const real = addons.realCharts(ctx);
+    if (!real) return undefined;
+    const lines = await addons.chartLines(ctx, io, real, resourcesJson, stack);
+    io.result(await addons.applicationsLine(ctx));
+    io.result(addons.standInStatus(ctx));
+    return lines;
 }
 
 /** Step 2: a second run changes nothing (timed E2E_REPEAT times: the speed figure). */
@@ -254,6 +281,10 @@ export async function prod(ctx: Context, io: StepIO): Promise<void> {
     await compare(ctx, io, m, true);
     const nodes = (await ctx.names(["node", "-l", "ops-e2e/pool=prod"])).length;
     io.result(`pulumi destroy ci: nothing of ci left (${destroyed} s); prod: ${nodes} nodes, pulumi up ${summary(upProd.summary)} in ${upProd.seconds.toFixed(1)} s`);
+    if (await realChartLines(ctx, io, "prod", path.join(r, "resources.json"))) {
+        mustSucceed(await ctx.engine("preview", "prod", "noop-prod", ["--expect-no-changes"]));
+        io.result("pulumi preview --expect-no-changes of prod right after its up: exits 0");
+    }
 }
 
 /**
