@@ -80,3 +80,29 @@ test("a diff killed before it could clean up (SIGKILL) leaves a worktree that th
     assert.equal(worktrees().length, 1, "the next diff removed the leftover");
     assert.ok(!fs.existsSync(path.dirname(left)), `${path.dirname(left)} is left on disk`);
 });
+
+test("a killed diff's children still writing into its worktree (git recreates leading directories) are stopped, and the folder stays gone", { timeout: 60_000 }, async () => {
+    const parent = fs.mkdtempSync(path.join(os.tmpdir(), "ops-diff-"));
+    const base = path.join(parent, "base");
+    execFileSync("git", ["-C", clone, "worktree", "add", "--quiet", "--detach", base, "HEAD"]);
+    // The owner: a process that has exited.
+    const dead = spawn(process.execPath, ["-e", ""]);
+    await new Promise((r) => dead.on("exit", r));
+    fs.writeFileSync(path.join(parent, "owner"), `${dead.pid}\n`);
+    // An orphan of that diff working inside the worktree, recreating it by absolute path as git's checkout does.
+    const writer = spawn("sh", ["-c", `while :; do mkdir -p '${base}/out'; sleep 0.05; done`], { cwd: base, stdio: "ignore" });
+    const writerExited = new Promise((r) => writer.on("exit", r));
+    try {
+        const { removeStaleWorktrees } = await import("../cli/diff/worktree");
+        const listed = fs.realpathSync(base);
+        assert.deepEqual(removeStaleWorktrees(clone), [listed]);
+        const stopped = await Promise.race([writerExited.then(() => true), new Promise((r) => setTimeout(() => r(false), 5_000))]);
+        assert.ok(stopped, "the orphan writing into the worktree was not stopped");
+        await new Promise((r) => setTimeout(r, 500));
+        assert.ok(!fs.existsSync(parent), `${parent} came back`);
+    } finally {
+        writer.kill("SIGKILL");
+        fs.rmSync(parent, { recursive: true, force: true });
+        execFileSync("git", ["-C", clone, "worktree", "prune"]);
+    }
+});

@@ -71,9 +71,12 @@ export function removeStaleWorktrees(repo: string): string[] {
         } catch {
             // gone already; pruned below
         }
-        // A killed diff's own children (git still checking out the worktree, its base render) may
-        // still be writing there for a while: remove until the folder stays gone, for up to 30 s, and
-        // never stop this diff for it.
+        // A killed diff's own children outlive it (SIGKILL reaches one process): git still checking
+        // out the worktree (\`git worktree add\` runs its checkout inside it), the base render. They
+        // would recreate the folder after it is removed (git creates leading directories), so they
+        // are stopped first; then remove until the folder stays gone, for up to 30 s, and never stop
+        // this diff for it.
+        stopProcessesIn(parent);
         const problem = removeUntilGone(parent, 30_000);
         if (problem) {
             process.stderr.write(`could not remove the leftover ${parent} of an earlier diff: ${problem}\n`);
@@ -91,7 +94,51 @@ export function removeStaleWorktrees(repo: string): string[] {
     return removed;
 }
 
-/** Removes `dir`, again while something still writes into it; the last error if it is still there after `ms`. */
+const pause = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
+/**
+ * Stops the processes working inside `dir` (their current directory there; Linux's /proc, nothing
+ * elsewhere): TERM, then KILL after 3 s. Only called for the folder of a diff whose owner is gone.
+ */
+function stopProcessesIn(dir: string): void {
+    const inside = (): number[] => {
+        let entries: string[];
+        try {
+            entries = fs.readdirSync("/proc").filter((e) => /^\d+$/.test(e));
+        } catch {
+            return [];
+        }
+        return entries.map(Number).filter((pid) => {
+            try {
+                const cwd = fs.readlinkSync(`/proc/${pid}/cwd`);
+                return pid !== process.pid && (cwd === dir || cwd.startsWith(dir + path.sep));
+            } catch {
+                return false;
+            }
+        });
+    };
+    const signal = (pids: number[], sig: NodeJS.Signals) => {
+        for (const pid of pids) {
+            try {
+                process.kill(pid, sig);
+            } catch {
+                // gone already
+            }
+        }
+    };
+    let pids = inside();
+    if (pids.length === 0) return;
+    signal(pids, "SIGTERM");
+    const deadline = Date.now() + 3_000;
+    while ((pids = pids.filter(alive)).length > 0 && Date.now() < deadline) pause(100);
+    signal(pids, "SIGKILL");
+    while ((pids = pids.filter(alive)).length > 0 && Date.now() < deadline + 2_000) pause(100);
+}
+
+/**
+ * Removes `dir`, again while something still writes into it, until it has stayed gone for a
+ * moment; the last error if it is still there after `ms`.
+ */
 function removeUntilGone(dir: string, ms: number): string | undefined {
     const deadline = Date.now() + ms;
     for (;;) {
@@ -101,9 +148,12 @@ function removeUntilGone(dir: string, ms: number): string | undefined {
         } catch (e) {
             problem = (e as Error).message;
         }
-        if (!fs.existsSync(dir)) return undefined;
+        if (!fs.existsSync(dir)) {
+            pause(300);
+            if (!fs.existsSync(dir)) return undefined;
+        }
         if (Date.now() > deadline) return problem ?? "it reappeared while it was removed";
-        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
+        pause(200);
     }
 }
 
