@@ -6,7 +6,8 @@
  *
  *   tsx tools/e2e/engine.ts <up|preview|refresh|destroy> --dir <project> --stack <stack> [--json <out>]
  *       [--refresh] [--expect-no-changes] [--config-file <file>] [--policy-pack <dir> --policy-pack-config <file>]
- *       [--program hooks --chart-repo <url> --values <json>] [--parallel <n>] [--skip-checkpoints]
+ *       [--program hooks --chart-repo <url> --values <json>] [--program floor --objects <dir>]
+ *       [--parallel <n>] [--skip-checkpoints]
  *
  * Prints the engine's output to stdout and, with --json, writes the steps it took (operation per
  * resource, for Kubernetes objects their kind/namespace/name), the change summary, the policy
@@ -64,7 +65,9 @@ interface Args {
     configFile?: string;
     policyPack?: string;
     policyPackConfig?: string;
-    program: "ops" | "hooks";
+    program: "ops" | "hooks" | "floor";
+    /** For --program floor: the folder with the render's namespaces.json and objects.json (cli.ts lists). */
+    objects?: string;
     chartRepo?: string;
     values?: string;
     parallel?: number;
@@ -92,13 +95,15 @@ function parseArgs(argv: string[]): Args {
         else if (flag === "--policy-pack-config") a.policyPackConfig = value();
         else if (flag === "--program") a.program = value() as Args["program"];
         else if (flag === "--chart-repo") a.chartRepo = value();
+        else if (flag === "--objects") a.objects = value();
         else if (flag === "--values") a.values = value();
         else if (flag === "--parallel") a.parallel = Number(value());
         else if (flag === "--skip-checkpoints") a.skipCheckpoints = true;
         else throw new Error(`unknown argument ${flag}`);
     }
     if (!a.dir || !a.stack) throw new Error("--dir and --stack are required");
-    if (a.program !== "ops" && a.program !== "hooks") throw new Error(`--program must be ops or hooks, not ${a.program}`);
+    if (!["ops", "hooks", "floor"].includes(a.program)) throw new Error(`--program must be ops, hooks or floor, not ${a.program}`);
+    if (a.program === "floor" && !a.objects) throw new Error("--program floor needs --objects <folder with namespaces.json and objects.json>");
     if (a.parallel !== undefined && !(Number.isInteger(a.parallel) && a.parallel > 0)) throw new Error(`--parallel must be a whole number above 0 (steps in flight), not ${a.parallel}`);
     return a;
 }
@@ -124,6 +129,29 @@ function hooksProgram(repo: string, values: Record<string, unknown>) {
     };
 }
 
+/**
+ * The engine's floor (the lever lab's "floor" variant): the render's objects exactly as the fair
+ * kubectl converge applies them (namespaces, then everything else), each a resource of the real
+ * provider with its default waits, and nothing of the program around them (no components, no
+ * dependsOn between applications, no generated secrets, no add-on releases, no transformations).
+ * What this costs is what the engine and the provider cost for the same work as kubectl.
+ */
+function floorProgram(dir: string) {
+    // The program's orphan deletion policy (components/lib/claimGrowth.ts) is the engine's annotation, read only on
+    // delete: kept, the floor's destroy (the lab's clean-up) waits on claims its orphaned pods still hold.
+    const withoutOrphaning = (o: any) => {
+        const a = o.metadata?.annotations;
+        if (a?.["pulumi.com/deletionPropagationPolicy"] === "orphan") delete a["pulumi.com/deletionPropagationPolicy"];
+        return o;
+    };
+    const list = (file: string) => ((JSON.parse(fs.readFileSync(path.join(dir, file), "utf8")).items ?? []) as Record<string, unknown>[]).map(withoutOrphaning);
+    return async () => {
+        const namespaces = new k8s.yaml.ConfigGroup("namespaces", { objs: list("namespaces.json") });
+        new k8s.yaml.ConfigGroup("objects", { objs: list("objects.json") }, { dependsOn: [namespaces] });
+        return {};
+    };
+}
+
 function objectOf(meta: any): string | undefined {
     const inputs = meta?.new?.inputs ?? meta?.old?.inputs;
     if (!inputs?.kind || !inputs?.metadata?.name) return undefined;
@@ -131,9 +159,10 @@ function objectOf(meta: any): string | undefined {
 }
 
 export async function run(a: Args): Promise<EngineReport> {
-    const program = a.program === "hooks" ? hooksProgram(a.chartRepo ?? "", a.values ? JSON.parse(a.values) : {}) : async () => main();
+    const program = a.program === "hooks" ? hooksProgram(a.chartRepo ?? "", a.values ? JSON.parse(a.values) : {}) : a.program === "floor" ? floorProgram(a.objects!) : async () => main();
     const envVars: Record<string, string> = a.skipCheckpoints ? { PULUMI_SKIP_CHECKPOINTS: "true" } : {};
-    const stack = await LocalWorkspace.createOrSelectStack({ stackName: a.stack, projectName: a.program === "hooks" ? "ops-e2e-hooks" : "ops", program }, a.program === "hooks" ? { workDir: a.dir, secretsProvider: "passphrase", envVars } : { workDir: a.dir, envVars });
+    const projectName = a.program === "ops" ? "ops" : `ops-e2e-${a.program}`;
+    const stack = await LocalWorkspace.createOrSelectStack({ stackName: a.stack, projectName, program }, a.program === "ops" ? { workDir: a.dir, envVars } : { workDir: a.dir, secretsProvider: "passphrase", envVars });
     const steps: EngineStep[] = [];
     const policyViolations: EngineReport["policyViolations"] = [];
     const clock = new StepClock();

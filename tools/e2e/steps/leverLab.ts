@@ -22,6 +22,8 @@ export interface Variant {
     name: string;
     env: Record<string, string>;
     args?: string[];
+    /** "floor": not the program but the render's objects alone through the engine (engine.ts floorProgram), stack "floor". */
+    program?: "floor";
 }
 
 /**
@@ -41,6 +43,9 @@ export const VARIANTS: Variant[] = [
     { name: "parallel-diff", env: { PULUMI_PARALLEL_DIFF: "true" } },
     // No checkpoint until the operation ends (pkg/backend/snapshot.go:1008 unsafeServiceLoop): not for real deploys.
     { name: "skip-checkpoints", env: {}, args: ["--skip-checkpoints"] },
+    // The engine's floor: the fair kubectl converge's objects, each a resource of the provider, nothing of the program;
+    // the client limits of Pulumi.yaml given as the provider's variables (provider.go:803-822), its project having none.
+    { name: "floor", env: { PULUMI_K8S_CLIENT_QPS: "1000", PULUMI_K8S_CLIENT_BURST: "1000" }, program: "floor" },
 ];
 
 interface Figures { up: number[]; upEngine: number[]; upCpu: number[]; preview: number[]; previewCpu: number[]; destroy: number[] }
@@ -52,10 +57,14 @@ const REPO_DIR = path.resolve(__dirname, "..", "..", "..");
  * time, the CPU seconds (user + system) of the whole process tree (tsx, the CLI, the provider),
  * which the load of the shared machine does not inflate as it does the wall time.
  */
-async function timedEngine(ctx: StepContext, op: "up" | "preview" | "destroy", name: string, args: string[]): Promise<EngineReport & { cpu: number }> {
+async function timedEngine(ctx: StepContext, op: "up" | "preview" | "destroy", name: string, args: string[], program?: "floor"): Promise<EngineReport & { cpu: number }> {
     const json = path.join(ctx.work, `engine-${name}.json`);
     const cpuFile = path.join(ctx.work, `engine-${name}.cpu`);
-    const r = await runCommand("/usr/bin/time", ["-o", cpuFile, "-f", "%U %S", path.join(REPO_DIR, "node_modules", ".bin", "tsx"), path.join(REPO_DIR, "tools", "e2e", "engine.ts"), op, "--dir", ctx.projectDir, "--stack", ctx.stack, "--json", json, ...args], { env: ctx.env, cwd: REPO_DIR });
+    const target = program === "floor"
+        ? ["--dir", path.join(ctx.work, "floor"), "--stack", "floor", "--program", "floor", "--objects", ctx.work]
+        : ["--dir", ctx.projectDir, "--stack", ctx.stack];
+    if (program === "floor") fs.mkdirSync(path.join(ctx.work, "floor"), { recursive: true });
+    const r = await runCommand("/usr/bin/time", ["-o", cpuFile, "-f", "%U %S", path.join(REPO_DIR, "node_modules", ".bin", "tsx"), path.join(REPO_DIR, "tools", "e2e", "engine.ts"), op, ...target, "--json", json, ...args], { env: ctx.env, cwd: REPO_DIR });
     fs.writeFileSync(path.join(ctx.work, "logs", `engine-${name}.log`), r.stdout + r.stderr);
     if (!fs.existsSync(json)) throw new Error(`engine ${op} (${name}) wrote no report (exit ${r.code}): ${(r.stderr || r.stdout).trim().split("\n").slice(-5).join(" | ")}`);
     const [user, sys] = fs.readFileSync(cpuFile, "utf8").trim().split("\n").pop()!.split(" ").map(Number);
@@ -106,7 +115,7 @@ export async function lab(ctx: Context, io: StepIO): Promise<void> {
             const f = figures.get(v.name)!;
             const tag = `${v.name.replace(/[^a-z0-9]+/g, "-")}-${round}`;
             await freshVolumes(sc);
-            const up = await timedEngine(sc, "up", `lab-up-${tag}`, v.args ?? []);
+            const up = await timedEngine(sc, "up", `lab-up-${tag}`, v.args ?? [], v.program);
             if (!up.ok) throw new Error(`pulumi up (${v.name}) failed: ${up.error}`);
             f.up.push(up.seconds);
             f.upEngine.push(up.engineSeconds ?? NaN);
@@ -115,7 +124,7 @@ export async function lab(ctx: Context, io: StepIO): Promise<void> {
             for (const f of ["ci.json", "ci.json.zst"]) {
                 if (fs.existsSync(path.join(stateDir, f))) fs.copyFileSync(path.join(stateDir, f), ctx.path(`state-${tag}-${f}`));
             }
-            const pv = await timedEngine(sc, "preview", `lab-refresh-${tag}`, ["--refresh", "--expect-no-changes", ...(v.args ?? []).filter((a) => a !== "--skip-checkpoints")]);
+            const pv = await timedEngine(sc, "preview", `lab-refresh-${tag}`, ["--refresh", "--expect-no-changes", ...(v.args ?? []).filter((a) => a !== "--skip-checkpoints")], v.program);
             if (!pv.ok) throw new Error(`pulumi preview --refresh (${v.name}) failed: ${pv.error}`);
             f.preview.push(pv.seconds);
             f.previewCpu.push(pv.cpu);
@@ -123,7 +132,7 @@ export async function lab(ctx: Context, io: StepIO): Promise<void> {
             if (d.code > 1) throw new Error(`kubectl diff --server-side failed (exit ${d.code}): ${d.stderr.trim()}`);
             diffs.push(d.seconds);
             // The clean-up is not a figure of the lab: as fast as the engine goes.
-            const down = await timedEngine(sc, "destroy", `lab-destroy-${tag}`, ["--skip-checkpoints"]);
+            const down = await timedEngine(sc, "destroy", `lab-destroy-${tag}`, ["--skip-checkpoints"], v.program);
             if (!down.ok) throw new Error(`pulumi destroy (${v.name}) failed: ${down.error}`);
             f.destroy.push(down.seconds);
             base.log(`speed: lab ${v.name} round ${round}: up ${up.seconds.toFixed(1)} s (engine ${(up.engineSeconds ?? NaN).toFixed(1)} s, CPU ${up.cpu.toFixed(1)} s), preview --refresh ${pv.seconds.toFixed(1)} s (CPU ${pv.cpu.toFixed(1)} s), kubectl diff ${d.seconds.toFixed(1)} s, destroy ${down.seconds.toFixed(1)} s; load ${load()}`);
