@@ -73,6 +73,9 @@ function compiledModule(bytes: Uint8Array<ArrayBuffer>): WebAssembly.Module {
     return module;
 }
 
+/** opa_value_dump of a result set whose one result is the empty set. */
+const EMPTY_RESULT = '{{"result": set()}}';
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
@@ -195,6 +198,8 @@ export class WasmPolicy {
         const dumped = x.opa_value_dump(x.opa_eval_ctx_get_result(ctx));
         const text = this.readString(dumped);
         x.opa_free(dumped);
+        // Most evaluations find nothing: that result needs no parsing.
+        if (text === EMPTY_RESULT) return [{ result: [] }];
         return toJSON(parseRegoValue(text)) as { result: unknown }[];
     }
 
