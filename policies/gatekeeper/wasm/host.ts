@@ -142,6 +142,11 @@ export class WasmPolicy {
         this.setData({});
     }
 
+    /** The size of the module's memory (it only grows). */
+    get memoryBytes(): number {
+        return this.memory.buffer.byteLength;
+    }
+
     /** Loads the base document `data` (replacing the previous one); skipped when it is the same object. */
     setData(data: unknown): void {
         if (data === this.loadedData) return;
