@@ -5,7 +5,7 @@
  * 10,000 synthetic resources, judged once by the library's templates in TypeScript and once by
  * the library's own Rego compiled to Wasm (tools/gatekeeper/wasm-agree.ts compiles it into the
  * tool cache), start-up included: for each path the constraint set is loaded (for Wasm: the
- * modules of the templates the constraints use, compiled and instantiated) and the objects
+ * templates the constraints use and their modules, checked, compiled and instantiated) and the objects
  * judged, in a fresh registry every run. Needs the Gatekeeper library (--library DIR or
  * GATEKEEPER_LIBRARY) and opa; without them it says so and skips.
  *
@@ -25,7 +25,7 @@ import { PACK_DIR } from "../../policies/pack/paths";
 import { readLibrary } from "../gatekeeper/library";
 import { opaPath } from "../gatekeeper/wasm";
 import { syncOnlyOf, WASM_LIBRARY_DIR, wasmLibraryRegistry } from "../gatekeeper/wasmLibrary";
-import { loadWasmTemplates } from "../../policies/gatekeeper/wasm/rule";
+import { loadWasmTemplate } from "../../policies/gatekeeper/wasm/rule";
 import { median, syntheticResources } from "./policyPack";
 
 /** The goal of issue 32: the Wasm path within 2x the TypeScript templates, start-up included. */
@@ -95,9 +95,11 @@ export async function benchWasmTemplates(opts: { library?: string; runs?: number
     // Compiles the library's Rego into the tool cache when stale (not timed: that is the build step).
     const compiled = wasmLibraryRegistry(library.templates, opa, log);
     if (compiled.refused.size > 0) throw new Error(`wasm path: ${compiled.refused.size} library templates refused`);
-    const wasmRegistry = () => createTemplateRegistry(loadWasmTemplates(WASM_LIBRARY_DIR));
-
     const constraintsText = readFileSync(path.join(PACK_DIR, "constraints", "prod.yaml"), "utf8");
+    // The templates the constraints use (as a team's folder holds the templates of its constraints), not all 49 of the library.
+    const usedKinds = [...new Set((parseConstraintObjects(constraintsText, "constraints/prod.yaml") as K8sObject[]).map((d) => d.kind ?? "").filter((k) => k && k !== "Config"))];
+    const wasmRegistry = () => createTemplateRegistry(usedKinds.map((kind) => loadWasmTemplate(path.join(WASM_LIBRARY_DIR, `${kind.toLowerCase()}.yaml`), `${kind} (library)`)));
+
     const rendered = await render("prod");
     if (rendered.errors.length > 0) throw new Error(`the prod render failed: ${rendered.errors.join("; ")}`);
     const prod = stackResourcesOf(rendered);

@@ -53,17 +53,6 @@ interface Exports {
     eval(ctx: number): number;
 }
 
-/**
- * How far the heap may grow before the host resets it (and loads the data document again). opa_eval resets
- * the heap on every call, which also drops the module's caches of compiled regular expressions
- * and globs (malloc.c init_free clears builtin_cache): RE2 compiled the templates' patterns again
- * for every object. The host evaluates through the context exports instead and resets the heap
- * only past this mark (and after an evaluation error), so the caches live across evaluations.
- * Not higher: OPA's malloc searches its free lists, which grow with the heap (opa_malloc was 15%
- * of a profile over 2,000 synthetic resources with a 32 MB mark).
- */
-const HEAP_RESET_BYTES = 8 * 1024 * 1024;
-
 /** Compiled modules by their bytes' digest: a module is compiled once per process. */
 const compiledModules = new Map<string, WebAssembly.Module>();
 
@@ -84,6 +73,9 @@ function compiledModule(bytes: Uint8Array<ArrayBuffer>): WebAssembly.Module {
     return module;
 }
 
+/** opa_value_dump of a result set whose one result is the empty set. */
+const EMPTY_RESULT = '{{"result": set()}}';
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
@@ -97,6 +89,15 @@ export class WasmPolicy {
     readonly neededBuiltins: string[];
     private readonly initialHeap: number;
     private dataAddr = 0;
+    /**
+     * The heap pointer just after the data document: every evaluation starts from here, with empty
+     * free lists. OPA's malloc keeps its free lists ordered by address and searches them linearly,
+     * so a heap kept across evaluations made opa_malloc and opa_free the module's main cost
+     * (and a reset to the start of the heap had to parse data.inventory again: quadratic).
+     * A reset also drops the module's cache of compiled regular expressions (malloc.c init_free
+     * clears builtin_cache), as opa_eval does on every call: measured cheaper than the free lists.
+     */
+    private dataMark = 0;
     private dataBytes: Uint8Array = encoder.encode("{}");
     private loadedData: unknown = undefined;
 
@@ -141,13 +142,17 @@ export class WasmPolicy {
         this.setData({});
     }
 
+    /** The size of the module's memory (it only grows). */
+    get memoryBytes(): number {
+        return this.memory.buffer.byteLength;
+    }
+
     /** Loads the base document `data` (replacing the previous one); skipped when it is the same object. */
     setData(data: unknown): void {
         if (data === this.loadedData) return;
         this.dataBytes = encodedJSON(data);
         this.loadedData = data;
-        // The previous document stays on the heap until the next reset: resetting here would drop the caches.
-        if (this.exports.opa_heap_ptr_get() - this.initialHeap > HEAP_RESET_BYTES) this.exports.opa_heap_ptr_set(this.initialHeap);
+        this.exports.opa_heap_ptr_set(this.initialHeap);
         this.parseData();
     }
 
@@ -156,12 +161,12 @@ export class WasmPolicy {
         this.dataAddr = this.exports.opa_json_parse(addr.ptr, addr.len);
         if (this.dataAddr === 0) throw new Error(`${this.source}: the module could not parse the data document`);
         this.exports.opa_free(addr.ptr);
+        this.dataMark = this.exports.opa_heap_ptr_get();
     }
 
-    /** Empties the heap (and the module's caches with it) and loads the data document again. */
+    /** Empties the heap but for the data document (and the module's caches with it). */
     private resetHeap(): void {
-        this.exports.opa_heap_ptr_set(this.initialHeap);
-        this.parseData();
+        this.exports.opa_heap_ptr_set(this.dataMark);
     }
 
     /** Evaluates an entrypoint on `input` with the loaded data; returns the result set as JSON (sets as arrays in OPA's order). */
@@ -177,33 +182,29 @@ export class WasmPolicy {
     /** Same as evaluate, from the input's JSON as UTF-8 pieces written one after the other (the caller keeps the pieces it reuses). */
     evaluateJSON(pieces: readonly Uint8Array[], entrypoint = 0): { result: unknown }[] {
         const x = this.exports;
-        if (x.opa_heap_ptr_get() - this.initialHeap > HEAP_RESET_BYTES) this.resetHeap();
-        let text: string;
-        try {
-            const len = pieces.reduce((n, p) => n + p.length, 0);
-            const ptr = x.opa_malloc(len);
-            const mem = new Uint8Array(this.memory.buffer, ptr, len);
-            let at = 0;
-            for (const p of pieces) {
-                mem.set(p, at);
-                at += p.length;
-            }
-            const input = x.opa_value_parse(ptr, len);
-            if (input === 0) throw new Error(`${this.source}: the module could not parse the input document`);
-            x.opa_free(ptr);
-            const ctx = x.opa_eval_ctx_new();
-            x.opa_eval_ctx_set_input(ctx, input);
-            x.opa_eval_ctx_set_data(ctx, this.dataAddr);
-            x.opa_eval_ctx_set_entrypoint(ctx, entrypoint);
-            if (x.eval(ctx) !== 0) throw new WasmEvalError("eval failed");
-            const dumped = x.opa_value_dump(x.opa_eval_ctx_get_result(ctx));
-            text = this.readString(dumped);
-            x.opa_free(dumped);
-        } catch (err) {
-            // An error that stopped evaluation may leave the heap half-built: start the next one afresh.
-            this.resetHeap();
-            throw err;
+        // Every evaluation starts afresh (also after one an error stopped half-way).
+        this.resetHeap();
+        const len = pieces.reduce((n, p) => n + p.length, 0);
+        const ptr = x.opa_malloc(len);
+        const mem = new Uint8Array(this.memory.buffer, ptr, len);
+        let at = 0;
+        for (const p of pieces) {
+            mem.set(p, at);
+            at += p.length;
         }
+        const input = x.opa_value_parse(ptr, len);
+        if (input === 0) throw new Error(`${this.source}: the module could not parse the input document`);
+        x.opa_free(ptr);
+        const ctx = x.opa_eval_ctx_new();
+        x.opa_eval_ctx_set_input(ctx, input);
+        x.opa_eval_ctx_set_data(ctx, this.dataAddr);
+        x.opa_eval_ctx_set_entrypoint(ctx, entrypoint);
+        if (x.eval(ctx) !== 0) throw new WasmEvalError("eval failed");
+        const dumped = x.opa_value_dump(x.opa_eval_ctx_get_result(ctx));
+        const text = this.readString(dumped);
+        x.opa_free(dumped);
+        // Most evaluations find nothing: that result needs no parsing.
+        if (text === EMPTY_RESULT) return [{ result: [] }];
         return toJSON(parseRegoValue(text)) as { result: unknown }[];
     }
 

@@ -80,6 +80,23 @@ test("an evaluation error is a violation carrying the error text (with the const
     assert.ok(rs.every((r) => r.blocking && r.enforcementAction === "deny"));
 });
 
+test("every evaluation starts from the heap as it was after loading data: data.inventory stays, memory does not grow, an error leaves no trace", () => {
+    const [[, input, data]] = oracleCases({ unique, range, prefixes, conflict });
+    const policy = unique.policy;
+    policy.setData(data);
+    const first = policy.evaluate(input);
+    assert.equal((first[0].result as unknown[]).length, 1, "deployment a shares its app label");
+    const bytes = policy.memoryBytes;
+    for (let i = 0; i < 3000; i++) assert.deepEqual(policy.evaluate(input), first);
+    assert.equal(policy.memoryBytes, bytes);
+
+    const review = (p: ReturnType<typeof pod>) => ({ review: { object: p, kind: { group: "", version: "v1", kind: "Pod" }, operation: "CREATE", name: p.metadata?.name, namespace: "team" }, parameters: {} });
+    const calm = review(pod("calm", "x"));
+    const before = conflict.policy.evaluate(calm);
+    assert.throws(() => conflict.policy.evaluate(review(pod("clash", "x", { conflict: "yes" }))), /var assignment conflict/);
+    assert.deepEqual(conflict.policy.evaluate(calm), before);
+});
+
 test("a missing or stale module is an error naming the template and the command", () => {
     const dir = mkdtempSync(path.join(tmpdir(), "wasm-template-"));
     try {
