@@ -8,23 +8,17 @@
 import assert from "node:assert/strict";
 import { before, describe, it } from "node:test";
 import { loadConfig, mapSource, StackConfig } from "../config";
-import { AddonKey, addonSpecs } from "../components/platform/addons";
 import { explain } from "../cli/explain/index";
 import { AddonRelease, addonModel, addonReleases } from "../cli/explain/addonPods";
 import { readStackValues } from "../cli/harness/stackConfig";
 import type { RenderResult } from "../cli/harness/render";
+import { releasesOf } from "./addonReleases";
 import { renderStack } from "./render";
 
 function stackConfig(stack: string, overrides: Record<string, unknown> = {}): StackConfig {
     const v = readStackValues(stack, overrides);
     const raw = Object.fromEntries(Object.entries(v.config).filter(([k]) => k.startsWith(`${v.project}:`)).map(([k, x]) => [k.slice(v.project.length + 1), x]));
     return loadConfig(mapSource(v.project, stack, raw));
-}
-
-/** The Releases the program makes for a configuration (components/platform/addons.ts). */
-export function releasesOf(cfg: StackConfig): AddonRelease[] {
-    return (Object.entries(addonSpecs(cfg)) as [AddonKey, ReturnType<typeof addonSpecs>[AddonKey]][])
-        .map(([key, s]) => ({ release: s.release, namespace: s.namespace, chart: cfg.addons[key].chart, version: cfg.addons[key].version, values: s.values }));
 }
 
 /**
