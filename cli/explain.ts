@@ -9,6 +9,7 @@ import { stackNameProblem } from "../config/stacks";
 import { render, RenderResult } from "./harness/render";
 import { listStacks } from "./harness/stackConfig";
 import { explain, ExplainReport } from "./explain/index";
+import { addonReleases } from "./explain/addonPods";
 import { explainJson, explainMarkdown } from "./explain/format";
 
 export type ExplainFormat = "md" | "json";
@@ -38,7 +39,7 @@ export function parseExplainArgs(argv: string[]): { stack: string; format: Expla
 
 /** The explain report of a render (the redacted objects: nothing secret is needed or printed). */
 export function explainRender(result: RenderResult): ExplainReport {
-    return explain({ stack: result.stack, objects: result.redactedObjects, files: result.files });
+    return explain({ stack: result.stack, objects: result.redactedObjects, files: result.files, releases: addonReleases(result.resources) });
 }
 
 async function main() {

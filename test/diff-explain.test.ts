@@ -47,6 +47,20 @@ describe("diff: what the change does on the cluster", () => {
         assert.ok(texts.includes("capacity: prod no longer fits 3 node(s) of 8 CPU / 32Gi (needs more)"), texts.join("\n"));
         assert.deepEqual(d.notes, []);
     });
+    it("counts the add-on charts' pods of each side's helm Releases: a bigger Argo CD controller no longer fits", () => {
+        const small = { count: 1, cpu: "2", memory: "8Gi" };
+        const oneNode = { ...files, "node/pool.yaml": `count: ${small.count}\ncpu: "${small.cpu}"\nmemory: ${small.memory}\n` };
+        const argo = (cpu: string) => [{ type: "kubernetes:helm.sh/v3:Release", urn: "urn:argo", name: "addons-argo-cd", props: {
+            name: "argo-cd", namespace: "argocd", chart: "argo-cd", version: "7.7.11",
+            values: { controller: { resources: { requests: { cpu, memory: "1Gi" }, limits: { cpu, memory: "1Gi" } } }, dex: { enabled: false } },
+        } }];
+        // 1 CPU allocatable: 500m of the program's, the controller 100m (and the chart's other pods without requests) fit; 600m does not.
+        const d = explainDiff("ci", { objects: base.slice(0, 2).concat([app("booking", "booking", 8080, guaranteed)]), files: oneNode, resources: argo("100m") }, { objects: base.slice(0, 2).concat([app("booking", "booking", 8080, guaranteed)]), files: oneNode, resources: argo("600m") });
+        assert.equal(d.available, true);
+        if (!d.available) return;
+        const texts = d.changes.map((c) => `${c.area}: ${c.text}`);
+        assert.ok(texts.includes("capacity: ci no longer fits 1 node(s) of 2 CPU / 8Gi (needs 2)"), texts.join("\n"));
+    });
     it("the comment shows the changes and a Mermaid diagram of the flows; the JSON carries them", async () => {
         const r = await buildReport("prod", { info: { ref: "main", problems: [] }, objects: base, resources: [], files }, { info: { ref: "working tree", problems: [] }, objects: head, resources: [], files }, {});
         const md = renderMarkdown(r);

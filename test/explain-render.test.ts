@@ -23,15 +23,16 @@ describe("explain on the dev render", () => {
         assert.equal(agent.qos, "Burstable");
         const c = agent.containers.find((x) => !x.init)!;
         assert.deepEqual([c.cpuShares, c.cfsQuotaUs, c.memoryLimitInBytes], [256, 100000, String(2 * 2 ** 30)]);
-        // 1000 - 1000 x 512Mi / 8Gi = 937.5 -> 938 (integer division of the node agent: 1000 - 62)
-        assert.equal(c.oomScoreAdj, 938);
+        // 1000 - 1000 x 512Mi / 16Gi = 968.75 -> 969 (integer division of the node agent: 1000 - 31)
+        assert.equal(c.oomScoreAdj, 969);
         for (const p of r.isolation) for (const x of p.containers) assert.ok(x.oomScoreAdj >= 2 && x.oomScoreAdj <= 999, `${p.workload}/${x.name}: Burstable score out of 2..999`);
     });
-    it("capacity: one node of 4 CPU / 8Gi less 250m + 250m reserved; the stack fits with CPU left", () => {
+    it("capacity: one node of 4 CPU / 16Gi less 250m + 250m reserved; the stack with its add-ons fits with CPU left", () => {
         assert.equal(r.capacity.nodes.count, 1);
         assert.equal(r.capacity.allocatablePerNode.cpu, "3500m");
         assert.equal(r.capacity.fits, true, r.capacity.unschedulable.join("; "));
         assert.equal(r.capacity.minNodes, 1);
+        assert.equal(r.capacity.addons.length, 7, "every add-on chart's pods are counted");
         assert.ok(r.capacity.demand.cronJobs.jobs.length >= 2, "the 03:00 and 03:30 backups overlap");
         assert.ok(r.capacity.manualCronJobs.some((j) => j.endsWith("-restore")), "restores are run by hand");
     });

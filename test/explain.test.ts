@@ -315,7 +315,7 @@ describe("node pool configuration", () => {
         return loadConfig(mapSource(v.project, "dev", raw));
     };
     it("is rendered to node/pool.yaml from the typed config", () => {
-        assert.match(workingTreeNodeFiles("dev")["node/pool.yaml"], /count: 1\ncpu: "4"\nmemory: 8Gi/);
+        assert.match(workingTreeNodeFiles("dev")["node/pool.yaml"], /count: 1\ncpu: "4"\nmemory: 16Gi/);
     });
     it("refuses a node smaller than the node agent's reservations, naming the key and the expected form", () => {
         assert.throws(() => load({ nodePoolCpu: "500m" }), /ops:nodePoolCpu: 500m leaves nothing after systemReserved \+ kubeReserved \(500m\); expected a cpu quantity above 500m/);

@@ -12,6 +12,8 @@ import type { K8sObject } from "../../policies/gatekeeper/types";
 import { loadConfig, mapSource } from "../../config";
 import { nodeFiles } from "../../components/platform/nodeSettings";
 import { explain, ExplainReport } from "../explain/index";
+import { addonReleases } from "../explain/addonPods";
+import type { PolicyResource } from "./policy";
 import { readStackValues, REPO_ROOT } from "../harness/stackConfig";
 import { volumeChanges } from "../explain/volumes";
 
@@ -37,7 +39,11 @@ export interface ExplainSide {
     objects: K8sObject[];
     /** The render's files, when the side has them. */
     files?: Record<string, string>;
+    /** The render's registered resources (its helm Releases: the add-on charts' pods count in the capacity). */
+    resources?: PolicyResource[];
 }
+
+const releasesOf = (side: ExplainSide) => (side.resources ? addonReleases(side.resources.map((r) => ({ type: r.type, name: r.name, inputs: r.props }))) : undefined);
 
 /** The node files of a stack from the working tree's typed configuration. */
 export function workingTreeNodeFiles(stack: string, root = REPO_ROOT): Record<string, string> {
@@ -174,8 +180,8 @@ export function explainDiff(stack: string, base: ExplainSide, head: ExplainSide)
             without.push(name);
             return fallback;
         };
-        const b = explain({ stack, objects: base.objects, files: filesOf(base, "base") });
-        const h = explain({ stack, objects: head.objects, files: filesOf(head, "head") });
+        const b = explain({ stack, objects: base.objects, files: filesOf(base, "base"), releases: releasesOf(base) });
+        const h = explain({ stack, objects: head.objects, files: filesOf(head, "head"), releases: releasesOf(head) });
         const notes = without.length === 0 ? [] : [`${without.join(" and ")} explained with the working tree's node pool and reservations (no render files on ${without.length === 1 ? "that side" : "either side"}); flows not compared with declarations`];
         return { available: true, ...compareExplain(stack, b, h), notes };
     } catch (err) {

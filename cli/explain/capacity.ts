@@ -250,6 +250,10 @@ export interface CapacityInput {
     limitRanges: Map<string, LimitRangeDefaults>;
     pool: NodePool;
     agent: NodeAgentReservations;
+    /** The add-on charts' workloads (addonPods.ts): counted at their replicas, without rolling-update surge. */
+    addonWorkloads?: Workload[];
+    /** Per add-on Release, the ids of its workloads (for the per-chart lines). */
+    addonCharts?: Array<{ release: string; namespace: string; chart: string; version: string; workloads: string[] }>;
 }
 
 export interface Demand {
@@ -263,7 +267,9 @@ export interface Demand {
 export interface CapacityReport {
     nodes: { count: number; cpu: string; memory: string };
     allocatablePerNode: { cpu: string; memory: string; pods: number };
-    demand: { steady: Demand; rolloutSurge: Demand; cronJobs: Demand & { peakAt: string; jobs: string[] }; total: Demand };
+    demand: { steady: Demand; rolloutSurge: Demand; cronJobs: Demand & { peakAt: string; jobs: string[] }; addons: Demand; total: Demand };
+    /** Per add-on chart: its pods (replicas; a DaemonSet's one per node) and their requests, from the values the program emits. */
+    addons: Array<{ chart: string; version: string; release: string; namespace: string; pods: number; cpu: string; memory: string; workloads: Array<{ workload: string; kind: string; pods: number; cpuPerPod: string; memoryPerPod: string }> }>;
     totals: { cpu: string; memory: string; allocatableCpu: string; allocatableMemory: string; ephemeralStorage: string; allocatableEphemeralStorage?: string };
     fits: boolean;
     /** Suspended CronJobs, or schedules that never fire: run by hand (restores), left out of the peak. */
@@ -283,7 +289,7 @@ const ZERO = (): Demand => ({ cpu: 0, memory: 0, ephemeralStorage: 0, pods: 0 })
 const hhmm = (m: number) => `${String(Math.floor(m / 60)).padStart(2, "0")}:${String(m % 60).padStart(2, "0")}`;
 
 export function capacity(input: CapacityInput): CapacityReport {
-    const { workloads, objects, limitRanges, pool, agent } = input;
+    const { workloads, objects, limitRanges, pool, agent, addonWorkloads = [], addonCharts = [] } = input;
     const perNode = allocatable(pool, agent);
     const maxOf = new Map<string, number>();
     for (const h of objects.filter((o) => o.kind === "HorizontalPodAutoscaler"))
@@ -329,7 +335,25 @@ export function capacity(input: CapacityInput): CapacityReport {
         for (let i = 0; i < r.pods; i++) pods.push(mkPod(w, `run-${i}`, r.request));
         cron = add(cron, r.request, r.pods);
     }
-    const total = [surge, cron].reduce((a, b) => ({ cpu: a.cpu + b.cpu, memory: a.memory + b.memory, ephemeralStorage: a.ephemeralStorage + b.ephemeralStorage, pods: a.pods + b.pods }), steady);
+    let addonDemand = ZERO();
+    const addonRows = new Map<string, { workload: string; kind: string; pods: number; request: PodRequest }>();
+    for (const w of addonWorkloads) {
+        const request = podRequest(w.podSpec, limitRanges.get(w.namespace));
+        const n = w.kind === "DaemonSet" ? pool.count : w.replicas;
+        if (w.kind === "DaemonSet") daemonPods.push(mkPod(w, "daemon", request));
+        else for (let i = 0; i < n; i++) pods.push(mkPod(w, i, request));
+        addonDemand = add(addonDemand, request, n);
+        addonRows.set(w.id, { workload: w.id, kind: w.kind, pods: n, request });
+    }
+    const addons = addonCharts.map((c) => {
+        const rows = c.workloads.map((id) => addonRows.get(id)).filter((x): x is NonNullable<typeof x> => x !== undefined);
+        const d = rows.reduce((a, r) => add(a, r.request, r.pods), ZERO());
+        return {
+            chart: c.chart, version: c.version, release: c.release, namespace: c.namespace, pods: d.pods, cpu: cpuText(d.cpu), memory: memText(d.memory),
+            workloads: rows.map((r) => ({ workload: r.workload, kind: r.kind, pods: r.pods, cpuPerPod: cpuText(r.request.cpu), memoryPerPod: memText(r.request.memory) })),
+        };
+    });
+    const total = [surge, cron, addonDemand].reduce((a, b) => ({ cpu: a.cpu + b.cpu, memory: a.memory + b.memory, ephemeralStorage: a.ephemeralStorage + b.ephemeralStorage, pods: a.pods + b.pods }), steady);
 
     const attempt = (n: number) => {
         const all = [...Array.from({ length: n }, () => daemonPods).flat().map((p, i) => ({ ...p, id: `${p.id}-${i}` })), ...pods];
@@ -349,7 +373,8 @@ export function capacity(input: CapacityInput): CapacityReport {
     return {
         nodes: { count: pool.count, cpu: cpuText(pool.cpu), memory: memText(pool.memory) },
         allocatablePerNode: { cpu: cpuText(perNode.cpu), memory: memText(perNode.memory), pods: perNode.pods ?? KUBELET_DEFAULT_MAX_PODS },
-        demand: { steady, rolloutSurge: surge, cronJobs: { ...cron, peakAt: hhmm(peak.minute), jobs: peak.jobs }, total },
+        demand: { steady, rolloutSurge: surge, cronJobs: { ...cron, peakAt: hhmm(peak.minute), jobs: peak.jobs }, addons: addonDemand, total },
+        addons,
         totals: {
             cpu: cpuText(total.cpu), memory: memText(total.memory), allocatableCpu: cpuText(perNode.cpu * pool.count), allocatableMemory: memText(perNode.memory * pool.count),
             ephemeralStorage: memText(total.ephemeralStorage),
@@ -366,6 +391,7 @@ export function capacity(input: CapacityInput): CapacityReport {
             "replicas at each autoscaler's maxReplicas; every Deployment rolling at once with its maxSurge pods",
             `the CronJobs running together at the busiest minute of a day (${hhmm(peak.minute)}), each for its activeDeadlineSeconds (${DEFAULT_RUN_SECONDS} s when unset); day fields taken as every day`,
             "requests after the namespace's LimitRange defaults; a pod reserves max(sum of its containers, largest init container)",
+            "the add-on charts' pods as their pinned charts render them with the values the program gives each Release (cli/explain/addonPods.ts), hook Jobs included, at their replicas without a rolling-update surge",
             `at most ${perNode.pods ?? KUBELET_DEFAULT_MAX_PODS} pods per node (the kubelet's maxPods${agent.maxPods === undefined ? `, its default: the kubelet configuration does not set it` : ""}), daemon pods included`,
         ],
     };

@@ -49,10 +49,18 @@ export function explainMarkdown(r: ExplainReport): string {
         ["steady (autoscalers at max)", d(c.demand.steady)],
         ["rolling update surge", d(c.demand.rolloutSurge)],
         [`overlapping CronJobs at ${c.demand.cronJobs.peakAt} (${c.demand.cronJobs.jobs.join(", ") || "none"})`, d(c.demand.cronJobs)],
+        ...(c.demand.addons ? [[`add-on charts (${(c.addons ?? []).length})`, d(c.demand.addons)]] : []),
         ["total", d(c.demand.total)],
     ]), "");
     out.push(`**${c.fits ? "Fits" : "Does not fit"}** on ${c.nodes.count} node(s); the fewest nodes of this size it fits on: ${c.minNodes ?? `more than ${c.nodes.count * 4}`}. Left: ${c.left.cpu} CPU, ${c.left.memory}.`, "");
     if (c.unschedulable.length) out.push(`Unschedulable: ${c.unschedulable.join("; ")}`, "");
+    if (c.addons?.length) {
+        out.push("Add-on charts (their pods as the pinned chart renders them with the values the program emits):", "");
+        out.push(...table(["Chart", "Release", "Pods", "CPU", "Memory", "Workloads (kind, pods x request per pod)"], c.addons.map((a) => [
+            `${a.chart} ${a.version}`, `${a.namespace}/${a.release}`, a.pods, a.cpu, a.memory,
+            a.workloads.map((w) => `${w.workload.split("/").pop()} (${w.kind}, ${w.pods} x ${w.cpuPerPod} / ${w.memoryPerPod})`).join("; "),
+        ])), "");
+    }
     out.push(...table(["Node", "Pods", "CPU left", "Memory left"], c.perNode.map((n) => [n.node, n.pods, n.cpuLeft, n.memoryLeft])), "");
     out.push("<details><summary>Requests per workload in the total</summary>", "", ...table(["Workload", "Pods", "CPU", "Memory"], c.byWorkload.map((w) => [w.workload, w.pods, w.cpu, w.memory])), "", "</details>", "");
     if (c.manualCronJobs.length) out.push(`Run by hand (suspended or never scheduled), not in the peak: ${c.manualCronJobs.join(", ")}.`, "");

@@ -4,6 +4,7 @@
  */
 import * as YAML from "yaml";
 import type { K8sObject } from "../../policies/gatekeeper/types";
+import { AddonRelease, addonModel } from "./addonPods";
 import { autoscaling, AutoscalingReport } from "./autoscaling";
 import { capacity, CapacityReport, nodesFromFiles } from "./capacity";
 import { names } from "./names";
@@ -23,6 +24,8 @@ export interface ExplainInput {
     objects: K8sObject[];
     /** The render's files (relative path -> text): node pool, node agent configuration, declared flows. */
     files: Record<string, string>;
+    /** The render's helm Releases (the add-ons): their charts' pods count in the capacity (addonPods.ts). */
+    releases?: AddonRelease[];
 }
 
 export interface ExplainReport {
@@ -50,11 +53,14 @@ export function explain(input: ExplainInput): ExplainReport {
     else notes.push(`no ${DECLARED_FLOWS_FILE} in the render: flows are not compared with the components' declarations`);
     const workloads = workloadsOf(input.objects);
     const limitRanges = limitRangesOf(input.objects);
+    const addons = addonModel(input.releases ?? []);
+    notes.push(...addons.notes);
+    if (input.releases === undefined) notes.push("no helm Releases given: the add-on charts' pods are not counted in the capacity");
     return {
         formatVersion: EXPLAIN_FORMAT_VERSION,
         stack: input.stack,
         isolation: workloads.map((w) => isolationOf(w, limitRanges, nodes.pool.memory)),
-        capacity: capacity({ workloads, objects: input.objects, limitRanges, pool: nodes.pool, agent: nodes.agent }),
+        capacity: capacity({ workloads, objects: input.objects, limitRanges, pool: nodes.pool, agent: nodes.agent, addonWorkloads: workloadsOf(addons.objects), addonCharts: addons.charts }),
         reachability: reachability(input.objects, workloads, declared),
         autoscaling: autoscaling(input.objects, workloads),
         rollouts: rollouts(input.objects, workloads),

@@ -117,13 +117,22 @@ export function metricsServerValues(cfg: StackConfig) {
     };
 }
 
+/** vpa 4.7.1's default admissionController.certGen.podSecurityContext (values.yaml). */
+const CERTGEN_POD_SECURITY = { runAsNonRoot: true, runAsUser: 65534, seccompProfile: { type: "RuntimeDefault" } };
+
 export function vpaValues(cfg: StackConfig) {
     const a = cfg.addons.vpa;
     const part = (ref: string) => ({ enabled: true, image: repoTag(ref), resources: sized(a) });
     return {
         recommender: part(a.recommenderImage),
         updater: part(a.updaterImage),
-        admissionController: { ...part(a.admissionControllerImage), certGen: { image: repoTag(a.certgenImage), resources: sized(a) } },
+        admissionController: {
+            ...part(a.admissionControllerImage),
+            // The certgen hook Jobs' securityContexts as chart 4.7.1's defaults, set explicitly: the
+            // previous minor (4.6.0, the e2e's upgrade path) reads the same keys with empty defaults,
+            // and its hook pods were refused by the stack's admission policies (test/addonPreviousAdmission.test.ts).
+            certGen: { image: repoTag(a.certgenImage), resources: sized(a), securityContext: RESTRICTED, podSecurityContext: CERTGEN_POD_SECURITY },
+        },
     };
 }
 

@@ -1,7 +1,7 @@
 /**
  * The e2e's object steps (called by tools/e2e/run.sh):
  *   tsx tools/e2e/cli.ts crds <manifests.yaml> <crds.json.gz> <out.json>
- *   tsx tools/e2e/cli.ts standins <manifests.yaml> <kubelet-config.yaml> <volume-dir> <out-dir>  (node.json, volumes.json)
+ *   tsx tools/e2e/cli.ts standins <manifests.yaml> <pool.yaml> <kubelet-config.yaml> <volume-dir> <out-dir>  (the ci node: node.json, volumes.json)
  *   tsx tools/e2e/cli.ts compare <manifests.yaml> <live.json> [--generated-secrets]
  *   tsx tools/e2e/cli.ts pool <manifests.yaml> <pool.yaml> <kubelet-config.yaml> <volume-dir> <out-dir> [pool name, default prod]  (a pool's nodes, volumes)
  *   tsx tools/e2e/cli.ts lists <manifests.yaml> <dir>
@@ -14,12 +14,28 @@ import * as zlib from "zlib";
 import * as YAML from "yaml";
 import { compareWithCluster, crdsFor, CrdSchemaFile, fakeNode, K8sObject, parseManifests, standInVolumes } from "./objects";
 
+interface Pool { count: number; cpu: string; memory: string; ephemeralStorage: string }
+
+/** A stack's worker pool (node/pool.yaml of its render: the nodePool* keys). */
+function readPool(poolFile: string): Pool {
+    if (!fs.existsSync(poolFile)) throw new Error(`${poolFile}: no such file (the offline render writes it from the stack's nodePool* keys)`);
+    const pool = YAML.parse(fs.readFileSync(poolFile, "utf8")) as Pool;
+    if (!(Number.isInteger(pool?.count) && pool.count > 0) || !pool.cpu || !pool.memory || !pool.ephemeralStorage) throw new Error(`${poolFile}: expected count (integer > 0), cpu, memory and ephemeralStorage`);
+    return pool;
+}
+
 /**
- * The ci stack's node: the kind workflow runs it on one GitHub-hosted ubuntu-24.04 runner
- * (4 vCPU, 16 GiB memory, 14 GB SSD); what pods get is that less the kubelet's reservations
- * of the rendered node/kubelet-config.yaml.
+ * The pool's nodes, each less the kubelet's reservations of the rendered node/kubelet-config.yaml
+ * (110 pods: the kubelet's default). `labelled`: the pool label and a zone per node (the extra
+ * pools of the dev and prod steps, next to the cordoned ci node).
  */
-const CI_NODE = { cpu: "4", memory: "16Gi", pods: "110", ephemeralStorage: "14Gi" };
+function poolNodes(pool: Pool, kubelet: Record<string, any>, poolName: string, labelled: boolean): K8sObject[] {
+    return Array.from({ length: pool.count }, (_, i) => {
+        const node = fakeNode(`kwok-${poolName}-${i}`, { cpu: String(pool.cpu), memory: String(pool.memory), pods: "110", ephemeralStorage: String(pool.ephemeralStorage) }, kubelet);
+        if (labelled) node.metadata!.labels = { ...node.metadata!.labels, "ops-e2e/pool": poolName, "topology.kubernetes.io/zone": `zone-${i % 3}` };
+        return node;
+    });
+}
 
 function writeList(file: string, items: K8sObject[]): void {
     const tmp = `${file}.tmp.${process.pid}`;
@@ -43,14 +59,16 @@ function main(argv: string[]): number {
         console.log(`${crds.length} CRDs: ${crds.map((c) => c.metadata!.name).join(", ")}`);
         return 0;
     }
-    if (cmd === "standins" && args.length === 4) {
-        const [manifests, kubeletConfig, volumeDir, outDir] = args;
+    if (cmd === "standins" && args.length === 5) {
+        // The ci stack's node(s), from its rendered pool (Pulumi.ci.yaml: the one node of the kind
+        // workflow's GitHub-hosted runner).
+        const [manifests, poolFile, kubeletConfig, volumeDir, outDir] = args;
         const kubelet = YAML.parse(fs.readFileSync(kubeletConfig, "utf8"));
-        const node = fakeNode("kwok-ci-0", CI_NODE, kubelet);
+        const nodes = poolNodes(readPool(poolFile), kubelet, "ci", false);
         const volumes = standInVolumes(readManifests(manifests), volumeDir);
-        writeList(path.join(outDir, "node.json"), [node]);
+        writeList(path.join(outDir, "node.json"), nodes);
         writeList(path.join(outDir, "volumes.json"), volumes);
-        console.log(`node ${node.metadata!.name} (allocatable ${JSON.stringify(node.status.allocatable)}), ${volumes.length} pre-bound volumes`);
+        console.log(`${nodes.map((n) => n.metadata!.name).join(", ")} (allocatable ${JSON.stringify(nodes[0].status.allocatable)}), ${volumes.length} pre-bound volumes`);
         return 0;
     }
     if (cmd === "compare" && (args.length === 2 || (args.length === 3 && args[2] === "--generated-secrets"))) {
@@ -84,15 +102,8 @@ function main(argv: string[]): number {
         // Prod's worker pool (node/pool.yaml: count and capacity of each node, the program's own
         // figures), each node less the kubelet's reservations, like the ci node.
         const [manifests, poolFile, kubeletConfig, volumeDir, outDir, poolName = "prod"] = args;
-        const pool = YAML.parse(fs.readFileSync(poolFile, "utf8")) as { count: number; cpu: string; memory: string; ephemeralStorage: string };
-        if (!(Number.isInteger(pool.count) && pool.count > 0) || !pool.cpu || !pool.memory || !pool.ephemeralStorage) throw new Error(`${poolFile}: expected count (integer > 0), cpu, memory and ephemeralStorage`);
         const kubelet = YAML.parse(fs.readFileSync(kubeletConfig, "utf8"));
-        const nodes = Array.from({ length: pool.count }, (_, i) => {
-            // 110 pods: the kubelet's default.
-            const node = fakeNode(`kwok-${poolName}-${i}`, { cpu: String(pool.cpu), memory: String(pool.memory), pods: "110", ephemeralStorage: String(pool.ephemeralStorage) }, kubelet);
-            node.metadata!.labels = { ...node.metadata!.labels, "ops-e2e/pool": poolName, "topology.kubernetes.io/zone": `zone-${i % 3}` };
-            return node;
-        });
+        const nodes = poolNodes(readPool(poolFile), kubelet, poolName, true);
         fs.mkdirSync(outDir, { recursive: true });
         writeList(path.join(outDir, "node.json"), nodes);
         writeList(path.join(outDir, "volumes.json"), standInVolumes(readManifests(manifests), volumeDir));
@@ -112,7 +123,7 @@ function main(argv: string[]): number {
         console.log(`${all.length} objects`);
         return 0;
     }
-    throw new Error("usage: cli.ts crds <manifests> <crds.json.gz> <out.json> | standins <manifests> <kubelet-config> <volume-dir> <out-dir> | compare <manifests> <live.json> [--generated-secrets] | pool <manifests> <pool.yaml> <kubelet-config> <volume-dir> <out-dir> [pool] | lists <manifests> <dir>");
+    throw new Error("usage: cli.ts crds <manifests> <crds.json.gz> <out.json> | standins <manifests> <pool.yaml> <kubelet-config> <volume-dir> <out-dir> | compare <manifests> <live.json> [--generated-secrets] | pool <manifests> <pool.yaml> <kubelet-config> <volume-dir> <out-dir> [pool] | lists <manifests> <dir>");
 }
 
 try {

@@ -125,7 +125,7 @@ export async function controllers(ctx: Context, io: StepIO): Promise<void> {
 }
 
 export async function node(ctx: Context, io: StepIO): Promise<void> {
-    await ctx.tsxRun(path.join(ctx.e2eDir, "cli.ts"), ["standins", ctx.path("render/manifests.yaml"), ctx.path("render/node/kubelet-config.yaml"), ctx.path("volumes"), ctx.work]);
+    await ctx.tsxRun(path.join(ctx.e2eDir, "cli.ts"), ["standins", ctx.path("render/manifests.yaml"), ctx.path("render/node/pool.yaml"), ctx.path("render/node/kubelet-config.yaml"), ctx.path("volumes"), ctx.work]);
     // Created with its status, as a registering kubelet does.
     await ctx.kubectl(["create", "-f", ctx.path("node.json")]);
     await ctx.kubectl(["wait", "--for=condition=Ready", "node", "-l", "type=kwok", "--timeout=60s"]);
