@@ -56,13 +56,14 @@ export const EXPANSION_TEMPLATES = [
     },
 ];
 
-export function runGator(gator: string, docs: readonly unknown[], timeoutMs = 600_000): GatorRun {
+/** `native`: also run templates' CEL (K8sNativeValidation), gator's default, which judges a template with both by its CEL. */
+export function runGator(gator: string, docs: readonly unknown[], timeoutMs = 600_000, native = false): GatorRun {
     const dir = mkdtempSync(path.join(tmpdir(), "gator-batch-"));
     try {
         const file = path.join(dir, "batch.yaml");
         writeFileSync(file, docs.map((d) => JSON.stringify(d)).join("\n---\n") + "\n");
         if (process.env.GATOR_KEEP_BATCH) writeFileSync(path.join(process.env.GATOR_KEEP_BATCH, `batch-${Date.now()}-${process.pid}.yaml`), readFileSync(file));
-        const r = spawnSync(gator, ["test", "-f", file, "-o", "json", "--enable-k8s-native-validation=false"], {
+        const r = spawnSync(gator, ["test", "-f", file, "-o", "json", `--enable-k8s-native-validation=${native}`], {
             encoding: "utf8",
             maxBuffer: 1024 * 1024 * 1024,
             timeout: timeoutMs,
