@@ -33,9 +33,6 @@ export interface CelVerdict {
     errors: boolean[];
 }
 
-/** The variable names an expression reads (`variables.<name>`). */
-const usedVariables = (expression: string) => new Set([...expression.matchAll(/\bvariables\.([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]));
-
 export function judgeCel(cel: CelSource, constraint: K8sObject, object: K8sObject, namespace: string | undefined): CelVerdict {
     const { group, version } = parseApiVersion(object.apiVersion);
     const decoded = asDecoded({ ...object, metadata: { ...(object.metadata ?? {}), ...(namespace ? { namespace } : {}) } });
@@ -48,31 +45,35 @@ export function judgeCel(cel: CelSource, constraint: K8sObject, object: K8sObjec
     const params = asDecoded(constraint) as Record<string, any>;
     const variables: Record<string, unknown> = {};
     const ctx: Record<string, unknown> = { object: decoded, oldObject: null, request, params, variables };
-    const failedVariables = new Map<string, string>();
     const declared = [
         { name: "anyObject", expression: `has(request.operation) && request.operation == "DELETE" && object == null ? oldObject : object` },
         { name: "params", expression: "!has(params.spec) ? null : !has(params.spec.parameters) ? null: params.spec.parameters" },
         ...cel.variables,
     ];
+    // Variables are evaluated lazily, on first use, as the API server's composited activation does:
+    // a variable no validation reaches never raises its error.
     for (const v of declared) {
-        const broken = [...usedVariables(v.expression)].find((n) => failedVariables.has(n));
-        if (broken) {
-            failedVariables.set(v.name, failedVariables.get(broken)!);
-            continue;
-        }
-        try {
-            variables[v.name] = run(v.expression, ctx);
-        } catch (err) {
-            failedVariables.set(v.name, (err as Error).message.split("\n")[0]);
-        }
+        let done: { value: unknown } | { error: Error } | undefined;
+        Object.defineProperty(variables, v.name, {
+            enumerable: true,
+            get() {
+                if (!done) {
+                    try {
+                        done = { value: run(v.expression, ctx) };
+                    } catch (err) {
+                        done = { error: err as Error };
+                    }
+                }
+                if ("error" in done) throw done.error;
+                return done.value;
+            },
+        });
     }
     const messages: string[] = [];
     const errors: boolean[] = [];
     for (const v of cel.validations) {
-        const broken = [...usedVariables(v.expression)].find((n) => failedVariables.has(n));
         let result: unknown;
         try {
-            if (broken) throw new Error(failedVariables.get(broken));
             result = run(v.expression, ctx);
         } catch (err) {
             messages.push(`expression '${v.expression}' resulted in error: ${(err as Error).message.split("\n")[0]}`);
