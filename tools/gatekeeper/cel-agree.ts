@@ -97,7 +97,11 @@ function main(): number {
         const key = objectKey(c.object);
         const theirs = run.violations.filter((v) => v.object === key && v.constraintKind === c.templateKind).map((v) => v.message);
         const namespaces = c.inventory.filter((o) => o.kind === "Namespace");
-        const ours = matches(c, namespaces) ? judgeCel(cels.get(c.templateKind)!, c.constraint, c.object, c.object.metadata?.namespace || undefined) : { messages: [], errors: [] };
+        const ours = matches(c, namespaces) ? judgeCel(cels.get(c.templateKind)!, (c.constraint.spec as any)?.parameters ?? undefined, {
+                  object: c.object,
+                  kind: { ...parseApiVersion(c.object.apiVersion), kind: c.object.kind ?? "" },
+                  namespace: c.object.metadata?.namespace || undefined,
+              }) : { messages: [], errors: [] };
         if (same(ours.messages, theirs)) {
             agree++;
             continue;

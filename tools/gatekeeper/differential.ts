@@ -63,6 +63,8 @@ export interface Group {
     constraintMutants: number;
     /** The templates the pack judges the constraints with (default: the library's in TypeScript). */
     registry?: TemplateRegistry;
+    /** Gator with its CEL driver on (its default): a template with CEL code is judged by its CEL. */
+    native?: boolean;
 }
 
 interface Variant {
@@ -258,7 +260,7 @@ function gatorVerdicts(gator: string, templates: readonly K8sObject[], p: Prepar
     for (let attempt = 0; attempt < 200; attempt++) {
         const docs = [...templates, ...EXPANSION_TEMPLATES, ...p.constraints.map((c) => c.value), ...p.group.inventory.map(inNamespace), ...p.objects.map((o) => o.value)];
         const t0 = Date.now();
-        const run = runGator(gator, docs, timeoutSeconds * 1000);
+        const run = runGator(gator, docs, timeoutSeconds * 1000, p.group.native ?? false);
         report.gatorRuns++;
         report.gatorSeconds += (Date.now() - t0) / 1000;
         if (run.ok) return run.violations;

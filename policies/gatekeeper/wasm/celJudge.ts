@@ -13,9 +13,9 @@
  *     Fail, Gatekeeper's default), with the error as its message.
  * The CEL is evaluated offline by the admission policies' environment (policies/admission/k8sCel.ts).
  */
-import { asDecoded, kubernetesCelEnvironment } from "../../admission/k8sCel";
-import { parseApiVersion } from "../engine/gvk";
-import type { K8sObject } from "../types";
+import { kubernetesCelEnvironment } from "../../admission/k8sCel";
+import { ABSENT_PARAMETERS } from "../engine/parameter-schema";
+import type { Review } from "../types";
 import type { CelSource } from "./template";
 
 const env = kubernetesCelEnvironment();
@@ -33,16 +33,18 @@ export interface CelVerdict {
     errors: boolean[];
 }
 
-export function judgeCel(cel: CelSource, constraint: K8sObject, object: K8sObject, namespace: string | undefined): CelVerdict {
-    const { group, version } = parseApiVersion(object.apiVersion);
-    const decoded = asDecoded({ ...object, metadata: { ...(object.metadata ?? {}), ...(namespace ? { namespace } : {}) } });
-    const request = {
-        kind: { group, version, kind: object.kind ?? "" },
-        operation: "CREATE",
-        namespace: namespace ?? "",
-        name: object.metadata?.name ?? "",
-    };
-    const params = asDecoded(constraint) as Record<string, any>;
+/**
+ * Judges the object of `review` with the template's CEL; `parameters` is the constraint's
+ * spec.parameters (ABSENT_PARAMETERS, or undefined, when the constraint has none).
+ */
+export function judgeCel(cel: CelSource, parameters: Record<string, unknown> | undefined, review: Pick<Review, "object" | "kind" | "namespace" | "name">): CelVerdict {
+    const { object, namespace } = review;
+    // The object as the Gatekeeper webhook hands it to CEL (unstructured JSON): integers are CEL ints,
+    // nulls stay (gator and the pack's Rego see them too).
+    const decoded = asCelValue(object.metadata === null || object.metadata === undefined || !namespace ? object : { ...object, metadata: { ...object.metadata, namespace: object.metadata.namespace ?? namespace } });
+    const request = { kind: review.kind, operation: "CREATE", namespace: namespace ?? "", name: review.name ?? object.metadata?.name ?? "" };
+    // The validator's params: the constraint object (only spec.parameters is read by Gatekeeper's variables).
+    const params = asCelValue({ spec: parameters === undefined || parameters === ABSENT_PARAMETERS ? {} : { parameters } }) as Record<string, unknown>;
     const variables: Record<string, unknown> = {};
     const ctx: Record<string, unknown> = { object: decoded, oldObject: null, request, params, variables };
     const declared = [
@@ -76,7 +78,7 @@ export function judgeCel(cel: CelSource, constraint: K8sObject, object: K8sObjec
         try {
             result = run(v.expression, ctx);
         } catch (err) {
-            messages.push(`expression '${v.expression}' resulted in error: ${(err as Error).message.split("\n")[0]}`);
+            messages.push(`expression '${v.expression}' resulted in error: ${celGoErrorText((err as Error).message.split("\n")[0])}`);
             errors.push(true);
             continue;
         }
@@ -85,6 +87,30 @@ export function judgeCel(cel: CelSource, constraint: K8sObject, object: K8sObjec
         errors.push(false);
     }
     return { messages, errors };
+}
+
+/**
+ * An evaluation error of the offline evaluator in cel-go's words, for the errors whose cel-go text
+ * is known (cel-go common/types: a missing map key is `no such key: <key>`, NoSuchOverloadErr is
+ * `no such overload`); any other keeps the offline evaluator's text, which may differ from the cluster's.
+ */
+export function celGoErrorText(message: string): string {
+    const key = /^No such key: (.*)$/.exec(message);
+    if (key) return `no such key: ${key[1]}`;
+    if (/^no such overload\b/.test(message)) return "no such overload";
+    return message;
+}
+
+/** A JSON value as CEL sees unstructured JSON: whole numbers are ints (BigInt here), the rest as is. */
+function asCelValue(value: unknown): unknown {
+    if (typeof value === "number") return Number.isInteger(value) ? BigInt(value) : value;
+    if (Array.isArray(value)) return value.map(asCelValue);
+    if (value !== null && typeof value === "object") {
+        const out: Record<string, unknown> = {};
+        for (const [k, v] of Object.entries(value)) if (v !== undefined) out[k] = asCelValue(v);
+        return out;
+    }
+    return value;
 }
 
 function messageOf(v: CelSource["validations"][number], ctx: Record<string, unknown>): string {

@@ -3,7 +3,8 @@
  * `npm run gatekeeper:wasm` (tools/gatekeeper/wasm.ts), evaluated by the pack's Wasm host with
  * Gatekeeper's input. Matching, enforcement actions, namespace exclusions and the expansion of
  * workloads into Pods stay the engine's (policies/gatekeeper/engine), as for the library's
- * templates.
+ * templates. A template that also carries CEL code (engine K8sNativeValidation) is judged by its
+ * CEL (./celJudge.ts), as Gatekeeper judges it: its CEL driver is registered before the Rego one.
  *
  * input.review at preview: what the API server would send for creating the object (operation
  * CREATE, the engine's default; a preview step that updates an object is judged as its creation,
@@ -16,6 +17,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { RegoEvalError, type Inventory, type K8sObject, type RuleContext, type TemplateRule, type Violation } from "../types";
 import { HOST_BUILTINS } from "./builtins";
+import { judgeCel } from "./celJudge";
 import { missingBuiltins, missingBuiltinsMessage, WasmEvalError, WasmPolicy } from "./host";
 import { GENERATE_COMMAND, parseTemplate, templateDigest, type ModuleManifest, type ParsedTemplate } from "./template";
 
@@ -78,6 +80,8 @@ export function wasmTemplateRule(parsed: ParsedTemplate, module: WasmPolicy | ((
         },
         validate(ctx: RuleContext): Violation[] {
             const { review, inventory } = ctx;
+            // A template with CEL code is judged by its CEL, as Gatekeeper judges it (its CEL driver comes first).
+            if (parsed.cel) return judgeCel(parsed.cel, ctx.parameters, review).messages.map((msg) => ({ msg }));
             const policy = policyOf();
             policy.setData(readsData ? dataOf(inventory) : NO_DATA);
             let reviewBytes = reviewJSON.get(review);
