@@ -80,6 +80,24 @@ test("an evaluation error is a violation carrying the error text (with the const
     assert.ok(rs.every((r) => r.blocking && r.enforcementAction === "deny"));
 });
 
+test("a template with Rego and CEL is judged by its CEL, as Gatekeeper judges it (expected: gator v3.23.1 with its CEL driver on the same objects)", () => {
+    const owner = loadWasmTemplate(file("k8stestrequiredowner"));
+    const reg = createTemplateRegistry([owner]);
+    const pods = { kinds: [{ apiGroups: [""], kinds: ["Pod"] }] };
+    const noParams = buildConstraint({ kind: "K8sTestRequiredOwner", name: "noparams", match: pods }, reg);
+    const withKey = buildConstraint({ kind: "K8sTestRequiredOwner", name: "withkey", match: pods, parameters: { key: "app" } }, reg);
+    const p = (name: string, labels?: unknown) => ({ apiVersion: "v1", kind: "Pod", metadata: { name, namespace: "team", ...(labels !== undefined ? { labels } : {}) }, spec: { containers: [{ name: "a", image: "x" }] } });
+    const rs = evaluate([p("nolabel"), p("nulllabels", null), p("labelled", { app: "web" })] as any, [noParams, withKey]);
+    // The Rego would report nothing for the constraint without parameters and "nulllabels must have the label app".
+    assert.deepEqual(rs.map((r) => `${r.constraintName} ${r.object.name}: ${r.message}`).sort(), [
+        "noparams nolabel: expression 'variables.params.key in variables.labels' resulted in error: no such key: key",
+        "noparams nulllabels: expression 'variables.params.key in variables.labels' resulted in error: no such key: key",
+        "noparams labelled: expression 'variables.params.key in variables.labels' resulted in error: no such key: key",
+        "withkey nolabel: nolabel must have the label app",
+        "withkey nulllabels: expression 'variables.params.key in variables.labels' resulted in error: no such overload",
+    ].sort());
+});
+
 test("every evaluation starts from the heap as it was after loading data: data.inventory stays, memory does not grow, an error leaves no trace", () => {
     const [[, input, data]] = oracleCases({ unique, range, prefixes, conflict });
     const policy = unique.policy;
