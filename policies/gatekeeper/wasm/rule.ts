@@ -36,8 +36,17 @@ export interface WasmTemplateRule extends TemplateRule {
     readonly policy: WasmPolicy;
 }
 
+/**
+ * How a template with CEL code is judged: by its CEL (the default, what Gatekeeper runs), or by
+ * its Rego (`rego: true`: the library's Wasm judge of npm run test:gatekeeper, which compares the
+ * compiled Rego with gator's Rego driver).
+ */
+export interface JudgeOptions {
+    rego?: boolean;
+}
+
 /** Loads a template file and its generated module; a missing or stale module is an error naming both and the command. */
-export function loadWasmTemplate(templateFile: string, displayName = templateFile): WasmTemplateRule {
+export function loadWasmTemplate(templateFile: string, displayName = templateFile, judge: JudgeOptions = {}): WasmTemplateRule {
     const parsed = parseTemplate(readFileSync(templateFile, "utf8"), displayName);
     const paths = modulePaths(templateFile);
     const rel = (p: string) => path.join(path.dirname(displayName), path.relative(path.dirname(templateFile), p));
@@ -59,11 +68,12 @@ export function loadWasmTemplate(templateFile: string, displayName = templateFil
     // built-in the host lacks is refused now, and the module is instantiated when a constraint first uses it.
     const missing = missingBuiltins(manifest.builtins ?? [], HOST_BUILTINS);
     if (missing.length > 0) throw new Error(missingBuiltinsMessage(source, missing));
-    return wasmTemplateRule(parsed, () => new WasmPolicy(new Uint8Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer), source));
+    return wasmTemplateRule(parsed, () => new WasmPolicy(new Uint8Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer), source), judge);
 }
 
 /** The engine's template for a parsed template and its module (or a function making it, called once on first use). */
-export function wasmTemplateRule(parsed: ParsedTemplate, module: WasmPolicy | (() => WasmPolicy)): WasmTemplateRule {
+export function wasmTemplateRule(parsed: ParsedTemplate, module: WasmPolicy | (() => WasmPolicy), judge: JudgeOptions = {}): WasmTemplateRule {
+    const cel = judge.rego ? undefined : parsed.cel;
     let made: WasmPolicy | undefined = typeof module === "function" ? undefined : module;
     // A template whose Rego never names `data` (beyond its libs) cannot read data.inventory: it is not given it.
     const readsData = [parsed.rego, ...parsed.libs].some((rego) => /\bdata\b(?!\.libs?\b)/.test(rego));
@@ -81,7 +91,7 @@ export function wasmTemplateRule(parsed: ParsedTemplate, module: WasmPolicy | ((
         validate(ctx: RuleContext): Violation[] {
             const { review, inventory } = ctx;
             // A template with CEL code is judged by its CEL, as Gatekeeper judges it (its CEL driver comes first).
-            if (parsed.cel) return judgeCel(parsed.cel, ctx.parameters, review).messages.map((msg) => ({ msg }));
+            if (cel) return judgeCel(cel, ctx.parameters, review).messages.map((msg) => ({ msg }));
             const policy = policyOf();
             policy.setData(readsData ? dataOf(inventory) : NO_DATA);
             let reviewBytes = reviewJSON.get(review);
