@@ -15,7 +15,7 @@ import path from "node:path";
 import { compileMatch } from "../../policies/gatekeeper/engine/match";
 import { parseApiVersion } from "../../policies/gatekeeper/engine/gvk";
 import type { K8sObject } from "../../policies/gatekeeper/types";
-import { judgeCel } from "../../policies/gatekeeper/wasm/celJudge";
+import { celSourceError, judgeCel } from "../../policies/gatekeeper/wasm/celJudge";
 import { parseCel, type CelSource } from "../../policies/gatekeeper/wasm/template";
 import { objectKey, runGator } from "./gator";
 import { readLibrary, type LibraryCase } from "./library";
@@ -81,7 +81,13 @@ function main(): number {
     const cels = new Map<string, CelSource>();
     for (const [kind, t] of lib.templates) {
         const cel = parseCel((t.spec as any)?.targets?.[0]?.code ?? [], `${library}: template ${kind}`);
-        if (cel) cels.set(kind, cel);
+        if (!cel) continue;
+        const error = celSourceError(cel);
+        if (error) {
+            console.error(`gatekeeper:cel-agree: template ${kind}: ${error}`);
+            return 1;
+        }
+        cels.set(kind, cel);
     }
     const cases = lib.cases.filter((c) => cels.has(c.templateKind));
     console.log(`${cels.size} templates with CEL, ${cases.length} of the ${lib.cases.length} suite cases`);

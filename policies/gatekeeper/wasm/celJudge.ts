@@ -26,6 +26,29 @@ function run(expression: string, ctx: Record<string, unknown>): unknown {
     return fn(ctx);
 }
 
+/**
+ * Why the offline evaluator cannot judge this CEL (an expression that does not parse, or calls a
+ * function it does not provide, such as the Kubernetes `ip()`, `cidr()` or `url()` libraries),
+ * naming the expression; undefined when every expression type-checks with the variables dynamic.
+ */
+export function celSourceError(cel: CelSource): string | undefined {
+    const expressions = [
+        ...cel.variables.map((v, i) => ({ where: `variables[${i}] (${v.name})`, expression: v.expression })),
+        ...cel.validations.flatMap((v, i) => [
+            { where: `validations[${i}].expression`, expression: v.expression },
+            ...(v.messageExpression !== undefined ? [{ where: `validations[${i}].messageExpression`, expression: v.messageExpression }] : []),
+        ]),
+    ];
+    for (const { where, expression } of expressions) {
+        const result = env.check(expression);
+        if (!result.valid) {
+            const reason = String(result.error?.message ?? result.error).split("\n")[0];
+            return `its CEL ${where} cannot be judged by the pack's offline CEL evaluator (${reason}); the pack judges a template with CEL by its CEL, as Gatekeeper does`;
+        }
+    }
+    return undefined;
+}
+
 export interface CelVerdict {
     /** Messages of the validations that failed or raised an error, in the template's order. */
     messages: string[];

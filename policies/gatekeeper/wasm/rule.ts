@@ -17,7 +17,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { RegoEvalError, type Inventory, type K8sObject, type RuleContext, type TemplateRule, type Violation } from "../types";
 import { HOST_BUILTINS } from "./builtins";
-import { judgeCel } from "./celJudge";
+import { celSourceError, judgeCel } from "./celJudge";
 import { missingBuiltins, missingBuiltinsMessage, WasmEvalError, WasmPolicy } from "./host";
 import { GENERATE_COMMAND, parseTemplate, templateDigest, type ModuleManifest, type ParsedTemplate } from "./template";
 
@@ -68,6 +68,8 @@ export function loadWasmTemplate(templateFile: string, displayName = templateFil
     // built-in the host lacks is refused now, and the module is instantiated when a constraint first uses it.
     const missing = missingBuiltins(manifest.builtins ?? [], HOST_BUILTINS);
     if (missing.length > 0) throw new Error(missingBuiltinsMessage(source, missing));
+    const celError = !judge.rego && parsed.cel ? celSourceError(parsed.cel) : undefined;
+    if (celError) throw new Error(`${source}: ${celError}`);
     return wasmTemplateRule(parsed, () => new WasmPolicy(new Uint8Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer), source), judge);
 }
 

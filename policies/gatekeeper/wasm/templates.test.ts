@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { test } from "node:test";
 import { buildConstraint, createTemplateRegistry, evaluate, parseGatekeeperConfig } from "../engine";
+import { celSourceError } from "./celJudge";
 import { opaBinary } from "./opa";
 import { opaVerdicts, wasmVerdict } from "./oracle";
 import { deployments, oracleCases, pod } from "./testCases";
@@ -96,6 +97,13 @@ test("a template with Rego and CEL is judged by its CEL, as Gatekeeper judges it
         "withkey nolabel: nolabel must have the label app",
         "withkey nulllabels: expression 'variables.params.key in variables.labels' resulted in error: no such overload",
     ].sort());
+});
+
+test("a template whose CEL the offline evaluator cannot judge (a function it lacks) is named with the expression, not judged", () => {
+    const owner = loadWasmTemplate(file("k8stestrequiredowner"));
+    assert.equal(celSourceError(owner.parsed.cel!), undefined);
+    const withIp = { ...owner.parsed.cel!, validations: [{ expression: "ip(variables.anyObject.metadata.name).family() == 4", message: "not an IPv4 name" }] };
+    assert.match(celSourceError(withIp) ?? "", /^its CEL validations\[0\]\.expression cannot be judged by the pack's offline CEL evaluator \(found no matching overload for 'ip\(dyn\)'\)/);
 });
 
 test("every evaluation starts from the heap as it was after loading data: data.inventory stays, memory does not grow, an error leaves no trace", () => {
