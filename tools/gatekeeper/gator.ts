@@ -2,8 +2,8 @@
  * Runs gator (Gatekeeper's CLI, built by tools/gatekeeper/build.sh) on one batch of documents:
  * templates, constraints, expansion templates and objects in one file, `gator test -o json
  * --enable-k8s-native-validation=false` (the Rego of every template, as Gatekeeper's own
- * constraint framework runs it), and reads back every violation with the object and constraint
- * it belongs to.
+ * constraint framework runs it; `native` keeps gator's default, where a template with CEL code is
+ * judged by its CEL), and reads back every violation with the object and constraint it belongs to.
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
