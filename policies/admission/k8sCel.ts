@@ -4,7 +4,8 @@
  * policies use (lowerAscii, split, substring, lastIndexOf, matches). The one Kubernetes
  * extension the policies call, the quantity library (k8s.io/apiserver/pkg/cel/library/quantity.go:
  * quantity(), compareTo(), asApproximateFloat()), is not in cel-js: it is implemented here on
- * Kubernetes' quantity syntax. `matches` uses JavaScript regular expressions here and RE2 in the
+ * Kubernetes' quantity syntax. Nor is the strings extension's `replace` (cel-go ext/strings.go, in the
+ * API server's base environment), which the library's CEL templates call: goReplace below. `matches` uses JavaScript regular expressions here and RE2 in the
  * API server; the patterns the policies use mean the same in both.
  */
 import { Environment } from "@marcbachmann/cel-js";
@@ -44,6 +45,26 @@ export function parseQuantity(text: string): Quantity {
     return new Quantity(num, scale);
 }
 
+/**
+ * cel-go's `string.replace(old, new[, n])` (ext/strings.go: strings.ReplaceAll, or
+ * strings.Replace with n; a negative n replaces all, 0 none), Go's semantics: an empty `old`
+ * matches before every character (code point) and at the end.
+ */
+export function goReplace(s: string, old: string, replacement: string, n = -1): string {
+    if (old === replacement || n === 0) return s;
+    if (old !== "") {
+        const parts = s.split(old);
+        if (n < 0 || n >= parts.length - 1) return parts.join(replacement);
+        return parts.slice(0, n + 1).join(replacement) + old + parts.slice(n + 1).join(old);
+    }
+    const chars = Array.from(s);
+    const count = chars.length + 1;
+    const m = n < 0 || n > count ? count : n;
+    let out = "";
+    for (let i = 0; i < m; i++) out += replacement + (i < chars.length ? chars[i] : "");
+    return out + chars.slice(m).join("");
+}
+
 export function kubernetesCelEnvironment(): Environment {
     // Homogeneous list and map literals, as the API server's base environment requires (cel.HomogeneousAggregateLiterals).
     return new Environment({ unlistedVariablesAreDyn: true, homogeneousAggregateLiterals: true })
@@ -51,7 +72,9 @@ export function kubernetesCelEnvironment(): Environment {
         .registerFunction("quantity(string): Quantity", (s: string) => parseQuantity(s))
         .registerFunction("isQuantity(string): bool", (s: string) => SYNTAX.test(s))
         .registerFunction("Quantity.compareTo(Quantity): int", (a: Quantity, b: Quantity) => BigInt(a.compare(b)))
-        .registerFunction("Quantity.asApproximateFloat(): double", (a: Quantity) => a.toNumber());
+        .registerFunction("Quantity.asApproximateFloat(): double", (a: Quantity) => a.toNumber())
+        .registerFunction("string.replace(string, string): string", (s: string, old: string, r: string) => goReplace(s, old, r))
+        .registerFunction("string.replace(string, string, int): string", (s: string, old: string, r: string, n: bigint) => goReplace(s, old, r, Number(n)));
 }
 
 /**

@@ -98,7 +98,7 @@ export async function benchWasmTemplates(opts: { library?: string; runs?: number
     const constraintsText = readFileSync(path.join(PACK_DIR, "constraints", "prod.yaml"), "utf8");
     // The templates the constraints use (as a team's folder holds the templates of its constraints), not all 49 of the library.
     const usedKinds = [...new Set((parseConstraintObjects(constraintsText, "constraints/prod.yaml") as K8sObject[]).map((d) => d.kind ?? "").filter((k) => k && k !== "Config"))];
-    const wasmRegistry = () => createTemplateRegistry(usedKinds.map((kind) => loadWasmTemplate(path.join(WASM_LIBRARY_DIR, `${kind.toLowerCase()}.yaml`), `${kind} (library)`)));
+    const wasmRegistry = () => createTemplateRegistry(usedKinds.map((kind) => loadWasmTemplate(path.join(WASM_LIBRARY_DIR, `${kind.toLowerCase()}.yaml`), `${kind} (library)`, { rego: true })));
 
     const rendered = await render("prod");
     if (rendered.errors.length > 0) throw new Error(`the prod render failed: ${rendered.errors.join("; ")}`);

@@ -3,9 +3,10 @@
  * Wasm host (policies/gatekeeper/wasm/testdata: a referential one reading data.inventory, one with
  * libs in Rego v1, one with a parameter schema, one calling a built-in the host provides
  * (semver.is_valid), one raising an evaluation error, one with Rego and CEL), each with its own
- * constraint and base objects, mutated like the library's cases and judged by gator (the template's
- * Rego under Gatekeeper's constraint framework) and by the pack, which judges a team's template
- * with its committed Wasm module. A template calling a built-in the host does not provide
+ * constraint and base objects, mutated like the library's cases and judged by gator (with its CEL
+ * driver on, its default: the template's CEL when it has some, else its Rego, under Gatekeeper's
+ * constraint framework) and by the pack, which judges a team's template by its CEL the same way
+ * (policies/gatekeeper/wasm/celJudge.ts), else with its committed Wasm module. A template calling a built-in the host does not provide
  * (k8stestlookup, net.lookup_ip_addr) cannot be judged by the pack: it must be refused when it
  * loads, naming the built-in.
  */
@@ -85,6 +86,7 @@ export function customTemplates(): CustomTemplates {
             objectMutants: perBase,
             constraintMutants: CASES[r.kind].constraint.spec?.parameters ? 10 : 0,
             registry,
+            native: true,
         }));
     return { templates, registry, groups, refusal };
 }

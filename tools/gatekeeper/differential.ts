@@ -63,6 +63,8 @@ export interface Group {
     constraintMutants: number;
     /** The templates the pack judges the constraints with (default: the library's in TypeScript). */
     registry?: TemplateRegistry;
+    /** Gator with its CEL driver on (its default): a template with CEL code is judged by its CEL. */
+    native?: boolean;
 }
 
 interface Variant {
@@ -258,7 +260,7 @@ function gatorVerdicts(gator: string, templates: readonly K8sObject[], p: Prepar
     for (let attempt = 0; attempt < 200; attempt++) {
         const docs = [...templates, ...EXPANSION_TEMPLATES, ...p.constraints.map((c) => c.value), ...p.group.inventory.map(inNamespace), ...p.objects.map((o) => o.value)];
         const t0 = Date.now();
-        const run = runGator(gator, docs, timeoutSeconds * 1000);
+        const run = runGator(gator, docs, timeoutSeconds * 1000, p.group.native ?? false);
         report.gatorRuns++;
         report.gatorSeconds += (Date.now() - t0) / 1000;
         if (run.ok) return run.violations;
@@ -578,7 +580,7 @@ export function main(argv: string[], log = (l: string) => console.log(l)): numbe
                 const c = runCustomSeed(opts, custom, library, seed);
                 for (const d of c.differ.slice(0, opts.show)) log(formatDifference(d).replace(/^DIFF/, "CUSTOM DIFF"));
                 const cByKind = [...classes(c.differ)].map(([k, n]) => `${k} ${n}`).join(", ");
-                log(`custom: seed ${seed}: ${c.objectMutants} object and ${c.constraintMutants} parameter mutants of ${custom.templates.size} test templates: gator and the pack's Wasm engine ${c.agree} agree, ${c.differ.length} differ${cByKind ? ` (${cByKind})` : ""}; gator ${c.gatorRuns} runs`);
+                log(`custom: seed ${seed}: ${c.objectMutants} object and ${c.constraintMutants} parameter mutants of ${custom.templates.size} test templates: gator and the pack (CEL or Wasm) ${c.agree} agree, ${c.differ.length} differ${cByKind ? ` (${cByKind})` : ""}; gator ${c.gatorRuns} runs`);
                 total = { ...total, customAgree: total.customAgree + c.agree, customDiffer: total.customDiffer + c.differ.length };
             }
         }

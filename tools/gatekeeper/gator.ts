@@ -2,8 +2,8 @@
  * Runs gator (Gatekeeper's CLI, built by tools/gatekeeper/build.sh) on one batch of documents:
  * templates, constraints, expansion templates and objects in one file, `gator test -o json
  * --enable-k8s-native-validation=false` (the Rego of every template, as Gatekeeper's own
- * constraint framework runs it), and reads back every violation with the object and constraint
- * it belongs to.
+ * constraint framework runs it; `native` keeps gator's default, where a template with CEL code is
+ * judged by its CEL), and reads back every violation with the object and constraint it belongs to.
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -56,13 +56,14 @@ export const EXPANSION_TEMPLATES = [
     },
 ];
 
-export function runGator(gator: string, docs: readonly unknown[], timeoutMs = 600_000): GatorRun {
+/** `native`: also run templates' CEL (K8sNativeValidation), gator's default, which judges a template with both by its CEL. */
+export function runGator(gator: string, docs: readonly unknown[], timeoutMs = 600_000, native = false): GatorRun {
     const dir = mkdtempSync(path.join(tmpdir(), "gator-batch-"));
     try {
         const file = path.join(dir, "batch.yaml");
         writeFileSync(file, docs.map((d) => JSON.stringify(d)).join("\n---\n") + "\n");
         if (process.env.GATOR_KEEP_BATCH) writeFileSync(path.join(process.env.GATOR_KEEP_BATCH, `batch-${Date.now()}-${process.pid}.yaml`), readFileSync(file));
-        const r = spawnSync(gator, ["test", "-f", file, "-o", "json", "--enable-k8s-native-validation=false"], {
+        const r = spawnSync(gator, ["test", "-f", file, "-o", "json", `--enable-k8s-native-validation=${native}`], {
             encoding: "utf8",
             maxBuffer: 1024 * 1024 * 1024,
             timeout: timeoutMs,

@@ -127,7 +127,7 @@ function main(argv: string[]): number {
         console.log(`${f.rel}: compiled (${m.kind}, was ${f.status})`);
         if (missing.length > 0) console.log(`${f.rel}: warning: calls ${missing.join(", ")}, which the pack's Wasm host does not provide: the pack will refuse this template`);
         if (parseTemplate(readFileSync(f.file, "utf8"), f.rel).hasCel) {
-            console.log(`${f.rel}: warning: the template also carries CEL code (K8sNativeValidation), which Gatekeeper runs by default; the pack judges its Rego, whose messages may differ`);
+            console.log(`${f.rel}: note: the template also carries CEL code (K8sNativeValidation): Gatekeeper and the pack judge it by its CEL, not by this module`);
         }
     }
     return 0;

@@ -26,7 +26,8 @@ export function wasmLibraryRegistry(templates: Map<string, K8sObject>, opa: stri
         writeFileSync(file, stringify(template));
         try {
             if (statusOf(file, file) !== "up to date") compileTemplate(file, file, opa);
-            rules.push(loadWasmTemplate(file, `${kind} (library)`));
+            // Judged by their Rego even where they carry CEL: this judge compares the compiled Rego with gator's Rego driver.
+            rules.push(loadWasmTemplate(file, `${kind} (library)`, { rego: true }));
         } catch (err) {
             refused.set(kind, (err as Error).message);
             log(`wasm: ${kind}: ${(err as Error).message}`);

@@ -14,10 +14,17 @@ export class ParameterError extends Error {
 }
 
 /** Returns a copy of `value` with defaults applied; throws ParameterError naming `where` and the key. */
+/**
+ * The parameters of a constraint without spec.parameters (one shared, frozen object): a template
+ * judged by its CEL must tell it from an explicit `parameters: {}` (Gatekeeper binds
+ * variables.params to null for the one, to {} for the other).
+ */
+export const ABSENT_PARAMETERS: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
+
 export function validateParameters(schema: Schema | null | undefined, value: unknown, where: string): Record<string, unknown> {
     // A constraint without parameters: Rego sees input.parameters undefined, and no default applies
     // (the API server defaults fields inside an object that is there).
-    if (value === undefined || value === null) return {};
+    if (value === undefined || value === null) return ABSENT_PARAMETERS;
     if (!schema) {
         if (!isPlainObject(value)) throw new ParameterError(`${where}: parameters must be an object`);
         return value;

@@ -3,7 +3,8 @@
  * `npm run gatekeeper:wasm` (tools/gatekeeper/wasm.ts), evaluated by the pack's Wasm host with
  * Gatekeeper's input. Matching, enforcement actions, namespace exclusions and the expansion of
  * workloads into Pods stay the engine's (policies/gatekeeper/engine), as for the library's
- * templates.
+ * templates. A template that also carries CEL code (engine K8sNativeValidation) is judged by its
+ * CEL (./celJudge.ts), as Gatekeeper judges it: its CEL driver is registered before the Rego one.
  *
  * input.review at preview: what the API server would send for creating the object (operation
  * CREATE, the engine's default; a preview step that updates an object is judged as its creation,
@@ -16,6 +17,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { RegoEvalError, type Inventory, type K8sObject, type RuleContext, type TemplateRule, type Violation } from "../types";
 import { HOST_BUILTINS } from "./builtins";
+import { celSourceError, judgeCel } from "./celJudge";
 import { missingBuiltins, missingBuiltinsMessage, WasmEvalError, WasmPolicy } from "./host";
 import { GENERATE_COMMAND, parseTemplate, templateDigest, type ModuleManifest, type ParsedTemplate } from "./template";
 
@@ -34,8 +36,17 @@ export interface WasmTemplateRule extends TemplateRule {
     readonly policy: WasmPolicy;
 }
 
+/**
+ * How a template with CEL code is judged: by its CEL (the default, what Gatekeeper runs), or by
+ * its Rego (`rego: true`: the library's Wasm judge of npm run test:gatekeeper, which compares the
+ * compiled Rego with gator's Rego driver).
+ */
+export interface JudgeOptions {
+    rego?: boolean;
+}
+
 /** Loads a template file and its generated module; a missing or stale module is an error naming both and the command. */
-export function loadWasmTemplate(templateFile: string, displayName = templateFile): WasmTemplateRule {
+export function loadWasmTemplate(templateFile: string, displayName = templateFile, judge: JudgeOptions = {}): WasmTemplateRule {
     const parsed = parseTemplate(readFileSync(templateFile, "utf8"), displayName);
     const paths = modulePaths(templateFile);
     const rel = (p: string) => path.join(path.dirname(displayName), path.relative(path.dirname(templateFile), p));
@@ -57,11 +68,14 @@ export function loadWasmTemplate(templateFile: string, displayName = templateFil
     // built-in the host lacks is refused now, and the module is instantiated when a constraint first uses it.
     const missing = missingBuiltins(manifest.builtins ?? [], HOST_BUILTINS);
     if (missing.length > 0) throw new Error(missingBuiltinsMessage(source, missing));
-    return wasmTemplateRule(parsed, () => new WasmPolicy(new Uint8Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer), source));
+    const celError = !judge.rego && parsed.cel ? celSourceError(parsed.cel) : undefined;
+    if (celError) throw new Error(`${source}: ${celError}`);
+    return wasmTemplateRule(parsed, () => new WasmPolicy(new Uint8Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer), source), judge);
 }
 
 /** The engine's template for a parsed template and its module (or a function making it, called once on first use). */
-export function wasmTemplateRule(parsed: ParsedTemplate, module: WasmPolicy | (() => WasmPolicy)): WasmTemplateRule {
+export function wasmTemplateRule(parsed: ParsedTemplate, module: WasmPolicy | (() => WasmPolicy), judge: JudgeOptions = {}): WasmTemplateRule {
+    const cel = judge.rego ? undefined : parsed.cel;
     let made: WasmPolicy | undefined = typeof module === "function" ? undefined : module;
     // A template whose Rego never names `data` (beyond its libs) cannot read data.inventory: it is not given it.
     const readsData = [parsed.rego, ...parsed.libs].some((rego) => /\bdata\b(?!\.libs?\b)/.test(rego));
@@ -78,6 +92,8 @@ export function wasmTemplateRule(parsed: ParsedTemplate, module: WasmPolicy | ((
         },
         validate(ctx: RuleContext): Violation[] {
             const { review, inventory } = ctx;
+            // A template with CEL code is judged by its CEL, as Gatekeeper judges it (its CEL driver comes first).
+            if (cel) return judgeCel(cel, ctx.parameters, review).messages.map((msg) => ({ msg }));
             const policy = policyOf();
             policy.setData(readsData ? dataOf(inventory) : NO_DATA);
             let reviewBytes = reviewJSON.get(review);

@@ -46,7 +46,7 @@ export interface CelSource {
     validations: { expression: string; message?: string; messageExpression?: string }[];
 }
 
-function parseCel(code: any[], source: string): CelSource | undefined {
+export function parseCel(code: any[], source: string): CelSource | undefined {
     const i = code.findIndex((c) => c?.engine === "K8sNativeValidation");
     if (i < 0) return undefined;
     const where = `${source}: spec.targets[0].code[${i}].source`;

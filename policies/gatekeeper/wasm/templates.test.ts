@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { test } from "node:test";
 import { buildConstraint, createTemplateRegistry, evaluate, parseGatekeeperConfig } from "../engine";
+import { celSourceError } from "./celJudge";
 import { opaBinary } from "./opa";
 import { opaVerdicts, wasmVerdict } from "./oracle";
 import { deployments, oracleCases, pod } from "./testCases";
@@ -78,6 +79,31 @@ test("an evaluation error is a violation carrying the error text (with the const
         "K8sTestConflict clash: template:4: eval_conflict_error: functions must not produce multiple outputs for same inputs",
     ]);
     assert.ok(rs.every((r) => r.blocking && r.enforcementAction === "deny"));
+});
+
+test("a template with Rego and CEL is judged by its CEL, as Gatekeeper judges it (expected: gator v3.23.1 with its CEL driver on the same objects)", () => {
+    const owner = loadWasmTemplate(file("k8stestrequiredowner"));
+    const reg = createTemplateRegistry([owner]);
+    const pods = { kinds: [{ apiGroups: [""], kinds: ["Pod"] }] };
+    const noParams = buildConstraint({ kind: "K8sTestRequiredOwner", name: "noparams", match: pods }, reg);
+    const withKey = buildConstraint({ kind: "K8sTestRequiredOwner", name: "withkey", match: pods, parameters: { key: "app" } }, reg);
+    const p = (name: string, labels?: unknown) => ({ apiVersion: "v1", kind: "Pod", metadata: { name, namespace: "team", ...(labels !== undefined ? { labels } : {}) }, spec: { containers: [{ name: "a", image: "x" }] } });
+    const rs = evaluate([p("nolabel"), p("nulllabels", null), p("labelled", { app: "web" })] as any, [noParams, withKey]);
+    // The Rego would report nothing for the constraint without parameters and "nulllabels must have the label app".
+    assert.deepEqual(rs.map((r) => `${r.constraintName} ${r.object.name}: ${r.message}`).sort(), [
+        "noparams nolabel: expression 'variables.params.key in variables.labels' resulted in error: no such key: key",
+        "noparams nulllabels: expression 'variables.params.key in variables.labels' resulted in error: no such key: key",
+        "noparams labelled: expression 'variables.params.key in variables.labels' resulted in error: no such key: key",
+        "withkey nolabel: nolabel must have the label app",
+        "withkey nulllabels: expression 'variables.params.key in variables.labels' resulted in error: no such overload",
+    ].sort());
+});
+
+test("a template whose CEL the offline evaluator cannot judge (a function it lacks) is named with the expression, not judged", () => {
+    const owner = loadWasmTemplate(file("k8stestrequiredowner"));
+    assert.equal(celSourceError(owner.parsed.cel!), undefined);
+    const withIp = { ...owner.parsed.cel!, validations: [{ expression: "ip(variables.anyObject.metadata.name).family() == 4", message: "not an IPv4 name" }] };
+    assert.match(celSourceError(withIp) ?? "", /^its CEL validations\[0\]\.expression cannot be judged by the pack's offline CEL evaluator \(found no matching overload for 'ip\(dyn\)'\)/);
 });
 
 test("every evaluation starts from the heap as it was after loading data: data.inventory stays, memory does not grow, an error leaves no trace", () => {
