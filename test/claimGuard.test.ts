@@ -1,0 +1,89 @@
+/**
+ * Issue 29: a shrink, and a growth on a StorageClass without volume expansion, refused by the
+ * program itself before anything changes (components/lib/claimGuard.ts), under the render's mocks:
+ * the stack's last outputs and the cluster's objects are what a test sets in mockDeployment. The
+ * engine side (the same refusals by `pulumi preview`, the StatefulSet, claims and pods unchanged)
+ * runs in `npm run e2e` step 4b (E2E_LAB=volume-growth runs it alone).
+ */
+import assert from "node:assert/strict";
+import { after, describe, it } from "node:test";
+import { mockDeployment } from "../cli/harness/mocks";
+import { runProgram, type ProgramRun } from "../cli/harness/program";
+import { readStackValues } from "../cli/harness/stackConfig";
+import { CLAIM_SIZES_ANNOTATION } from "../components/lib/claimAnnotations";
+import { CLAIM_SIZES_OUTPUT } from "../components/lib/claimGuard";
+
+const values = readStackValues("ci");
+const run = (lastOutputs: Record<string, unknown>, cluster: Record<string, Record<string, unknown>> = {}): Promise<ProgramRun> => {
+    mockDeployment.lastOutputs = lastOutputs;
+    mockDeployment.cluster = cluster;
+    return runProgram({ project: values.project, stack: "ci", config: values.config, secretKeys: values.secretKeys });
+};
+after(() => {
+    mockDeployment.lastOutputs = {};
+    mockDeployment.cluster = {};
+});
+
+/** What the run registered for PostgreSQL's volume: template, size annotation, marker keeper, claim patch. */
+function postgresSizes(r: ProgramRun): string[] {
+    const set = r.resources.find((x) => x.type === "kubernetes:apps/v1:StatefulSet" && (x.inputs as any).metadata.name === "postgres")!.inputs as any;
+    const marker = r.resources.find((x) => x.type === "random:index/randomString:RandomString" && x.name === "postgres-claim-sizes")!.inputs as any;
+    const patch = r.resources.find((x) => x.type === "kubernetes:core/v1:PersistentVolumeClaimPatch" && (x.inputs as any).metadata.name === "data-postgres-0")!.inputs as any;
+    return [set.spec.volumeClaimTemplates[0].spec.resources.requests.storage, set.metadata.annotations[CLAIM_SIZES_ANNOTATION], marker.keepers.sizes, patch.spec.resources.requests.storage];
+}
+
+const PVC = "kubernetes:core/v1:PersistentVolumeClaim data/data-postgres-0";
+const CLASS = (name: string) => `kubernetes:storage.k8s.io/v1:StorageClass ${name}`;
+
+describe("volume sizes judged against the last deploy", () => {
+    let first: ProgramRun;
+    it("a first deploy (no last outputs): nothing judged, nothing read; the stack output records every growable StatefulSet's sizes", async () => {
+        first = await run({});
+        assert.deepEqual(first.errors, []);
+        const sizes = first.outputs[CLAIM_SIZES_OUTPUT] as Record<string, string>;
+        const sets = first.resources.filter((x) => x.type === "kubernetes:apps/v1:StatefulSet" && (x.inputs as any).metadata.annotations?.[CLAIM_SIZES_ANNOTATION]);
+        assert.ok(sets.length >= 7);
+        assert.deepEqual(sizes, Object.fromEntries(sets.map((s) => [`${(s.inputs as any).metadata.namespace}/${(s.inputs as any).metadata.name}`, (s.inputs as any).metadata.annotations[CLAIM_SIZES_ANNOTATION]]).sort()));
+        assert.equal(sizes["data/postgres"], "data=5Gi", "Pulumi.ci.yaml postgresVolumeSize");
+        assert.deepEqual(postgresSizes(first), ["5Gi", "data=5Gi", "data=5Gi", "5Gi"]);
+    });
+
+    it("unchanged sizes: nothing read from the cluster (a read would fail here: the mock cluster is empty), nothing refused", async () => {
+        const r = await run({ [CLAIM_SIZES_OUTPUT]: first.outputs[CLAIM_SIZES_OUTPUT] });
+        assert.deepEqual(r.errors, []);
+        assert.deepEqual(postgresSizes(r), ["5Gi", "data=5Gi", "data=5Gi", "5Gi"]);
+    });
+
+    it("a shrink: refused with the key, both sizes and the way back; the StatefulSet, its marker and its claim patch keep the deployed size", async () => {
+        const r = await run({ [CLAIM_SIZES_OUTPUT]: { ...(first.outputs[CLAIM_SIZES_OUTPUT] as object), "data/postgres": "data=8Gi" } });
+        assert.deepEqual(r.errors, ["stack output volumeClaimSizes: refused before anything changes: ops:postgresVolumeSize 8Gi -> 5Gi would shrink volume data of StatefulSet data/postgres, and a claim cannot shrink; set ops:postgresVolumeSize back to 8Gi or more"]);
+        assert.deepEqual(postgresSizes(r), ["8Gi", "data=8Gi", "data=8Gi", "8Gi"]);
+        const redis = r.resources.find((x) => x.type === "kubernetes:apps/v1:StatefulSet" && (x.inputs as any).metadata.name === "redis")!.inputs as any;
+        assert.equal(redis.metadata.annotations[CLAIM_SIZES_ANNOTATION], "data=1Gi", "other StatefulSets as declared");
+    });
+
+    it("a growth whose claim's StorageClass (the cluster default the claim got) lacks allowVolumeExpansion: refused naming the class; nothing grows", async () => {
+        for (const cls of [{ provisioner: "x" }, { provisioner: "x", allowVolumeExpansion: false }]) {
+            const r = await run({ [CLAIM_SIZES_OUTPUT]: { "data/postgres": "data=2Gi" } }, { [PVC]: { spec: { storageClassName: "standard" } }, [CLASS("standard")]: cls });
+            assert.deepEqual(r.errors, ["stack output volumeClaimSizes: refused before anything changes: ops:postgresVolumeSize 2Gi -> 5Gi would expand claim data/data-postgres-0 of StatefulSet data/postgres, but its StorageClass standard does not set allowVolumeExpansion: true, so the API server refuses its expansion; set allowVolumeExpansion: true on StorageClass standard if its provisioner can expand volumes, or set ops:postgresVolumeSize back to 2Gi"], JSON.stringify(cls));
+            assert.deepEqual(postgresSizes(r), ["2Gi", "data=2Gi", "data=2Gi", "2Gi"]);
+        }
+    });
+
+    it("a growth whose claim has no StorageClass: refused with the reason", async () => {
+        const none = await run({ [CLAIM_SIZES_OUTPUT]: { "data/postgres": "data=2Gi" } }, { [PVC]: { spec: {} } });
+        assert.deepEqual(none.errors, ["stack output volumeClaimSizes: refused before anything changes: ops:postgresVolumeSize 2Gi -> 5Gi would expand claim data/data-postgres-0 of StatefulSet data/postgres, but it has no StorageClass (a claim without one cannot be expanded), so the API server refuses its expansion; set ops:postgresVolumeSize back to 2Gi"]);
+        assert.deepEqual(postgresSizes(none), ["2Gi", "data=2Gi", "data=2Gi", "2Gi"]);
+    });
+
+    it("a growth on a class that allows volume expansion: goes through with the new size", async () => {
+        const r = await run({ [CLAIM_SIZES_OUTPUT]: { "data/postgres": "data=2Gi" } }, { [PVC]: { spec: { storageClassName: "standard" } }, [CLASS("standard")]: { provisioner: "x", allowVolumeExpansion: true } });
+        assert.deepEqual(r.errors, []);
+        assert.deepEqual(postgresSizes(r), ["5Gi", "data=5Gi", "data=5Gi", "5Gi"]);
+    });
+
+    it("an autoscaled StatefulSet (claims not patched): a growth needs no class, nothing is read", async () => {
+        const r = await run({ [CLAIM_SIZES_OUTPUT]: { "workflow/workflow-worker": "data=1Gi" } });
+        assert.deepEqual(r.errors, []);
+    });
+});
