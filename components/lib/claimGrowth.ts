@@ -102,25 +102,28 @@ export function growableStatefulSet(name: string, args: k8s.apps.v1.StatefulSetA
     // (claimGuard.ts): the marker, the StatefulSet and the patches take the judged sizes.
     const templates = (args.spec as { volumeClaimTemplates: any[] }).volumeClaimTemplates;
     const classOf = Object.fromEntries(templates.map((t) => [t.metadata.name, t.spec?.storageClassName ?? undefined]));
-    const judged = pulumi.output(judgedSizes(name, claims, sizeKeys, classOf, patched, child));
-    const marker = new random.RandomString(`${name}-claim-sizes`, { length: 8, special: false, upper: false, keepers: { sizes: judged.key } }, child);
+    // Outputs of the judgement's promise (no apply each: this runs for every claim of the program).
+    const judged = judgedSizes(name, claims, sizeKeys, classOf, patched, child);
+    const judgedKey = pulumi.output(judged.then((j) => j.key));
+    const sizeOf = (template: string) => pulumi.output(judged.then((j) => j.sizes[template]));
+    const marker = new random.RandomString(`${name}-claim-sizes`, { length: 8, special: false, upper: false, keepers: { sizes: judgedKey } }, child);
     const meta = args.metadata as Record<string, unknown>;
     const set = new k8s.apps.v1.StatefulSet(name, {
         ...args,
         metadata: {
             ...meta,
-            annotations: withAnnotations(meta.annotations, pulumi.all([marker.result, judged.key]).apply(([, k]) => ({ [ORPHAN_ANNOTATION]: "orphan", [CLAIM_SIZES_ANNOTATION]: k, [CLAIM_SIZE_KEYS_ANNOTATION]: keys }))),
+            annotations: withAnnotations(meta.annotations, pulumi.all([marker.result, judgedKey]).apply(([, k]) => ({ [ORPHAN_ANNOTATION]: "orphan", [CLAIM_SIZES_ANNOTATION]: k, [CLAIM_SIZE_KEYS_ANNOTATION]: keys }))),
         },
         spec: {
             ...(args.spec as k8s.types.input.apps.v1.StatefulSetSpec),
-            volumeClaimTemplates: templates.map((t) => ({ ...t, spec: { ...t.spec, resources: { ...t.spec.resources, requests: { ...t.spec.resources.requests, storage: judged.sizes.apply((s) => s[t.metadata.name]) } } } })),
+            volumeClaimTemplates: templates.map((t) => ({ ...t, spec: { ...t.spec, resources: { ...t.spec.resources, requests: { ...t.spec.resources.requests, storage: sizeOf(t.metadata.name) } } } })),
         },
     }, opts);
     if (!patched) return set;
     for (const c of claimNames(claims)) {
         new k8s.core.v1.PersistentVolumeClaimPatch(`${name}-${c.claim}`, {
             metadata: { name: c.claim, namespace: claims.namespace },
-            spec: { resources: { requests: { storage: judged.sizes.apply((s) => s[c.template]) } } },
+            spec: { resources: { requests: { storage: sizeOf(c.template) } } },
         }, { ...child, dependsOn: [set], retainOnDelete: true });
     }
     return set;
