@@ -77,9 +77,10 @@ describe("volume sizes judged against the last deploy", () => {
         assert.equal(annotation(r, "search"), annotation(first, "search"));
     });
 
-    it("a growth on a class that allows volume expansion: goes through with the new size", async () => {
-        const r = await run({ [CLAIM_SIZES_OUTPUT]: { "data/postgres": "data=2Gi" } }, { [PVC]: { spec: { storageClassName: "standard" } }, [CLASS("standard")]: { provisioner: "x", allowVolumeExpansion: true } });
-        assert.deepEqual(r.errors, []);
+    it("a growth on a class that allows volume expansion: goes through with the new size; a last size that is not a quantity is refused, not a hang", async () => {
+        const r = await run({ [CLAIM_SIZES_OUTPUT]: { "data/postgres": "data=2Gi", "data/redis": "data=lots" } }, { [PVC]: { spec: { storageClassName: "standard" } }, [CLASS("standard")]: { provisioner: "x", allowVolumeExpansion: true } });
+        assert.equal(r.errors.length, 1);
+        assert.match(r.errors[0], /^stack output volumeClaimSizes: refused before anything changes: the last deployed sizes of StatefulSet data\/redis \(stack output volumeClaimSizes\) could not be judged: /);
         assert.deepEqual(postgresSizes(r), ["5Gi", "data=5Gi", "data=5Gi", "5Gi"]);
     });
 });

@@ -179,7 +179,12 @@ export function judgedSizes(name: string, claims: ClaimsOf, keys: Record<string,
         const before = parseSizes(was);
         const kept = Object.fromEntries(claims.templates.map((t) => [t.name, before.get(t.name) ?? t.size]));
         return { key: claims.templates.map((t) => `${t.name}=${kept[t.name]}`).join(","), sizes: kept, refusals };
-    });
+    }).catch((err: unknown) => ({
+        // Never a failed judgement: the StatefulSet's inputs wait for it, and what depends on the StatefulSet with them.
+        key: declaredKey,
+        sizes: declaredSizes,
+        refusals: [`refused before anything changes: the last deployed sizes of StatefulSet ${id} (stack output ${CLAIM_SIZES_OUTPUT}) could not be judged: ${err instanceof Error ? err.message : String(err)}`],
+    }));
     judgements.push(judged);
     return judged;
 }
