@@ -13,6 +13,7 @@ import { Bridge } from "./components/bridge";
 import { ColumnStore } from "./components/columnStore";
 import { Namespaces } from "./components/namespaces";
 import { placedInOwnNamespace } from "./components/lib/engineOrder";
+import { CLAIM_SIZES_OUTPUT, declaredClaimSizes, resetClaimGuard } from "./components/lib/claimGuard";
 import { programOwned } from "./components/lib/fieldOwnership";
 import { DECLARED_FLOWS_FILE, declaredFlowsJson, resetDeclaredFlows } from "./components/lib/network";
 import { AdmissionPolicies } from "./components/platform/admissionPolicies";
@@ -33,6 +34,8 @@ export function main() {
     const config = loadConfig();
     // The flows components declare (components/lib/network.ts), collected afresh for this run.
     resetDeclaredFlows();
+    // The data volume sizes, judged against the last deploy's (components/lib/claimGuard.ts).
+    resetClaimGuard();
 
     // One namespace per area, each with its guardrails; the add-ons the applications rely on. Every object of
     // the program takes back fields another manager changed (components/lib/fieldOwnership.ts).
@@ -107,6 +110,8 @@ export function main() {
         // Node agent and key-store settings cannot be applied through the API: published for the node provisioning.
         nodeSettings: { kubelet: kubeletConfiguration(config), keyStore: keyStoreFlags(config) },
         /** Files the render writes next to the manifests (cli/harness/render.ts); the declared flows feed `npm run explain`. */
+        /** Each growable StatefulSet's volume sizes: the next run refuses a shrink against them (components/lib/claimGuard.ts). */
+        [CLAIM_SIZES_OUTPUT]: declaredClaimSizes(),
         renderedFiles: { ...nodeFiles(config), [DECLARED_FLOWS_FILE]: declaredFlowsJson() },
     };
 }

@@ -1,6 +1,7 @@
 /**
  * Rules that relate several keys. Each returns the problems it finds, naming the key to change.
  */
+import * as pulumi from "@pulumi/pulumi";
 import type { ConfigProblem } from "./index";
 import { cpuMillis, flatten, imageProblem, Infer, keyOf, quantityBytes } from "./schema";
 import { schema } from "./stack";
@@ -77,7 +78,9 @@ const replicaRanges: Rule = (c) => {
 const requestsWithinLimits: Rule = (c) => {
     const problems: ConfigProblem[] = [];
     const walk = (node: any, path: string[]) => {
-        if (!node || typeof node !== "object") return;
+        // A secret value is an Output: nothing of a resource spec in it, and reading its properties
+        // would make lifted Outputs (an apply each) of the Output's own fields.
+        if (!node || typeof node !== "object" || pulumi.Output.isInstance(node)) return;
         if (node.requests && node.limits && typeof node.requests.memory === "string") {
             const key = keyOf(path);
             if (quantityBytes(node.requests.memory) > quantityBytes(node.limits.memory))

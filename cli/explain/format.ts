@@ -88,7 +88,7 @@ export function explainMarkdown(r: ExplainReport): string {
     if (ro.withoutBudget.length) out.push(`Without a PodDisruptionBudget (a drain may evict every pod at once): ${ro.withoutBudget.join(", ")}.`, "");
 
     out.push("## Data volumes", "");
-    out.push("A bigger size in the configuration (components/lib/claimGrowth.ts): the preview names the StatefulSet's replacement and one PersistentVolumeClaimPatch update per claim; a shrink is refused by the preview, a class without volume expansion by \`pulumi up\` at the claim patch.", "");
+    out.push("A bigger size in the configuration (components/lib/claimGrowth.ts): the preview names the StatefulSet's replacement and one PersistentVolumeClaimPatch update per claim; a shrink, and a growth of claims whose StorageClass lacks allowVolumeExpansion, are refused by the program itself in the preview before anything changes (components/lib/claimGuard.ts: the last deploy's sizes from the stack's outputs, the claims' class read from the cluster).", "");
     out.push(...table(["StatefulSet", "Claim template", "Size", "Config key", "StorageClass", "Claims", "A bigger size"],
         (r.volumes?.volumes ?? []).map((v) => [v.workload, v.template, v.size, v.configKey ?? "-", v.storageClass ?? "(cluster default)", v.claims.join(", "), v.onGrowth])), "");
 

@@ -4,7 +4,8 @@
  * sentences are printed by `npm run explain` (one stack) and `npm run diff` (base against head),
  * and they name what `pulumi preview` shows for the change: the StatefulSet replaced (delete
  * before replace, its pods orphaned and adopted) and one PersistentVolumeClaimPatch updated per
- * claim; a shrink is refused by that preview (a class without volume expansion only by the up).
+ * claim; a shrink, or a growth on a class without volume expansion, is refused by the program itself
+ * in that preview, with the same config key and sizes (components/lib/claimGuard.ts).
  */
 import type { K8sObject } from "../../policies/gatekeeper/types";
 import { CLAIM_SIZES_ANNOTATION, CLAIM_SIZE_KEYS_ANNOTATION, ORPHAN_ANNOTATION } from "../../components/lib/claimAnnotations";
@@ -49,7 +50,7 @@ const RECREATED = "the StatefulSet is re-created around its running pods (delete
 
 export function growthText(v: Pick<ClaimTemplateVolume, "claims" | "storageClass" | "autoscaled">): string {
     if (v.autoscaled) return `${RECREATED}; its existing claims keep their size and only claims made afterwards get the new one: a HorizontalPodAutoscaler owns its replica count, so the program does not know which claims exist and patches none (expand each by hand where ${classText(v.storageClass)} allows volume expansion)`;
-    return `each claim (${v.claims.join(", ") || "none"}) is expanded in place by a PersistentVolumeClaimPatch where ${classText(v.storageClass)} allows volume expansion (without it \`pulumi up\` fails at the patch with the API server's reason, after re-creating the StatefulSet; the preview cannot tell: provider 4.25.0 ignores a forbidden dry-run); ${RECREATED}`;
+    return `each claim (${v.claims.join(", ") || "none"}) is expanded in place by a PersistentVolumeClaimPatch where ${classText(v.storageClass)} allows volume expansion (without allowVolumeExpansion the program refuses the growth in the preview, before anything changes: it reads each claim's StorageClass); ${RECREATED}`;
 }
 
 const NOT_GROWABLE = "not supported: the StatefulSet lacks the orphan deletion policy and the size annotation of components/lib/claimGrowth.ts, so `pulumi preview` fails on its replacement with provider 4.25.0 (pulumi-kubernetes#4328) and its claims would keep their size";
@@ -98,7 +99,7 @@ export function volumeChanges(base: VolumeReport, head: VolumeReport): VolumeCha
             continue;
         }
         const [a, b] = [bytes(was.size) ?? 0, bytes(v.size) ?? 0];
-        if (b < a) out.push({ ...change, refused: true, text: `refused: ${head}: a claim cannot shrink; the preview's dry-run of each claim patch is refused by the API server (spec.resources.requests.storage: Forbidden) before anything changes; set ${v.configKey ?? "the size"} back to ${was.size} or more` });
+        if (b < a) out.push({ ...change, refused: true, text: `refused: ${head}: a claim cannot shrink; the program refuses it in the preview against the last deploy's sizes, before anything changes; set ${v.configKey ?? "the size"} back to ${was.size} or more` });
         else if (!v.growable) out.push({ ...change, refused: true, text: `refused: ${head}: ${NOT_GROWABLE}` });
         else out.push({ ...change, refused: false, text: `${head}: ${growthText(v)}` });
     }

@@ -22,8 +22,20 @@ export function deterministic(seed: string, length: number, alphabet = ALNUM): s
 const fakePem = (label: string, seed: string) =>
     `-----BEGIN ${label}-----\n${deterministic(seed, 64, ALNUM + "+/")}\n-----END ${label}-----\n`;
 
+/**
+ * What the mocks answer for the stack's last outputs (the engine's readStackOutputs invoke) and
+ * for reads of cluster objects (`<type> <id>`): empty, a first deploy on an empty cluster, unless
+ * a test sets them (components/lib/claimGuard.ts).
+ */
+export const mockDeployment: { lastOutputs: Record<string, unknown>; cluster: Record<string, Record<string, unknown>> } = { lastOutputs: {}, cluster: {} };
+
 export const renderMocks: pulumi.runtime.Mocks = {
     newResource(args: pulumi.runtime.MockResourceArgs): { id: string; state: Record<string, unknown> } {
+        if (args.id) {
+            const live = mockDeployment.cluster[`${args.type} ${args.id}`];
+            if (!live) throw new Error(`${args.type} ${args.id} does not exist`);
+            return { id: args.id, state: live };
+        }
         const id = `${args.name}-id`;
         const seed = `${args.type}:${args.name}`;
         switch (args.type) {
@@ -67,6 +79,7 @@ export const renderMocks: pulumi.runtime.Mocks = {
         }
     },
     call(args: pulumi.runtime.MockCallArgs): Record<string, unknown> {
+        if (args.token === "pulumi:pulumi:readStackOutputs") return { name: args.inputs.name, outputs: mockDeployment.lastOutputs };
         return args.inputs;
     },
 };

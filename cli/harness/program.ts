@@ -85,8 +85,8 @@ export async function runProgram(opts: RunOptions): Promise<ProgramRun> {
         const programPath = require.resolve(opts.programPath ?? path.join(REPO_ROOT, "index.ts"));
         delete require.cache[programPath];
         const exported = require(programPath);
-        outputs = await resolveOutputs(exported);
-        secretOutputs = await secretOutputNames(exported);
+        outputs = await resolveOutputs(exported, errors);
+        secretOutputs = await secretOutputNames(exported, outputs);
         await settledRegistrations(resources);
     } catch (err) {
         errors.push(errorText(err));
@@ -101,18 +101,27 @@ function errorText(err: unknown): string {
     return err instanceof Error ? err.message : String(err);
 }
 
-async function resolveOutputs(exported: Record<string, unknown>): Promise<Record<string, unknown>> {
+/**
+ * Each stack output's value; a failed output (the program refused something) is an error of the
+ * run. A promise is awaited as it is: wrapped in an Output, its failure would also reject the
+ * Output's own derived promises, unhandled.
+ */
+async function resolveOutputs(exported: Record<string, unknown>, errors: string[]): Promise<Record<string, unknown>> {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(exported ?? {})) {
-        const output: pulumi.Output<unknown> = pulumi.output(v);
-        out[k] = await new Promise((resolve) => output.apply((x) => resolve(x)));
+        try {
+            const value = v instanceof Promise ? await v : v;
+            out[k] = await new Promise((resolve) => pulumi.output(value).apply((x) => resolve(x)));
+        } catch (err) {
+            errors.push(`stack output ${k}: ${errorText(err)}`);
+        }
     }
     return out;
 }
 
-async function secretOutputNames(exported: Record<string, unknown>): Promise<string[]> {
+async function secretOutputNames(exported: Record<string, unknown>, resolved: Record<string, unknown>): Promise<string[]> {
     const names: string[] = [];
-    for (const [k, v] of Object.entries(exported ?? {})) if (await pulumi.isSecret(pulumi.output(v as pulumi.Input<unknown>))) names.push(k);
+    for (const [k, v] of Object.entries(exported ?? {})) if (k in resolved && (await pulumi.isSecret(pulumi.output((v instanceof Promise ? await v : v) as pulumi.Input<unknown>)))) names.push(k);
     return names;
 }
 

@@ -34,6 +34,7 @@ import * as pulumi from "@pulumi/pulumi";
 import * as random from "@pulumi/random";
 
 import { CLAIM_SIZES_ANNOTATION, CLAIM_SIZE_KEYS_ANNOTATION, ORPHAN_ANNOTATION } from "./claimAnnotations";
+import { judgedSizes } from "./claimGuard";
 
 export { CLAIM_SIZES_ANNOTATION, CLAIM_SIZE_KEYS_ANNOTATION, ORPHAN_ANNOTATION };
 
@@ -90,27 +91,39 @@ export function growableStatefulSet(name: string, args: k8s.apps.v1.StatefulSetA
     const claims = claimsOf(args);
     const missing = claims.templates.filter((t) => !sizeKeys[t.name]);
     if (missing.length) throw new Error(`growableStatefulSet: no config key for the size of ${missing.map((t) => t.name).join(", ")} of ${claims.statefulSet}`);
-    const key = sizesKey(claims);
     const keys = claims.templates.map((t) => `${t.name}=${sizeKeys[t.name]}`).join(",");
     const child: pulumi.CustomResourceOptions = opts.parent ? { parent: opts.parent } : {};
-    const marker = new random.RandomString(`${name}-claim-sizes`, { length: 8, special: false, upper: false, keepers: { sizes: key } }, child);
+    // An autoscaled StatefulSet (its replica count ignored, owned by a HorizontalPodAutoscaler):
+    // which claims exist is the autoscaler's doing, and a patch of a claim that does not exist yet
+    // would create it (server-side apply) and fail. Its claims are not patched: a bigger size
+    // re-creates it around its pods, new claims get the new size, existing ones keep theirs.
+    const patched = !autoscaled(opts);
+    // A shrink, or a growth on a class without volume expansion, is refused before anything changes
+    // (claimGuard.ts): the marker, the StatefulSet and the patches take the judged sizes.
+    const templates = (args.spec as { volumeClaimTemplates: any[] }).volumeClaimTemplates;
+    const classOf = Object.fromEntries(templates.map((t) => [t.metadata.name, t.spec?.storageClassName ?? undefined]));
+    // Outputs of the judgement's promise (no apply each: this runs for every claim of the program).
+    const judged = judgedSizes(name, claims, sizeKeys, classOf, patched, child);
+    const judgedKey = pulumi.output(judged.then((j) => j.key));
+    const sizeOf = (template: string) => pulumi.output(judged.then((j) => j.sizes[template]));
+    const marker = new random.RandomString(`${name}-claim-sizes`, { length: 8, special: false, upper: false, keepers: { sizes: judgedKey } }, child);
     const meta = args.metadata as Record<string, unknown>;
     const set = new k8s.apps.v1.StatefulSet(name, {
         ...args,
         metadata: {
             ...meta,
-            annotations: withAnnotations(meta.annotations, marker.result.apply(() => ({ [ORPHAN_ANNOTATION]: "orphan", [CLAIM_SIZES_ANNOTATION]: key, [CLAIM_SIZE_KEYS_ANNOTATION]: keys }))),
+            annotations: withAnnotations(meta.annotations, pulumi.all([marker.result, judgedKey]).apply(([, k]) => ({ [ORPHAN_ANNOTATION]: "orphan", [CLAIM_SIZES_ANNOTATION]: k, [CLAIM_SIZE_KEYS_ANNOTATION]: keys }))),
+        },
+        spec: {
+            ...(args.spec as k8s.types.input.apps.v1.StatefulSetSpec),
+            volumeClaimTemplates: templates.map((t) => ({ ...t, spec: { ...t.spec, resources: { ...t.spec.resources, requests: { ...t.spec.resources.requests, storage: sizeOf(t.metadata.name) } } } })),
         },
     }, opts);
-    // An autoscaled StatefulSet (its replica count ignored, owned by a HorizontalPodAutoscaler):
-    // which claims exist is the autoscaler's doing, and a patch of a claim that does not exist yet
-    // would create it (server-side apply) and fail. Its claims are not patched: a bigger size
-    // re-creates it around its pods, new claims get the new size, existing ones keep theirs.
-    if (autoscaled(opts)) return set;
+    if (!patched) return set;
     for (const c of claimNames(claims)) {
         new k8s.core.v1.PersistentVolumeClaimPatch(`${name}-${c.claim}`, {
             metadata: { name: c.claim, namespace: claims.namespace },
-            spec: { resources: { requests: { storage: c.size } } },
+            spec: { resources: { requests: { storage: sizeOf(c.template) } } },
         }, { ...child, dependsOn: [set], retainOnDelete: true });
     }
     return set;

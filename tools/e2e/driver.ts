@@ -114,6 +114,21 @@ async function enginePath(ctx: Context, run: Steps): Promise<void> {
     engineState.charts.close();
 }
 
+/** E2E_LAB=volume-growth: the control plane, pulumi up ci, and the volume growth step only (issue 29). */
+async function volumeGrowthPath(ctx: Context, run: Steps): Promise<void> {
+    const absent = ctx.missing(ctx.tools.engine);
+    if (absent.length) throw new Error(`not in ${ctx.cache}: ${absent.join(" ")}; build with: npm run e2e:build`);
+    let state: pulumi.EngineState | undefined;
+    if (!(await run.step("pulumi project, stacks ci and prod, secrets, add-on chart stand-ins", async (c, io) => void (state = await pulumi.setup(c, io)))) || !state) return;
+    const ingress = pulumi.ingressStandIn(ctx);
+    try {
+        if (await run.step(ENGINE_STEPS[0], pulumi.up)) await run.step(ENGINE_STEPS[4], volumeGrowth.volumeGrowth);
+    } finally {
+        ingress.stop();
+        state.charts.close();
+    }
+}
+
 async function main(): Promise<number> {
     const ctx = new Context();
     const run = new Steps(ctx);
@@ -122,6 +137,7 @@ async function main(): Promise<number> {
         await controlPlane(ctx, run);
         // The engine levers A/B only (tools/e2e/steps/leverLab.ts).
         if (process.env.E2E_LAB === "levers") return (await leverLab.labPath(ctx, run), run.finish());
+        if (process.env.E2E_LAB === "volume-growth") return (await volumeGrowthPath(ctx, run), run.finish());
         await kubectlPath(run);
         await enginePath(ctx, run);
         // After the teardown: the stack's own admission policies are gone, only the harness's policies judge the cases.

@@ -2,13 +2,14 @@
  * Issue 29: a data volume that grows, through the engine on the deployed ci stack
  * (components/lib/claimGrowth.ts). PostgreSQL's claim gets a file in its (stand-in hostPath)
  * volume, then a bigger `ops:postgresVolumeSize`: the preview succeeds and names the StatefulSet's
- * replacement and the claim's patch; `pulumi up` keeps the claim (same name and uid, the new size
- * in its spec), the file, and the pods (same uids, now owned by the new StatefulSet). A shrink is
- * refused by the preview with the API server's reason, the cluster unchanged. A grow on a class
- * without volume expansion passes the preview (provider 4.25.0 ignores a 403 of its dry-run) and
- * is refused by `pulumi up` at the claim patch, claims and pods kept; then back to the grown size. On this cluster "expanded" is the claim's spec: the hostPath
- * volume cannot grow, so status.capacity stays (kube-controller-manager's expand controller finds
- * no expandable plugin; docs/e2e.md).
+ * replacement and the claim's patch (and the program's reads of the claim and its StorageClass);
+ * `pulumi up` keeps the claim (same name and uid, the new size in its spec), the file, and the pods
+ * (same uids, now owned by the new StatefulSet). A shrink, and a growth on a class without volume
+ * expansion, are refused by the program itself in `pulumi preview` (components/lib/claimGuard.ts),
+ * naming the key, both sizes and the class: the StatefulSet (same uid), claims and pods unchanged.
+ * On this cluster "expanded" is the claim's spec: the hostPath volume cannot grow, so
+ * status.capacity stays (kube-controller-manager's expand controller finds no expandable plugin;
+ * docs/e2e.md).
  */
 import * as crypto from "node:crypto";
 import * as fs from "node:fs";
@@ -74,7 +75,8 @@ export async function volumeGrowth(ctx: Context, io: StepIO): Promise<void> {
     const replaced = preview.steps.find((s) => s.type === "kubernetes:apps/v1:StatefulSet" && s.object === `StatefulSet ${ns}/${SET}` && s.op.includes("replace"));
     const patched = claimNames.map((c) => preview.steps.find((s) => s.type === "kubernetes:core/v1:PersistentVolumeClaimPatch" && s.object === `PersistentVolumeClaim ${ns}/${c}` && s.op === "update"));
     if (!replaced || patched.some((p) => !p)) throw new Error(`the preview does not name the StatefulSet's replacement and each claim's patch: ${named.join("; ")}`);
-    const others = preview.steps.filter((s) => s.object && s.object !== `StatefulSet ${ns}/${SET}` && !claimNames.some((c) => s.object === `PersistentVolumeClaim ${ns}/${c}`));
+    // The program reads each claim it expands and the claim's StorageClass (claimGuard.ts): reads, no change.
+    const others = preview.steps.filter((s) => s.object && s.op !== "read" && s.object !== `StatefulSet ${ns}/${SET}` && !claimNames.some((c) => s.object === `PersistentVolumeClaim ${ns}/${c}`));
     if (others.length) throw new Error(`the preview changes other objects too: ${changed({ steps: others }).join("; ")}`);
     io.result(`${KEY} ${old} -> ${grown}: pulumi preview succeeds in ${preview.seconds.toFixed(1)} s and names: ${[...new Set(named)].join("; ")}`);
 
@@ -100,7 +102,7 @@ export async function volumeGrowth(ctx: Context, io: StepIO): Promise<void> {
     const steady = await ctx.engine("preview", "ci", "grow-steady", ["--expect-no-changes"]);
     if (!steady.ok) throw new Error(`after the grow, pulumi preview --expect-no-changes reports changes: ${changed(steady).join("; ")}`);
 
-    // Refusals: the preview's dry-run of the claim patch, judged by the API server; nothing changes.
+    // Refusals by the program itself (claimGuard.ts), in the preview, before any step: nothing changes.
     const refused = async (name: string, size: string, what: string, reason: RegExp): Promise<string> => {
         await ctx.pulumi(["config", "set", "--stack", "ci", KEY, size]);
         const r = await ctx.engine("preview", "ci", name);
@@ -109,37 +111,25 @@ export async function volumeGrowth(ctx: Context, io: StepIO): Promise<void> {
         if (r.ok || r.exitCode === 0) throw new Error(`the preview of ${what} (${KEY} ${size}) passed`);
         if (!said) throw new Error(`the preview of ${what} failed without the reason ${reason}: ${(r.error ?? "").slice(-800)}`);
         const now = await live(ctx, ns, selector, claimNames);
-        if (JSON.stringify(now) !== JSON.stringify(after)) throw new Error(`the cluster changed after the refused preview of ${what}`);
-        return `${what} (${KEY} ${size}): pulumi preview exits ${r.exitCode}: "${said}"; StatefulSet, claims and pods unchanged`;
+        if (JSON.stringify(now) !== JSON.stringify(after)) throw new Error(`the cluster changed after the refused preview of ${what}: ${JSON.stringify(now)}`);
+        return `${what} (${KEY} ${size}): pulumi preview exits ${r.exitCode}: "${said}"; StatefulSet (same uid), claims and pods unchanged`;
     };
-    const shrink = await refused("shrink-preview", old.replace(/^\d+/, String(Math.max(1, Math.floor(Number(m[1]) / 2)))), "a shrink", /spec\.resources\.requests\.storage: Forbidden: [^"\n]*/);
+    const smaller = old.replace(/^\d+/, String(Math.max(1, Math.floor(Number(m[1]) / 2))));
+    const shrink = await refused("shrink-preview", smaller, "a shrink", new RegExp(`refused before anything changes: ${KEY} ${grown} -> ${smaller} would shrink [^"\n]*`));
 
-    // A class without volume expansion: the API server refuses the claim patch with 403 Forbidden
+    // A class without volume expansion: the API server would refuse the claim patch with 403
     // (PersistentVolumeClaimResize admission), which provider 4.25.0 ignores in a preview
-    // (pkg/provider/provider.go:2152, meant for dry-runs RBAC forbids): the preview passes, and
-    // `pulumi up` re-creates the StatefulSet (pods kept) and then fails at the claim patch.
+    // (pkg/provider/provider.go:2152); the program reads the claim's class and refuses first.
     const bigger = `${Number(m[1]) * 3}Gi`;
     await ctx.kubectl(["patch", "storageclass", STAND_IN_CLASS, "--type=merge", "-p", '{"allowVolumeExpansion":false}'], { quiet: true });
     let fixed: string;
     try {
-        await ctx.pulumi(["config", "set", "--stack", "ci", KEY, bigger]);
-        const p = await ctx.engine("preview", "ci", "fixed-class-preview");
-        const u = await ctx.engine("up", "ci", "fixed-class-up");
-        const log = fs.readFileSync(ctx.path("logs", "engine-fixed-class-up.log"), "utf8");
-        const said = (`${u.error ?? ""}\n${log}`.match(/only dynamically provisioned pvc can be resized[^"\n]*/) ?? [])[0];
-        if (u.ok || !said) throw new Error(`pulumi up of ${KEY} ${bigger} on a class without volume expansion ${u.ok ? "passed" : `failed without the admission's reason: ${(u.error ?? "").slice(-800)}`}`);
-        const now = await live(ctx, ns, selector, claimNames);
-        const claimsKept = JSON.stringify(now.claims) === JSON.stringify(after.claims);
-        const podsKept = podUids(now) === podUids(after) && now.pods.every((p) => p.owner === now.setUid);
-        if (!claimsKept || !podsKept) throw new Error(`the refused up changed the claims or the pods: ${JSON.stringify(now)}`);
-        fixed = `a grow on a class without volume expansion (${KEY} ${bigger}): pulumi preview ${p.ok ? "passes (the provider ignores the 403 of its dry-run)" : "fails"}; pulumi up exits ${u.exitCode}: "${said}"; claims unchanged, pods kept (the StatefulSet was re-created${now.setUid === after.setUid ? ": NOT" : ""})`;
+        fixed = await refused("fixed-class-preview", bigger, "a grow on a class without volume expansion", new RegExp(`refused before anything changes: ${KEY} ${grown} -> ${bigger} would expand claim [^"\n]*StorageClass ${STAND_IN_CLASS} does not set allowVolumeExpansion: true[^"\n]*`));
     } finally {
         await ctx.kubectl(["patch", "storageclass", STAND_IN_CLASS, "--type=merge", "-p", '{"allowVolumeExpansion":true}'], { quiet: true });
         await ctx.pulumi(["config", "set", "--stack", "ci", KEY, grown]);
     }
-    // Back to the grown size: the StatefulSet's template follows, nothing else.
-    const back = await ctx.engine("up", "ci", "grow-back");
-    if (!back.ok) throw new Error(`pulumi up back to ${grown} failed: ${(back.error ?? "").slice(-800)}`);
+    // Back to the grown size: nothing to do.
     const settled = await ctx.engine("preview", "ci", "grow-settled", ["--expect-no-changes"]);
     if (!settled.ok) throw new Error(`after going back to ${grown}, the preview reports changes: ${changed(settled).join("; ")}`);
     io.result(shrink);
