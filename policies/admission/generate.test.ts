@@ -9,7 +9,8 @@ import { stackAdmissionPolicies } from "./catalogue";
 import { generateAdmissionPolicies, VALIDATION_ACTIONS } from "./generate";
 import { admissionRules, notAtAdmission } from "./rules";
 import { specNotAtAdmission } from "./spec";
-import { admit, celCheckError } from "./simulate";
+import { admit } from "./simulate";
+import { celCheckError } from "./k8sCel";
 
 const privileged = (input: Partial<ConstraintInput> = {}) =>
     buildConstraint({ kind: "K8sPSPPrivilegedContainer", name: "no-privileged", match: { kinds: [{ apiGroups: [""], kinds: ["Pod"] }] }, ...input }, templateRegistry);

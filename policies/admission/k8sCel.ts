@@ -77,6 +77,22 @@ export function kubernetesCelEnvironment(): Environment {
         .registerFunction("string.replace(string, string, int): string", (s: string, old: string, r: string, n: bigint) => goReplace(s, old, r, Number(n)));
 }
 
+const shared = kubernetesCelEnvironment();
+const compiled = new Map<string, ReturnType<typeof shared.parse>>();
+
+/** Evaluates `expression` (parsed once per process) in the Kubernetes environment with the variables of `ctx`. */
+export function evaluateCel(expression: string, ctx: Record<string, unknown>): unknown {
+    let fn = compiled.get(expression);
+    if (!fn) compiled.set(expression, (fn = shared.parse(expression)));
+    return fn(ctx);
+}
+
+/** Type-checks an expression with every variable dynamic; returns the error, if any. */
+export function celCheckError(expression: string): string | undefined {
+    const result = shared.check(expression);
+    return result.valid ? undefined : String(result.error?.message ?? result.error);
+}
+
 /**
  * The object as the API server hands it to CEL: fields set to null are gone (the typed decoding
  * drops them), integers are CEL ints, and resource quantities are strings.

@@ -9,7 +9,7 @@ import { parseApiVersion } from "../gatekeeper/engine/gvk";
 import { defaultIsClusterScoped, effectiveNamespace } from "../gatekeeper/engine";
 import type { K8sObject } from "../gatekeeper/types";
 import { NAME_LABEL, resourceOf } from "./generate";
-import { asDecoded, kubernetesCelEnvironment } from "./k8sCel";
+import { asDecoded, evaluateCel } from "./k8sCel";
 
 export interface AdmissionOutcome {
     /** False when the policy does not apply to the object (match constraints or conditions). */
@@ -22,19 +22,6 @@ export interface AdmissionOutcome {
     actions: string[];
 }
 
-const env = kubernetesCelEnvironment();
-const compiled = new Map<string, ReturnType<typeof env.parse>>();
-function run(expression: string, ctx: Record<string, unknown>): unknown {
-    let fn = compiled.get(expression);
-    if (!fn) compiled.set(expression, (fn = env.parse(expression)));
-    return fn(ctx);
-}
-
-/** Type-checks an expression with every variable dynamic; returns the error, if any. */
-export function celCheckError(expression: string): string | undefined {
-    const result = env.check(expression);
-    return result.valid ? undefined : String(result.error?.message ?? result.error);
-}
 
 /**
  * Judges `object` (created in its namespace) with the policy; `namespaceLabels` gives the labels
@@ -74,7 +61,7 @@ export function admit(
     const errors: string[] = [];
     for (const cond of policy.spec.matchConditions ?? []) {
         try {
-            if (run(cond.expression, ctx) !== true) return none;
+            if (evaluateCel(cond.expression, ctx) !== true) return none;
         } catch (err) {
             errors.push(`matchCondition ${cond.name}: ${(err as Error).message.split("\n")[0]}`);
             return { matched: true, failed: [], errors, actions };
@@ -84,7 +71,7 @@ export function admit(
     ctx.variables = variables;
     for (const v of policy.spec.variables ?? []) {
         try {
-            variables[v.name] = run(v.expression, ctx);
+            variables[v.name] = evaluateCel(v.expression, ctx);
         } catch (err) {
             errors.push(`variable ${v.name}: ${(err as Error).message.split("\n")[0]}`);
         }
@@ -92,7 +79,7 @@ export function admit(
     const failed: string[] = [];
     for (const v of policy.spec.validations ?? []) {
         try {
-            if (run(v.expression, ctx) !== true) failed.push(messageOf(v, ctx));
+            if (evaluateCel(v.expression, ctx) !== true) failed.push(messageOf(v, ctx));
         } catch (err) {
             errors.push(`${v.message ?? v.expression}: ${(err as Error).message.split("\n")[0]}`);
         }
@@ -107,7 +94,7 @@ export function admit(
 function messageOf(v: { expression: string; message?: string; messageExpression?: string }, ctx: Record<string, unknown>): string {
     if (v.messageExpression !== undefined) {
         try {
-            const m = run(v.messageExpression, ctx);
+            const m = evaluateCel(v.messageExpression, ctx);
             if (typeof m === "string" && m.trim() !== "" && !m.includes("\n")) return m;
         } catch {
             // An error in messageExpression falls back to message, as the API server does.

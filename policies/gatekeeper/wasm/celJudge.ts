@@ -13,18 +13,11 @@
  *     Fail, Gatekeeper's default), with the error as its message.
  * The CEL is evaluated offline by the admission policies' environment (policies/admission/k8sCel.ts).
  */
-import { kubernetesCelEnvironment } from "../../admission/k8sCel";
+import { celCheckError, evaluateCel } from "../../admission/k8sCel";
 import { ABSENT_PARAMETERS } from "../engine/parameter-schema";
 import type { Review } from "../types";
 import type { CelSource } from "./template";
 
-const env = kubernetesCelEnvironment();
-const compiled = new Map<string, ReturnType<typeof env.parse>>();
-function run(expression: string, ctx: Record<string, unknown>): unknown {
-    let fn = compiled.get(expression);
-    if (!fn) compiled.set(expression, (fn = env.parse(expression)));
-    return fn(ctx);
-}
 
 /**
  * Why the offline evaluator cannot judge this CEL (an expression that does not parse, or calls a
@@ -40,9 +33,9 @@ export function celSourceError(cel: CelSource): string | undefined {
         ]),
     ];
     for (const { where, expression } of expressions) {
-        const result = env.check(expression);
-        if (!result.valid) {
-            const reason = String(result.error?.message ?? result.error).split("\n")[0];
+        const error = celCheckError(expression);
+        if (error !== undefined) {
+            const reason = error.split("\n")[0];
             return `its CEL ${where} cannot be judged by the pack's offline CEL evaluator (${reason}); the pack judges a template with CEL by its CEL, as Gatekeeper does`;
         }
     }
@@ -84,7 +77,7 @@ export function judgeCel(cel: CelSource, parameters: Record<string, unknown> | u
             get() {
                 if (!done) {
                     try {
-                        done = { value: run(v.expression, ctx) };
+                        done = { value: evaluateCel(v.expression, ctx) };
                     } catch (err) {
                         done = { error: err as Error };
                     }
@@ -99,7 +92,7 @@ export function judgeCel(cel: CelSource, parameters: Record<string, unknown> | u
     for (const v of cel.validations) {
         let result: unknown;
         try {
-            result = run(v.expression, ctx);
+            result = evaluateCel(v.expression, ctx);
         } catch (err) {
             messages.push(`expression '${v.expression}' resulted in error: ${celGoErrorText((err as Error).message.split("\n")[0])}`);
             errors.push(true);
@@ -139,7 +132,7 @@ function asCelValue(value: unknown): unknown {
 function messageOf(v: CelSource["validations"][number], ctx: Record<string, unknown>): string {
     if (v.messageExpression !== undefined) {
         try {
-            const m = run(v.messageExpression, ctx);
+            const m = evaluateCel(v.messageExpression, ctx);
             if (typeof m === "string" && m.trim() !== "" && !m.trim().includes("\n")) return m.trim();
         } catch {
             // An error in messageExpression falls back to message, as the validator does.
