@@ -15,7 +15,7 @@ import path from "node:path";
 import { parse } from "yaml";
 import { createTemplateRegistry, type TemplateRegistry } from "../../policies/gatekeeper/engine";
 import type { K8sObject } from "../../policies/gatekeeper/types";
-import { loadWasmTemplate, type WasmTemplateRule } from "../../policies/gatekeeper/wasm/rule";
+import { loadWasmTemplate, type CompiledTemplateRule } from "../../policies/gatekeeper/wasm/rule";
 import { deployment, deployments, pod } from "../../policies/gatekeeper/wasm/testCases";
 import type { Group } from "./differential";
 
@@ -58,7 +58,7 @@ export interface CustomTemplates {
 
 export function customTemplates(): CustomTemplates {
     const templates = new Map<string, K8sObject>();
-    const rules: WasmTemplateRule[] = [];
+    const rules: CompiledTemplateRule[] = [];
     let refusal = { ok: false, message: `${REFUSED.file} was loaded, but it calls ${REFUSED.builtin}, which the host does not provide` };
     for (const f of readdirSync(TESTDATA).filter((n) => n.endsWith(".yaml")).sort()) {
         const file = path.join(TESTDATA, f);

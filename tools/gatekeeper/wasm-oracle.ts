@@ -15,7 +15,7 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { opaVerdicts, wasmVerdict } from "../../policies/gatekeeper/wasm/oracle";
-import { loadWasmTemplate, type WasmTemplateRule } from "../../policies/gatekeeper/wasm/rule";
+import { loadWasmTemplate, type CompiledTemplateRule } from "../../policies/gatekeeper/wasm/rule";
 import { oracleCases } from "../../policies/gatekeeper/wasm/testCases";
 import { mutate, seededRng, ValuePool } from "./mutate";
 import { opaPath } from "./wasm";
@@ -27,12 +27,12 @@ import { readLibrary } from "./library";
 import { wasmLibraryRegistry } from "./wasmLibrary";
 
 /** The library's suite cases as [template, input, data] bases. */
-function libraryBases(root: string, opa: string, log: (l: string) => void): [WasmTemplateRule, unknown, unknown][] {
+function libraryBases(root: string, opa: string, log: (l: string) => void): [CompiledTemplateRule, unknown, unknown][] {
     const library = readLibrary(root);
     const { registry } = wasmLibraryRegistry(library.templates, opa, log);
-    const bases: [WasmTemplateRule, unknown, unknown][] = [];
+    const bases: [CompiledTemplateRule, unknown, unknown][] = [];
     for (const c of library.cases) {
-        const rule = registry.get(c.templateKind) as WasmTemplateRule | undefined;
+        const rule = registry.get(c.templateKind) as CompiledTemplateRule | undefined;
         if (!rule) continue;
         const object = inNamespace(c.object);
         const inventory = [...c.inventory.map(inNamespace), object];
@@ -71,7 +71,7 @@ export function main(argv: string[], log = (l: string) => console.log(l)): numbe
     let errors = 0;
     for (const seed of seeds) {
         const rng = seededRng(seed);
-        const groups = new Map<WasmTemplateRule, { data: unknown; inputs: unknown[]; ops: string[] }[]>();
+        const groups = new Map<CompiledTemplateRule, { data: unknown; inputs: unknown[]; ops: string[] }[]>();
         for (let i = 0; i < mutants; i++) {
             const [rule, input, data] = bases[i % bases.length];
             // The template's input: the object under review and the parameters (review.kind etc. kept).

@@ -53,7 +53,12 @@ export function statusOf(file: string, rel: string): Status {
     const paths = modulePaths(file);
     if (!existsSync(paths.wasm) || !existsSync(paths.manifest)) return "missing";
     const manifest = JSON.parse(readFileSync(paths.manifest, "utf8")) as ModuleManifest;
-    const fresh = manifest.digest === templateDigest(parsed, rel, OPA_VERSION) && manifest.wasm === sha256(readFileSync(paths.wasm)) && manifest.kind === parsed.kind;
+    const fresh =
+        manifest.digest === templateDigest(parsed, rel, OPA_VERSION) &&
+        manifest.wasm === sha256(readFileSync(paths.wasm)) &&
+        existsSync(paths.plan) &&
+        manifest.plan === sha256(readFileSync(paths.plan)) &&
+        manifest.kind === parsed.kind;
     return fresh ? "up to date" : "stale";
 }
 
@@ -73,6 +78,12 @@ export function compileTemplate(file: string, rel: string, opa: string): ModuleM
         const untar = spawnSync("tar", ["-xzf", bundle, "-C", work, "/policy.wasm"], { encoding: "utf8" });
         if (untar.status !== 0) throw new Error(`${rel}: the bundle opa built has no /policy.wasm: ${untar.stderr}`);
         const bytes = readFileSync(path.join(work, "policy.wasm"));
+        // The same modules as a plan (OPA's IR), which the pack compiles to JavaScript.
+        const planned = spawnSync(opa, ["build", "-t", "plan", "-e", ENTRYPOINT, "-o", "plan.tar.gz", ...(parsed.version === "v1" ? [] : ["--v0-compatible"]), "src"], { encoding: "utf8", cwd: work });
+        if (planned.status !== 0) throw new Error(`${rel}: opa build -t plan failed for template ${parsed.kind}:\n${planned.stderr || planned.stdout}`);
+        const untarPlan = spawnSync("tar", ["-xzf", "plan.tar.gz", "-C", work, "/plan.json"], { encoding: "utf8", cwd: work });
+        if (untarPlan.status !== 0) throw new Error(`${rel}: the bundle opa built has no /plan.json: ${untarPlan.stderr}`);
+        const planBytes = Buffer.from(JSON.stringify(JSON.parse(readFileSync(path.join(work, "plan.json"), "utf8"))) + "\n");
         const needed = new WasmPolicy(new Uint8Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer), rel, new AnyBuiltin()).neededBuiltins;
         const manifest: ModuleManifest = {
             template: path.basename(file),
@@ -81,12 +92,15 @@ export function compileTemplate(file: string, rel: string, opa: string): ModuleM
             digest: templateDigest(parsed, rel, OPA_VERSION),
             wasm: sha256(bytes),
             builtins: needed,
+            plan: sha256(planBytes),
         };
         const paths = modulePaths(file);
         mkdirSync(path.dirname(paths.wasm), { recursive: true });
         writeFileSync(`${paths.wasm}.tmp`, bytes);
+        writeFileSync(`${paths.plan}.tmp`, planBytes);
         writeFileSync(`${paths.manifest}.tmp`, JSON.stringify(manifest, null, 2) + "\n");
         renameSync(`${paths.wasm}.tmp`, paths.wasm);
+        renameSync(`${paths.plan}.tmp`, paths.plan);
         renameSync(`${paths.manifest}.tmp`, paths.manifest);
         return manifest;
     } finally {

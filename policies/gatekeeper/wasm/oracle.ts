@@ -7,7 +7,7 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { gatekeeperErrorText, type WasmTemplateRule } from "./rule";
+import { gatekeeperErrorText, type CompiledTemplateRule } from "./rule";
 import { modulesOf } from "./template";
 
 /** A judgement: the hook's violations (sorted by their JSON), or the error text as Gatekeeper reports it. */
@@ -27,17 +27,16 @@ function canonical(v: unknown): string {
 
 const sortedJSON = (xs: unknown[]) => xs.map(canonical).sort();
 
-export function wasmVerdict(rule: WasmTemplateRule, input: unknown, data: unknown): Verdict {
-    rule.policy.setData(data);
+export function wasmVerdict(rule: CompiledTemplateRule, input: unknown, data: unknown): Verdict {
     try {
-        return { violations: sortedJSON((rule.policy.evaluate(input)[0]?.result ?? []) as unknown[]) };
+        return { violations: sortedJSON((rule.evaluateInput(input, data)[0]?.result ?? []) as unknown[]) };
     } catch (err) {
         return { error: gatekeeperErrorText((err as Error).message, rule.parsed) };
     }
 }
 
 /** opa eval of every input (one process for all of them; one per input when the batch stops on an error). */
-export function opaVerdicts(opa: string, rule: WasmTemplateRule, inputs: readonly unknown[], data: Record<string, unknown>): Verdict[] {
+export function opaVerdicts(opa: string, rule: CompiledTemplateRule, inputs: readonly unknown[], data: Record<string, unknown>): Verdict[] {
     const work = mkdtempSync(path.join(tmpdir(), "wasm-oracle-"));
     try {
         const src = path.join(work, "src");

@@ -20,19 +20,29 @@ import { HOST_BUILTINS } from "./builtins";
 import { celSourceError, judgeCel } from "./celJudge";
 import { missingBuiltins, missingBuiltinsMessage, WasmEvalError, WasmPolicy } from "./host";
 import { GENERATE_COMMAND, parseTemplate, templateDigest, type ModuleManifest, type ParsedTemplate } from "./template";
+import { compilePlan, PlanEvalError, UnsupportedPlan, type Plan, type PlanEvaluator } from "../plan/compile";
+import { toJSON } from "../plan/values";
 
 /** The opa version the modules are compiled with: the one Gatekeeper v3.23.1 vendors (tools/gatekeeper/build.sh). */
 export const OPA_VERSION = "1.17.1";
 
-/** Where the generated module of a template file lives: <dir>/wasm/<stem>.wasm and <stem>.wasm.json. */
-export function modulePaths(templateFile: string): { wasm: string; manifest: string } {
+/** Where the generated module of a template file lives: <dir>/wasm/<stem>.wasm, <stem>.plan.json and <stem>.wasm.json. */
+export function modulePaths(templateFile: string): { wasm: string; plan: string; manifest: string } {
     const dir = path.join(path.dirname(templateFile), "wasm");
     const stem = path.basename(templateFile).replace(/\.ya?ml$/, "");
-    return { wasm: path.join(dir, `${stem}.wasm`), manifest: path.join(dir, `${stem}.wasm.json`) };
+    return { wasm: path.join(dir, `${stem}.wasm`), plan: path.join(dir, `${stem}.plan.json`), manifest: path.join(dir, `${stem}.wasm.json`) };
 }
 
-export interface WasmTemplateRule extends TemplateRule {
+/** A team's template, its Rego compiled: by its plan to JavaScript, or to Wasm. */
+export interface CompiledTemplateRule extends TemplateRule {
     readonly parsed: ParsedTemplate;
+    readonly engine: "plan" | "wasm";
+    /** The Rego's result set for Gatekeeper's input ({review, parameters}) and data, as JSON (what `opa eval` gives). */
+    evaluateInput(input: unknown, data: unknown): { result: unknown }[];
+}
+
+export interface WasmTemplateRule extends CompiledTemplateRule {
+    readonly engine: "wasm";
     readonly policy: WasmPolicy;
 }
 
@@ -43,10 +53,15 @@ export interface WasmTemplateRule extends TemplateRule {
  */
 export interface JudgeOptions {
     rego?: boolean;
+    /**
+     * Which compiled form evaluates the Rego: the plan compiled to JavaScript (the default,
+     * where the compiler supports everything the plan uses) or the Wasm module (`wasm`).
+     */
+    engine?: "plan" | "wasm";
 }
 
 /** Loads a template file and its generated module; a missing or stale module is an error naming both and the command. */
-export function loadWasmTemplate(templateFile: string, displayName = templateFile, judge: JudgeOptions = {}): WasmTemplateRule {
+export function loadWasmTemplate(templateFile: string, displayName = templateFile, judge: JudgeOptions = {}): CompiledTemplateRule {
     const parsed = parseTemplate(readFileSync(templateFile, "utf8"), displayName);
     const paths = modulePaths(templateFile);
     const rel = (p: string) => path.join(path.dirname(displayName), path.relative(path.dirname(templateFile), p));
@@ -56,8 +71,9 @@ export function loadWasmTemplate(templateFile: string, displayName = templateFil
     const manifest = JSON.parse(readFileSync(paths.manifest, "utf8")) as ModuleManifest;
     const digest = templateDigest(parsed, displayName, OPA_VERSION);
     const bytes = readFileSync(paths.wasm);
-    const wasmDigest = `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
-    if (manifest.digest !== digest || manifest.wasm !== wasmDigest || manifest.kind !== parsed.kind) {
+    const sha256 = (b: Uint8Array) => `sha256:${createHash("sha256").update(b).digest("hex")}`;
+    const planBytes = existsSync(paths.plan) ? readFileSync(paths.plan) : undefined;
+    if (manifest.digest !== digest || manifest.wasm !== sha256(bytes) || planBytes === undefined || manifest.plan !== sha256(planBytes) || manifest.kind !== parsed.kind) {
         throw new Error(
             `${displayName}: the compiled module of template ${parsed.kind} (${rel(paths.wasm)}) is stale: ` +
                 `it was built from another version of the template, opa or the module itself changed; run ${GENERATE_COMMAND}`,
@@ -70,11 +86,86 @@ export function loadWasmTemplate(templateFile: string, displayName = templateFil
     if (missing.length > 0) throw new Error(missingBuiltinsMessage(source, missing));
     const celError = !judge.rego && parsed.cel ? celSourceError(parsed.cel) : undefined;
     if (celError) throw new Error(`${source}: ${celError}`);
-    return wasmTemplateRule(parsed, () => new WasmPolicy(new Uint8Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer), source), judge);
+    const wasm = () => new WasmPolicy(new Uint8Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer), source);
+    if (judge.engine === "wasm") return wasmTemplateRule(parsed, wasm, judge);
+    // The plan compiled to JavaScript, unless it uses a statement or built-in the compiler lacks: then the Wasm module.
+    const plan = JSON.parse(planBytes.toString("utf8")) as Plan;
+    const unsupported = planUnsupported(plan);
+    if (unsupported !== undefined) return wasmTemplateRule(parsed, wasm, { ...judge, engine: "wasm" }, unsupported);
+    return planTemplateRule(parsed, () => compilePlan(plan), judge);
+}
+
+/** Why a plan cannot be compiled to JavaScript (a statement or built-in the compiler lacks), or undefined. */
+function planUnsupported(plan: Plan): string | undefined {
+    try {
+        compilePlan(plan);
+        return undefined;
+    } catch (err) {
+        if (err instanceof UnsupportedPlan) return err.message;
+        throw err;
+    }
+}
+
+/** The template's input.review: the engine's review with the stack's Namespace of its namespace (made once per review). */
+function reviewOf(review: RuleContext["review"], inventory: Inventory): unknown {
+    let r = reviewWithNamespace.get(review);
+    if (r === undefined) {
+        const ns = review.namespace;
+        r = { ...review, namespaceObject: ns === undefined ? null : (namespacesOf(inventory).get(ns) ?? null) };
+        reviewWithNamespace.set(review, r);
+    }
+    return r;
+}
+const reviewWithNamespace = new WeakMap<object, unknown>();
+
+/** The violations of a result set ([{result: [{msg, details}]}]), as the constraint framework reads them. */
+function violationsOf(set: { result: unknown }[]): Violation[] {
+    const results = (set[0]?.result ?? []) as { msg: unknown; details: unknown }[];
+    return results.map((r) => {
+        // The constraint framework (drivers ToResult) fails the whole review on a msg that is not a string.
+        if (typeof r.msg !== "string") throw new Error(`extracting message binding: msg is ${JSON.stringify(r.msg)}, not a string`);
+        const v: Violation = { msg: r.msg };
+        if (r.details !== undefined && !isEmptyObject(r.details)) v.details = r.details as Record<string, unknown>;
+        return v;
+    });
+}
+
+/** A template whose Rego runs as its plan compiled to JavaScript, on the review and inventory as they are (no copy). */
+export function planTemplateRule(parsed: ParsedTemplate, make: () => PlanEvaluator, judge: JudgeOptions = {}): CompiledTemplateRule {
+    const cel = judge.rego ? undefined : parsed.cel;
+    const readsData = [parsed.rego, ...parsed.libs].some((rego) => /\bdata\b(?!\.libs?\b)/.test(rego));
+    let evaluate: PlanEvaluator | undefined;
+    return {
+        kind: parsed.kind,
+        template: parsed.name,
+        category: "general",
+        description: `ConstraintTemplate ${parsed.name} (Rego compiled from its plan)`,
+        parameterSchema: parsed.parameterSchema,
+        parsed,
+        engine: "plan",
+        evaluateInput(input: unknown, data: unknown) {
+            evaluate ??= make();
+            return toJSON(evaluate(input, data)) as { result: unknown }[];
+        },
+        validate(ctx: RuleContext): Violation[] {
+            const { review, inventory } = ctx;
+            if (cel) return judgeCel(cel, ctx.parameters, review).messages.map((msg) => ({ msg }));
+            evaluate ??= make();
+            const input = { review: reviewOf(review, inventory), parameters: ctx.parameters ?? {} };
+            let set: unknown[];
+            try {
+                set = evaluate(input, readsData ? dataOf(inventory) : NO_DATA);
+            } catch (err) {
+                if (err instanceof PlanEvalError) throw new RegoEvalError(gatekeeperErrorText(err.message, parsed));
+                throw err;
+            }
+            return violationsOf(toJSON(set) as { result: unknown }[]);
+        },
+    };
 }
 
 /** The engine's template for a parsed template and its module (or a function making it, called once on first use). */
-export function wasmTemplateRule(parsed: ParsedTemplate, module: WasmPolicy | (() => WasmPolicy), judge: JudgeOptions = {}): WasmTemplateRule {
+export function wasmTemplateRule(parsed: ParsedTemplate, module: WasmPolicy | (() => WasmPolicy), judge: JudgeOptions = {}, why?: string): WasmTemplateRule {
     const cel = judge.rego ? undefined : parsed.cel;
     let made: WasmPolicy | undefined = typeof module === "function" ? undefined : module;
     // A template whose Rego never names `data` (beyond its libs) cannot read data.inventory: it is not given it.
@@ -84,11 +175,23 @@ export function wasmTemplateRule(parsed: ParsedTemplate, module: WasmPolicy | ((
         kind: parsed.kind,
         template: parsed.name,
         category: "general",
-        description: `ConstraintTemplate ${parsed.name} (Rego compiled to Wasm)`,
+        description: `ConstraintTemplate ${parsed.name} (Rego compiled to Wasm${why ? `: its plan ${why}` : ""})`,
         parameterSchema: parsed.parameterSchema,
         parsed,
+        engine: "wasm",
         get policy() {
             return policyOf();
+        },
+        evaluateInput(input: unknown, data: unknown) {
+            const policy = policyOf();
+            policy.setData(data);
+            try {
+                return policy.evaluate(input);
+            } catch (err) {
+                // As the plan's: the module's text, an Error.
+                if (err instanceof WasmEvalError) throw new PlanEvalError(err.message);
+                throw err;
+            }
         },
         validate(ctx: RuleContext): Violation[] {
             const { review, inventory } = ctx;
@@ -98,9 +201,7 @@ export function wasmTemplateRule(parsed: ParsedTemplate, module: WasmPolicy | ((
             policy.setData(readsData ? dataOf(inventory) : NO_DATA);
             let reviewBytes = reviewJSON.get(review);
             if (reviewBytes === undefined) {
-                const ns = review.namespace;
-                const namespaceObject = ns === undefined ? null : (namespacesOf(inventory).get(ns) ?? null);
-                reviewBytes = utf8.encode(JSON.stringify({ ...review, namespaceObject }));
+                reviewBytes = utf8.encode(JSON.stringify(reviewOf(review, inventory)));
                 reviewJSON.set(review, reviewBytes);
             }
             const parameters = ctx.parameters ?? {};
@@ -116,14 +217,7 @@ export function wasmTemplateRule(parsed: ParsedTemplate, module: WasmPolicy | ((
                 if (err instanceof WasmEvalError) throw new RegoEvalError(gatekeeperErrorText(err.message, parsed));
                 throw err;
             }
-            const results = (set[0]?.result ?? []) as { msg: unknown; details: unknown }[];
-            return results.map((r) => {
-                // The constraint framework (drivers ToResult) fails the whole review on a msg that is not a string.
-                if (typeof r.msg !== "string") throw new Error(`extracting message binding: msg is ${JSON.stringify(r.msg)}, not a string`);
-                const v: Violation = { msg: r.msg };
-                if (r.details !== undefined && !(isEmptyObject(r.details))) v.details = r.details as Record<string, unknown>;
-                return v;
-            });
+            return violationsOf(set);
         },
     };
 }
@@ -186,7 +280,7 @@ function isEmptyObject(v: unknown): boolean {
 }
 
 /** Every ConstraintTemplate file (*.yaml) of a folder, loaded; an absent folder has none. */
-export function loadWasmTemplates(dir: string, displayDir = dir): WasmTemplateRule[] {
+export function loadWasmTemplates(dir: string, displayDir = dir): CompiledTemplateRule[] {
     if (!existsSync(dir)) return [];
     return readdirSync(dir)
         .filter((f) => /\.ya?ml$/.test(f))

@@ -160,6 +160,8 @@ export interface ModuleManifest {
     wasm: string;
     /** Built-in functions the module asks of its host. */
     builtins: string[];
+    /** sha256 of the plan (<template>.plan.json: `opa build -t plan` of the same modules), which the pack compiles to JavaScript. */
+    plan: string;
 }
 
 export const GENERATE_COMMAND = "npm run gatekeeper:wasm";

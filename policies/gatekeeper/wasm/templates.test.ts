@@ -9,7 +9,7 @@ import { celSourceError } from "./celJudge";
 import { opaBinary } from "./opa";
 import { opaVerdicts, wasmVerdict } from "./oracle";
 import { deployments, oracleCases, pod } from "./testCases";
-import { loadWasmTemplate, modulePaths, OPA_VERSION, wasmTemplateRule, type WasmTemplateRule } from "./rule";
+import { loadWasmTemplate, modulePaths, OPA_VERSION, wasmTemplateRule, type CompiledTemplateRule, type WasmTemplateRule } from "./rule";
 
 const DIR = path.join(__dirname, "testdata");
 const file = (name: string) => path.join(DIR, `${name}.yaml`);
@@ -18,6 +18,14 @@ const prefixes = loadWasmTemplate(file("k8stestallowedprefixes"));
 const range = loadWasmTemplate(file("k8stestreplicarange"));
 const conflict = loadWasmTemplate(file("k8stestconflict"));
 const registry = createTemplateRegistry([unique, prefixes, range, conflict]);
+/** The same templates on the Wasm path (the plan compiled to JavaScript is the default). */
+const onWasm = (name: string) => loadWasmTemplate(file(name), file(name), { engine: "wasm" }) as WasmTemplateRule;
+const wasm = { unique: onWasm("k8stestuniqueapplabel"), prefixes: onWasm("k8stestallowedprefixes"), range: onWasm("k8stestreplicarange"), conflict: onWasm("k8stestconflict") };
+
+test("the pack runs the templates' plans compiled to JavaScript, the Wasm modules only where asked", () => {
+    assert.deepEqual([unique, prefixes, range, conflict].map((r) => r.engine), ["plan", "plan", "plan", "plan"]);
+    assert.deepEqual(Object.values(wasm).map((r) => r.engine), ["wasm", "wasm", "wasm", "wasm"]);
+});
 
 const syncDeployments = parseGatekeeperConfig({ spec: { sync: { syncOnly: [{ group: "apps", version: "v1", kind: "Deployment" }] } } });
 const onlyDeployments = { kinds: [{ apiGroups: ["apps"], kinds: ["Deployment"] }] };
@@ -107,8 +115,8 @@ test("a template whose CEL the offline evaluator cannot judge (a function it lac
 });
 
 test("every evaluation starts from the heap as it was after loading data: data.inventory stays, memory does not grow, an error leaves no trace", () => {
-    const [[, input, data]] = oracleCases({ unique, range, prefixes, conflict });
-    const policy = unique.policy;
+    const [[, input, data]] = oracleCases(wasm);
+    const policy = wasm.unique.policy;
     policy.setData(data);
     const first = policy.evaluate(input);
     assert.equal((first[0].result as unknown[]).length, 1, "deployment a shares its app label");
@@ -118,9 +126,9 @@ test("every evaluation starts from the heap as it was after loading data: data.i
 
     const review = (p: ReturnType<typeof pod>) => ({ review: { object: p, kind: { group: "", version: "v1", kind: "Pod" }, operation: "CREATE", name: p.metadata?.name, namespace: "team" }, parameters: {} });
     const calm = review(pod("calm", "x"));
-    const before = conflict.policy.evaluate(calm);
-    assert.throws(() => conflict.policy.evaluate(review(pod("clash", "x", { conflict: "yes" }))), /var assignment conflict/);
-    assert.deepEqual(conflict.policy.evaluate(calm), before);
+    const before = wasm.conflict.policy.evaluate(calm);
+    assert.throws(() => wasm.conflict.policy.evaluate(review(pod("clash", "x", { conflict: "yes" }))), /var assignment conflict/);
+    assert.deepEqual(wasm.conflict.policy.evaluate(calm), before);
 });
 
 test("a missing or stale module is an error naming the template and the command", () => {
@@ -134,7 +142,12 @@ test("a missing or stale module is an error naming the template and the command"
         mkdirSync(path.dirname(to.wasm));
         copyFileSync(from.wasm, to.wasm);
         copyFileSync(from.manifest, to.manifest);
+        assert.throws(() => loadWasmTemplate(copy, "policies/templates/k8stestreplicarange.yaml"), /K8sTestReplicaRange .* is stale: .*run npm run gatekeeper:wasm/, "without its plan");
+        copyFileSync(from.plan, to.plan);
         assert.equal(loadWasmTemplate(copy).kind, "K8sTestReplicaRange");
+        writeFileSync(to.plan, readFileSync(to.plan, "utf8").replace("fewer than", "less than"));
+        assert.throws(() => loadWasmTemplate(copy, "policies/templates/k8stestreplicarange.yaml"), /K8sTestReplicaRange .* is stale: .*run npm run gatekeeper:wasm/, "a plan changed by hand");
+        copyFileSync(from.plan, to.plan);
         writeFileSync(copy, readFileSync(copy, "utf8").replace("fewer than", "less than"));
         assert.throws(() => loadWasmTemplate(copy, "policies/templates/k8stestreplicarange.yaml"), /K8sTestReplicaRange .* is stale: .*run npm run gatekeeper:wasm/);
     } finally {
@@ -143,9 +156,10 @@ test("a missing or stale module is an error naming the template and the command"
 });
 
 const opa = opaBinary();
-test("the Wasm host judges as opa eval on the same Rego (hook, libs, data.inventory, built-ins, errors)", { skip: existsSync(opa) ? false : `opa is not at ${opa} (npm run gatekeeper:build -- opa)` }, () => {
-    const groups = new Map<string, { rule: WasmTemplateRule; data: unknown; inputs: unknown[] }>();
-    for (const [rule, input, data] of oracleCases({ unique, range, prefixes, conflict })) {
+for (const [engine, rules] of [["plan", { unique, range, prefixes, conflict }], ["wasm", wasm]] as const)
+test(`the ${engine === "plan" ? "plan compiled to JavaScript" : "Wasm host"} judges as opa eval on the same Rego (hook, libs, data.inventory, built-ins, errors)`, { skip: existsSync(opa) ? false : `opa is not at ${opa} (npm run gatekeeper:build -- opa)` }, () => {
+    const groups = new Map<string, { rule: CompiledTemplateRule; data: unknown; inputs: unknown[] }>();
+    for (const [rule, input, data] of oracleCases(rules)) {
         const key = `${rule.kind}\u0000${JSON.stringify(data)}`;
         if (!groups.has(key)) groups.set(key, { rule, data, inputs: [] });
         groups.get(key)!.inputs.push(input);

@@ -4,7 +4,7 @@
  * tools/gatekeeper/wasm-oracle.ts's mutants).
  */
 import type { K8sObject } from "../types";
-import type { WasmTemplateRule } from "./rule";
+import type { CompiledTemplateRule } from "./rule";
 
 export const deployment = (name: string, app: string, replicas: number | undefined, image: string, podLabels: Record<string, string> = {}): K8sObject => ({
     apiVersion: "apps/v1",
@@ -25,11 +25,11 @@ export const deployments: K8sObject[] = [
     deployment("d", "api", undefined, "ghcr.io/z"),
 ];
 /** Inputs the Wasm host and opa eval must judge alike: [template, input, data]. */
-export function oracleCases(rules: { unique: WasmTemplateRule; range: WasmTemplateRule; prefixes: WasmTemplateRule; conflict: WasmTemplateRule }): [WasmTemplateRule, unknown, unknown][] {
+export function oracleCases(rules: { unique: CompiledTemplateRule; range: CompiledTemplateRule; prefixes: CompiledTemplateRule; conflict: CompiledTemplateRule }): [CompiledTemplateRule, unknown, unknown][] {
     const { unique, range, prefixes, conflict } = rules;
     const review = (obj: K8sObject) => ({ object: obj, kind: { group: obj.apiVersion === "v1" ? "" : "apps", version: "v1", kind: obj.kind }, operation: "CREATE", name: obj.metadata?.name, namespace: "team" });
     const inventory = { inventory: { cluster: {}, namespace: { team: { "apps/v1": { Deployment: Object.fromEntries(deployments.map((d) => [d.metadata!.name, d])) } } } } };
-    const cases: [WasmTemplateRule, unknown, unknown][] = [];
+    const cases: [CompiledTemplateRule, unknown, unknown][] = [];
     for (const d of deployments) {
         cases.push([unique, { review: review(d), parameters: {} }, inventory]);
         for (const parameters of [{ min: 2, max: 3, ratio: 1.5 }, { min: 0, max: 0 }, { ratio: 1e21 }, { ratio: 0.1 }, {}]) cases.push([range, { review: review(d), parameters }, {}]);

@@ -1,0 +1,333 @@
+/**
+ * Rego's built-in functions for policies compiled from OPA's plan IR (./compile.ts), on the
+ * values of ./values.ts, each with the meaning of OPA 1.17.1's topdown (v1/topdown/*.go). A
+ * function throws on an operand it does not accept; the compiled policy turns that into
+ * undefined, as Gatekeeper's Rego engine runs with non-strict built-in errors.
+ *
+ * The Wasm host's own built-ins (sprintf with Go's formatting, semver, strings.any_*_match)
+ * are used as they are, through the value form they take (../wasm/value.ts).
+ */
+import { RE2JS } from "re2js";
+import { HOST_BUILTINS } from "../wasm/builtins";
+import { RegoNumber, RegoObject as HostObject, type RegoValue } from "../wasm/value";
+import { compare, dot, equal, isObject, length, objectGet, objectKeys, RegoObject, RegoSet } from "./values";
+
+export type PlanBuiltin = (...args: unknown[]) => unknown;
+
+function str(v: unknown, pos: number): string {
+    if (typeof v !== "string") throw new TypeError(`operand ${pos} must be string`);
+    return v;
+}
+
+function num(v: unknown, pos: number): number {
+    if (typeof v !== "number") throw new TypeError(`operand ${pos} must be number`);
+    return v;
+}
+
+function set(v: unknown, pos: number): RegoSet {
+    if (!(v instanceof RegoSet)) throw new TypeError(`operand ${pos} must be set`);
+    return v;
+}
+
+/** The members of an array or a set (a set's in OPA's order). */
+function members(v: unknown, pos: number): unknown[] {
+    if (Array.isArray(v)) return v;
+    if (v instanceof RegoSet) return v.sortedValues();
+    throw new TypeError(`operand ${pos} must be one of {array, set}`);
+}
+
+function setOf(values: Iterable<unknown>): RegoSet {
+    const s = new RegoSet();
+    for (const v of values) s.add(v);
+    return s;
+}
+
+/** Code points, as Go's []rune(s). */
+const runes = (s: string): string[] => Array.from(s);
+
+/** Go's strings.Trim family's cutset test. */
+function cutsetOf(cutset: string): Set<string> {
+    return new Set(runes(cutset));
+}
+
+function trimLeft(s: string, cut: Set<string>): string {
+    const r = runes(s);
+    let i = 0;
+    while (i < r.length && cut.has(r[i])) i++;
+    return r.slice(i).join("");
+}
+
+function trimRight(s: string, cut: Set<string>): string {
+    const r = runes(s);
+    let j = r.length;
+    while (j > 0 && cut.has(r[j - 1])) j--;
+    return r.slice(0, j).join("");
+}
+
+/** Go's strings.Split (an empty separator splits into code points). */
+function goSplit(s: string, sep: string): string[] {
+    return sep === "" ? runes(s) : s.split(sep);
+}
+
+/** Go's strings.ReplaceAll (an empty old inserts new around every code point). */
+function goReplaceAll(s: string, old: string, neu: string): string {
+    if (old === "") return neu + runes(s).join(neu) + (s === "" ? "" : neu);
+    return s.split(old).join(neu);
+}
+
+/** Go's unicode.IsSpace, as strings.TrimSpace uses it. */
+const SPACE = /^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+|[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/g;
+
+const patterns = new Map<string, RE2JS>();
+
+/** A pattern in Go's (RE2) syntax, compiled once. */
+function regex(pattern: string): RE2JS {
+    let re = patterns.get(pattern);
+    if (re === undefined) {
+        re = RE2JS.compile(pattern);
+        patterns.set(pattern, re);
+    }
+    return re;
+}
+
+function arith(a: unknown, b: unknown, op: (x: number, y: number) => number): number {
+    return op(num(a, 1), num(b, 2));
+}
+
+/** A value in the form the Wasm host's built-ins take (numbers as their text, objects as entries). */
+function toHost(v: unknown): RegoValue {
+    if (v === null || typeof v === "boolean" || typeof v === "string") return v;
+    if (typeof v === "number") return new RegoNumber(String(v));
+    if (Array.isArray(v)) return v.map(toHost);
+    if (v instanceof RegoSet) return new Set(v.sortedValues().map(toHost));
+    return new HostObject(objectKeys(v).map((k) => [toHost(k), toHost(objectGet(v, k))]));
+}
+
+function fromHost(v: RegoValue): unknown {
+    if (v === null || typeof v === "boolean" || typeof v === "string") return v;
+    if (v instanceof RegoNumber) return v.value;
+    if (Array.isArray(v)) return v.map(fromHost);
+    if (v instanceof Set) return setOf([...v].map(fromHost));
+    const o = new RegoObject();
+    for (const [k, x] of v.entries) o.set(fromHost(k), fromHost(x));
+    return o;
+}
+
+const hosted = (name: string): PlanBuiltin => {
+    const fn = HOST_BUILTINS.get(name)!;
+    return (...args) => {
+        const r = fn(args.map(toHost));
+        return r === undefined ? undefined : fromHost(r);
+    };
+};
+
+/** object.get's path lookup (ast.Value Find over objects, arrays and sets). */
+function findPath(v: unknown, path: readonly unknown[]): unknown {
+    let cur = v;
+    for (const k of path) {
+        cur = dot(cur, k);
+        if (cur === undefined) return undefined;
+    }
+    return cur;
+}
+
+function member(x: unknown, coll: unknown): boolean {
+    if (Array.isArray(coll)) return coll.some((v) => equal(v, x));
+    if (coll instanceof RegoSet) return coll.has(x);
+    if (isObject(coll)) return objectKeys(coll).some((k) => equal(objectGet(coll, k), x));
+    return false;
+}
+
+export const PLAN_BUILTINS: ReadonlyMap<string, PlanBuiltin> = new Map<string, PlanBuiltin>([
+    // comparison (any types, ast.Compare)
+    ["eq", (a, b) => equal(a, b)],
+    ["equal", (a, b) => equal(a, b)],
+    ["neq", (a, b) => !equal(a, b)],
+    ["gt", (a, b) => compare(a, b) > 0],
+    ["gte", (a, b) => compare(a, b) >= 0],
+    ["lt", (a, b) => compare(a, b) < 0],
+    ["lte", (a, b) => compare(a, b) <= 0],
+    // arithmetic; minus on sets is their difference, as topdown's
+    ["plus", (a, b) => arith(a, b, (x, y) => x + y)],
+    [
+        "minus",
+        (a, b) => {
+            if (a instanceof RegoSet && b instanceof RegoSet) return setOf(a.sortedValues().filter((v) => !b.has(v)));
+            if (typeof a === "number" && typeof b === "number") return a - b;
+            throw new TypeError("operands must be numbers or sets");
+        },
+    ],
+    ["mul", (a, b) => arith(a, b, (x, y) => x * y)],
+    [
+        "div",
+        (a, b) =>
+            arith(a, b, (x, y) => {
+                if (y === 0) throw new RangeError("divide by zero");
+                return x / y;
+            }),
+    ],
+    [
+        "rem",
+        (a, b) =>
+            arith(a, b, (x, y) => {
+                if (!Number.isInteger(x) || !Number.isInteger(y)) throw new TypeError("modulo on floating-point number");
+                if (y === 0) throw new RangeError("modulo by zero");
+                return x % y;
+            }),
+    ],
+    ["abs", (a) => Math.abs(num(a, 1))],
+    // membership (`in`)
+    ["internal.member_2", (x, coll) => member(x, coll)],
+    ["internal.member_3", (k, v, coll) => (Array.isArray(coll) || isObject(coll) ? dot(coll, k) !== undefined && equal(dot(coll, k), v) : false)],
+    // aggregates
+    [
+        "count",
+        (v) => {
+            if (typeof v === "string" || Array.isArray(v) || (typeof v === "object" && v !== null)) return length(v);
+            throw new TypeError("operand 1 must be one of {array, object, set, string}");
+        },
+    ],
+    ["sum", (v) => members(v, 1).reduce((acc: number, x) => acc + num(x, 1), 0)],
+    ["max", (v) => members(v, 1).reduce((m: unknown, x) => (m === undefined || compare(x, m) > 0 ? x : m), undefined)],
+    ["min", (v) => members(v, 1).reduce((m: unknown, x) => (m === undefined || compare(x, m) < 0 ? x : m), undefined)],
+    ["sort", (v) => [...members(v, 1)].sort(compare)],
+    // sets
+    ["and", (a, b) => setOf(set(a, 1).sortedValues().filter((x) => set(b, 2).has(x)))],
+    ["or", (a, b) => setOf([...set(a, 1).sortedValues(), ...set(b, 2).sortedValues()])],
+    ["union", (v) => setOf(set(v, 1).sortedValues().flatMap((s) => set(s, 1).sortedValues()))],
+    [
+        "intersection",
+        (v) => {
+            const sets = set(v, 1).sortedValues().map((s) => set(s, 1));
+            if (sets.length === 0) return new RegoSet();
+            return setOf(sets[0].sortedValues().filter((x) => sets.every((s) => s.has(x))));
+        },
+    ],
+    // strings
+    ["concat", (d, v) => members(v, 2).map((x) => str(x, 2)).join(str(d, 1))],
+    ["contains", (s, x) => str(s, 1).includes(str(x, 2))],
+    ["startswith", (s, x) => str(s, 1).startsWith(str(x, 2))],
+    ["endswith", (s, x) => str(s, 1).endsWith(str(x, 2))],
+    ["lower", (s) => str(s, 1).toLowerCase()],
+    ["upper", (s) => str(s, 1).toUpperCase()],
+    ["split", (s, sep) => goSplit(str(s, 1), str(sep, 2))],
+    ["replace", (s, old, neu) => goReplaceAll(str(s, 1), str(old, 2), str(neu, 3))],
+    [
+        "indexof",
+        (s, x) => {
+            const r = runes(str(s, 1));
+            const n = runes(str(x, 2));
+            if (n.length === 0) throw new RangeError("empty search character");
+            for (let i = 0; i + n.length <= r.length; i++) if (n.every((c, j) => r[i + j] === c)) return i;
+            return -1;
+        },
+    ],
+    [
+        "substring",
+        (s, offset, len) => {
+            const r = runes(str(s, 1));
+            const start = num(offset, 2);
+            const n = num(len, 3);
+            if (!Number.isInteger(start) || !Number.isInteger(n)) throw new TypeError("operands 2 and 3 must be integers");
+            if (start < 0) throw new RangeError("negative offset");
+            if (start >= r.length) return "";
+            return (n < 0 ? r.slice(start) : r.slice(start, start + n)).join("");
+        },
+    ],
+    ["trim", (s, c) => trimRight(trimLeft(str(s, 1), cutsetOf(str(c, 2))), cutsetOf(str(c, 2)))],
+    ["trim_left", (s, c) => trimLeft(str(s, 1), cutsetOf(str(c, 2)))],
+    ["trim_right", (s, c) => trimRight(str(s, 1), cutsetOf(str(c, 2)))],
+    ["trim_prefix", (s, p) => (str(s, 1).startsWith(str(p, 2)) ? (s as string).slice((p as string).length) : s)],
+    ["trim_suffix", (s, p) => (str(s, 1).endsWith(str(p, 2)) && (p as string).length > 0 ? (s as string).slice(0, -(p as string).length) : s)],
+    ["trim_space", (s) => str(s, 1).replace(SPACE, "")],
+    ["sprintf", hosted("sprintf")],
+    ["strings.any_prefix_match", hosted("strings.any_prefix_match")],
+    ["strings.any_suffix_match", hosted("strings.any_suffix_match")],
+    ["semver.is_valid", hosted("semver.is_valid")],
+    ["semver.compare", hosted("semver.compare")],
+    // regular expressions (Go's RE2 syntax)
+    ["regex.match", (p, s) => regex(str(p, 1)).matcher(str(s, 2)).find()],
+    ["re_match", (p, s) => regex(str(p, 1)).matcher(str(s, 2)).find()],
+    // types
+    [
+        "to_number",
+        (v) => {
+            if (v === null) return 0;
+            if (typeof v === "boolean") return v ? 1 : 0;
+            if (typeof v === "number") return v;
+            const s = str(v, 1);
+            const lower = s.replace(/^[+-]+/, "").toLowerCase();
+            if (lower === "inf" || lower === "infinity" || lower === "nan") throw new TypeError("operand 1 must be valid number string");
+            // Go's strconv.ParseFloat: decimal or hexadecimal floats, underscores only with a base prefix.
+            if (!/^[+-]?((\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|0[xX]([0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)([pP][+-]?\d+)?)$/.test(s)) {
+                throw new TypeError(`strconv.ParseFloat: parsing ${JSON.stringify(s)}: invalid syntax`);
+            }
+            const n = /^[+-]?0[xX]/.test(s) ? Number.NaN : Number(s);
+            if (Number.isNaN(n)) throw new TypeError("hexadecimal number strings are not read by this engine");
+            return n;
+        },
+    ],
+    ["is_array", (v) => Array.isArray(v)],
+    ["is_boolean", (v) => typeof v === "boolean"],
+    ["is_null", (v) => v === null],
+    ["is_number", (v) => typeof v === "number"],
+    ["is_object", (v) => isObject(v)],
+    ["is_set", (v) => v instanceof RegoSet],
+    ["is_string", (v) => typeof v === "string"],
+    [
+        "type_name",
+        (v) =>
+            v === null
+                ? "null"
+                : typeof v === "boolean"
+                  ? "boolean"
+                  : typeof v === "number"
+                    ? "number"
+                    : typeof v === "string"
+                      ? "string"
+                      : Array.isArray(v)
+                        ? "array"
+                        : v instanceof RegoSet
+                          ? "set"
+                          : "object",
+    ],
+    // objects and arrays
+    [
+        "object.get",
+        (o, key, fallback) => {
+            if (!isObject(o)) throw new TypeError("operand 1 must be object");
+            if (!Array.isArray(key)) {
+                const v = objectGet(o, key);
+                return v === undefined ? fallback : v;
+            }
+            if (key.length === 0) return o;
+            const v = findPath(o, key);
+            return v === undefined ? fallback : v;
+        },
+    ],
+    [
+        "object.keys",
+        (o) => {
+            if (!isObject(o)) throw new TypeError("operand 1 must be object");
+            return setOf(objectKeys(o));
+        },
+    ],
+    [
+        "array.concat",
+        (a, b) => {
+            if (!Array.isArray(a) || !Array.isArray(b)) throw new TypeError("operands must be arrays");
+            return [...a, ...b];
+        },
+    ],
+    [
+        "array.slice",
+        (a, i, j) => {
+            if (!Array.isArray(a)) throw new TypeError("operand 1 must be array");
+            let start = Math.trunc(num(i, 2));
+            let stop = Math.trunc(num(j, 3));
+            if (start < 0) start = 0;
+            if (stop > a.length) stop = a.length;
+            return start >= stop ? [] : a.slice(start, stop);
+        },
+    ],
+]);

@@ -1,0 +1,364 @@
+/**
+ * OPA's plan IR (`opa build -t plan`, v1/ir of OPA 1.17.1) compiled to one JavaScript function
+ * per plan, which evaluates the policy on the input and data as they are (./values.ts): the
+ * same IR `opa build -t wasm` compiles, and the same control flow as its Wasm compiler
+ * (internal/compiler/wasm/wasm.go), statement for statement:
+ *   - a statement that is undefined leaves the innermost block (a scan's body: goes on to the
+ *     next element); BreakStmt{index} leaves index+1 blocks, where a scan counts as two (its loop,
+ *     then the block around it);
+ *   - a function of two parameters (a rule: input and data) is computed once per evaluation;
+ *   - AssignVarOnceStmt and ObjectInsertOnceStmt abort with the Wasm module's conflict texts
+ *     (`<file>:<row>:<col>: var assignment conflict`), which ../wasm/rule.ts words as topdown does.
+ * A plan using a statement or a built-in this compiler lacks is refused when it loads, naming it.
+ */
+import { PLAN_BUILTINS, type PlanBuiltin } from "./builtins";
+import * as values from "./values";
+
+export interface Plan {
+    static: { strings?: { value: string }[]; builtin_funcs?: { name: string }[]; files?: { value: string }[] };
+    plans: { plans: { name: string; blocks: Block[] }[] };
+    funcs?: { funcs: Func[] | null };
+}
+interface Func {
+    name: string;
+    params: number[];
+    return: number;
+    blocks: Block[];
+}
+interface Block {
+    stmts: { type: string; stmt: Record<string, any> }[];
+}
+interface Operand {
+    type: "local" | "bool" | "string_index";
+    value: number | boolean;
+}
+
+/** An error that stops evaluation (a conflict), with the Wasm module's text. */
+export class PlanEvalError extends Error {
+    constructor(message: string) {
+        super(message);
+        this.name = "PlanEvalError";
+    }
+}
+
+/** The plan's entrypoint as a function of input and data, returning its result set (in OPA's order). */
+export type PlanEvaluator = (input: unknown, data: unknown) => unknown[];
+
+interface Frame {
+    label: string;
+    loop: boolean;
+}
+
+class UnsupportedPlan extends Error {}
+
+/** The built-ins a plan calls that this compiler does not provide, sorted. */
+export function missingPlanBuiltins(plan: Plan): string[] {
+    return (plan.static.builtin_funcs ?? [])
+        .map((b) => b.name)
+        .filter((n) => !PLAN_BUILTINS.has(n))
+        .sort();
+}
+
+/** Compiles a plan; throws naming the first statement type or built-in it does not support. */
+export function compilePlan(plan: Plan, entrypoint = 0): PlanEvaluator {
+    const missing = missingPlanBuiltins(plan);
+    if (missing.length > 0) throw new UnsupportedPlan(`calls built-in function${missing.length > 1 ? "s" : ""} ${missing.join(", ")}, which the plan compiler does not provide`);
+    const strings = (plan.static.strings ?? []).map((s) => s.value);
+    const files = (plan.static.files ?? []).map((f) => f.value);
+    const funcs = plan.funcs?.funcs ?? [];
+    const funcIndex = new Map(funcs.map((f, i) => [f.name, i]));
+    const builtinNames = [...new Set((plan.static.builtin_funcs ?? []).map((b) => b.name))];
+    const builtinIndex = new Map(builtinNames.map((n, i) => [n, i]));
+    let labels = 0;
+
+    const operand = (o: Operand): string => {
+        if (o.type === "local") return `l${o.value}`;
+        if (o.type === "bool") return o.value ? "true" : "false";
+        if (o.type === "string_index") return JSON.stringify(strings[o.value as number]);
+        throw new UnsupportedPlan(`operand type ${(o as Operand).type}`);
+    };
+    const isLiteral = (o: Operand) => o.type !== "local";
+    const where = (s: Record<string, any>) => JSON.stringify(`${files[s.file] ?? "?"}:${s.row}:${s.col}`);
+
+    function block(b: Block, frames: Frame[], ret: string | null): string {
+        const jump = (index: number): string => {
+            const f = frames[frames.length - 1 - index];
+            if (f === undefined) {
+                if (ret === null) throw new UnsupportedPlan(`a break of ${index + 1} blocks out of a plan`);
+                return `return ${ret};`;
+            }
+            return f.loop ? `continue ${f.label};` : `break ${f.label};`;
+        };
+        const fail = () => jump(0);
+        let out = "";
+        for (const { type, stmt: s } of b.stmts) {
+            switch (type) {
+                case "ArrayAppendStmt":
+                    out += `l${s.array}.push(${operand(s.value)});`;
+                    break;
+                case "AssignIntStmt":
+                case "MakeNumberIntStmt":
+                    out += `l${s.target}=${Number(s.value)};`;
+                    break;
+                case "AssignVarStmt":
+                    out += `l${s.target}=${operand(s.source)};`;
+                    break;
+                case "AssignVarOnceStmt":
+                    out += `if(l${s.target}===undefined)l${s.target}=${operand(s.source)};else if(!V.equal(l${s.target},${operand(s.source)}))conflict(${where(s)},"var assignment conflict");`;
+                    break;
+                case "BlockStmt":
+                    for (const inner of s.blocks as Block[]) {
+                        const label = `b${labels++}`;
+                        out += `${label}:{${block(inner, [...frames, { label, loop: false }], ret)}}`;
+                    }
+                    break;
+                case "BreakStmt":
+                    out += jump(s.index);
+                    break;
+                case "CallStmt": {
+                    const args = (s.args as Operand[]).map(operand).join(",");
+                    const fn = funcIndex.get(s.func);
+                    if (fn !== undefined) out += `l${s.result}=f${fn}(${args});`;
+                    else if (builtinIndex.has(s.func)) out += `l${s.result}=call(B${builtinIndex.get(s.func)},${args});`;
+                    else throw new UnsupportedPlan(`a call of ${s.func}, which the plan does not define`);
+                    out += `if(l${s.result}===undefined)${fail()}`;
+                    break;
+                }
+                case "DotStmt":
+                    if (isLiteral(s.source)) out += fail();
+                    else out += `l${s.target}=V.${s.key.type === "string_index" ? "dotString" : "dot"}(${operand(s.source)},${operand(s.key)});if(l${s.target}===undefined)${fail()}`;
+                    break;
+                case "EqualStmt":
+                case "NotEqualStmt": {
+                    const [a, b2] = [s.a as Operand, s.b as Operand];
+                    // A literal (boolean or string) equals only the identical primitive.
+                    const same = isLiteral(a) || isLiteral(b2) ? `(${operand(a)}===${operand(b2)})` : `V.equal(${operand(a)},${operand(b2)})`;
+                    out += type === "EqualStmt" ? `if(!${same})${fail()}` : `if(${same})${fail()}`;
+                    break;
+                }
+                case "IsArrayStmt":
+                    out += isLiteral(s.source) ? fail() : `if(!Array.isArray(${operand(s.source)}))${fail()}`;
+                    break;
+                case "IsObjectStmt":
+                    out += isLiteral(s.source) ? fail() : `if(!V.isObject(${operand(s.source)}))${fail()}`;
+                    break;
+                case "IsSetStmt":
+                    out += isLiteral(s.source) ? fail() : `if(!(${operand(s.source)} instanceof V.RegoSet))${fail()}`;
+                    break;
+                case "IsDefinedStmt":
+                    out += `if(l${s.source}===undefined)${fail()}`;
+                    break;
+                case "IsUndefinedStmt":
+                    out += `if(l${s.source}!==undefined)${fail()}`;
+                    break;
+                case "LenStmt":
+                    out += `l${s.target}=V.length(${operand(s.source)});`;
+                    break;
+                case "MakeArrayStmt":
+                    out += `l${s.target}=[];`;
+                    break;
+                case "MakeNullStmt":
+                    out += `l${s.target}=null;`;
+                    break;
+                case "MakeNumberRefStmt": {
+                    const n = Number(strings[s.Index]);
+                    if (!Number.isFinite(n)) throw new UnsupportedPlan(`the number ${strings[s.Index]}`);
+                    out += `l${s.target}=${n};`;
+                    break;
+                }
+                case "MakeObjectStmt":
+                    out += `l${s.target}=new V.RegoObject();`;
+                    break;
+                case "MakeSetStmt":
+                    out += `l${s.target}=new V.RegoSet();`;
+                    break;
+                case "NopStmt":
+                    break;
+                case "NotStmt": {
+                    const label = `n${labels++}`;
+                    out += `{let c=true;${label}:{${block(s.block, [...frames, { label, loop: false }], ret)}c=false;}if(!c)${fail()}}`;
+                    break;
+                }
+                case "ObjectInsertStmt":
+                    out += `l${s.object}.set(${operand(s.key)},${operand(s.value)});`;
+                    break;
+                case "ObjectInsertOnceStmt":
+                    out += `{const k=${operand(s.key)},v=${operand(s.value)},o=l${s.object}.get(k);if(o===undefined)l${s.object}.set(k,v);else if(!V.equal(o,v))conflict(${where(s)},"object insert conflict");}`;
+                    break;
+                case "ObjectMergeStmt":
+                    out += `l${s.target}=merge(l${s.a},l${s.b});`;
+                    break;
+                case "SetAddStmt":
+                    out += `l${s.set}.add(${operand(s.value)});`;
+                    break;
+                case "ResetLocalStmt":
+                    out += `l${s.target}=undefined;`;
+                    break;
+                case "ResultSetAddStmt":
+                    out += `rs.push(l${s.value});`;
+                    break;
+                case "ReturnLocalStmt":
+                    out += ret === null ? `return;` : `return l${s.source};`;
+                    break;
+                case "ScanStmt": {
+                    const outer = `s${labels++}`;
+                    const loop = `s${labels++}`;
+                    const i = `i${labels}`;
+                    out +=
+                        `${outer}:{const src=l${s.source},ks=V.scanKeys(src),n=ks===null?src.length:ks.length;` +
+                        `${loop}:for(let ${i}=0;${i}<n;${i}++){` +
+                        `if(ks===null){l${s.key}=${i};l${s.value}=src[${i}];}else{l${s.key}=ks[${i}];l${s.value}=V.dot(src,ks[${i}]);}` +
+                        block(s.block, [...frames, { label: outer, loop: false }, { label: loop, loop: true }], ret) +
+                        `}}`;
+                    break;
+                }
+                default:
+                    throw new UnsupportedPlan(`the statement ${type}`);
+            }
+        }
+        return out;
+    }
+
+    const locals = (b: Block[] | Block, into: Set<number>): Set<number> => {
+        const walk = (x: unknown): void => {
+            if (Array.isArray(x)) x.forEach(walk);
+            else if (x && typeof x === "object") {
+                for (const [k, v] of Object.entries(x)) {
+                    if (["target", "result", "key", "value", "source", "array", "object", "set", "a", "b"].includes(k) && typeof v === "number") into.add(v);
+                    else if (k === "type" && v === "local") into.add((x as Operand).value as number);
+                    else walk(v);
+                }
+            }
+        };
+        walk(b);
+        return into;
+    };
+
+    const readsInput = inputReaders(funcs, funcIndex);
+    let code = "";
+    funcs.forEach((f, idx) => {
+        const params = f.params.map((p) => `l${p}`);
+        const ls = [...locals(f.blocks, new Set([f.return]))].filter((l) => !f.params.includes(l));
+        // A function that never reads the input gives the same result for the same data and
+        // arguments: it is computed once per data document (and argument values), across
+        // evaluations; a rule (no arguments) that reads the input, once per evaluation.
+        const acrossEvaluations = !readsInput[idx];
+        const memo = f.params.length === 2 || acrossEvaluations;
+        const ret = `l${f.return}`;
+        let body = ls.length > 0 ? `let ${ls.map((l) => `l${l}`).join(",")};` : "";
+        f.blocks.forEach((b) => {
+            const label = `f${labels++}`;
+            body += `${label}:{${block(b, [{ label, loop: false }], ret)}}`;
+        });
+        body += `return ${ret};`;
+        if (memo) code += `function g${idx}(${params.join(",")}){${body}}\n`;
+        const all = params.join(",");
+        if (!memo) code += `function f${idx}(${all}){${body}}\n`;
+        else if (f.params.length === 2) {
+            const store = acrossEvaluations ? "X" : "M";
+            code += `function f${idx}(${all}){const m=${store}[${idx}];if(m!==undefined)return m===NONE?undefined:m;const r=g${idx}(${all});${store}[${idx}]=r===undefined?NONE:r;return r;}\n`;
+        } else {
+            const args = params.slice(2).join(",");
+            code += `function f${idx}(${all}){const c=X[${idx}]??=new V.Memo();const m=c.get(${args});if(m!==undefined)return m===NONE?undefined:m;const r=g${idx}(${all});c.set(r===undefined?NONE:r,${args});return r;}\n`;
+        }
+    });
+    const p = plan.plans.plans[entrypoint];
+    if (!p) throw new UnsupportedPlan(`no entrypoint #${entrypoint}`);
+    const ls = [...locals(p.blocks, new Set())].filter((l) => l !== 0 && l !== 1);
+    let main = ls.length > 0 ? `let ${ls.map((l) => `l${l}`).join(",")};` : "";
+    p.blocks.forEach((b) => {
+        const label = `p${labels++}`;
+        main += `${label}:{${block(b, [{ label, loop: false }], null)}}`;
+    });
+    code += `return function evaluate(l0,l1){if(l1!==D){D=l1;X=new Array(${funcs.length});}M=new Array(${funcs.length});const rs=[];${main}return V.resultSet(rs);};`;
+    const builtins = builtinNames.map((n) => PLAN_BUILTINS.get(n)!);
+    // M: rules' values in this evaluation; X: input-free functions' values for the data document D.
+    const factory = new Function("V", "call", "conflict", "merge", "NONE", ...builtins.map((_, i) => `B${i}`), `let M,X,D={};\n${code}`);
+    return factory(values, callBuiltin, conflict, merge, NONE, ...builtins) as PlanEvaluator;
+}
+
+const NONE = Symbol("undefined");
+
+/** Fields of a statement that are not locals (constants and locations). */
+const NOT_LOCALS = new Set(["index", "Index", "file", "row", "col", "capacity", "func", "path"]);
+
+/**
+ * Whether each function reads the input (local 0) other than by handing it to the functions it
+ * calls (every call passes input and data first), directly or through a function it calls.
+ */
+function inputReaders(funcs: readonly Func[], funcIndex: ReadonlyMap<string, number>): boolean[] {
+    const direct: boolean[] = [];
+    const calls: Set<number>[] = [];
+    funcs.forEach((f, i) => {
+        calls.push(new Set());
+        // Input and data are locals 0 and 1 of every function the planner makes; another layout is taken as reading them.
+        let reads = f.params[0] !== 0 || f.params[1] !== 1;
+        const usesInput = (x: unknown, field?: string): void => {
+            if (reads) return;
+            if (Array.isArray(x)) x.forEach((y) => usesInput(y, field));
+            else if (x && typeof x === "object") {
+                const o = x as Record<string, unknown>;
+                if (o.type === "local" && o.value === 0) reads = true;
+                else if (typeof o.type === "string" && o.stmt && typeof o.stmt === "object") {
+                    const stmt = o.stmt as Record<string, unknown>;
+                    const callee = o.type === "CallStmt" ? funcIndex.get(stmt.func as string) : undefined;
+                    if (callee !== undefined) {
+                        calls[i].add(callee);
+                        const args = stmt.args as Operand[];
+                        if (!(args[0]?.type === "local" && args[0].value === 0)) usesInput(args[0]);
+                        args.slice(1).forEach((a) => usesInput(a));
+                    } else {
+                        for (const [k, v] of Object.entries(stmt)) {
+                            if (NOT_LOCALS.has(k) || ((o.type === "MakeNumberIntStmt" || o.type === "AssignIntStmt") && k === "value")) continue;
+                            if (v === 0) reads = true;
+                            else usesInput(v, k);
+                        }
+                    }
+                } else for (const v of Object.values(o)) usesInput(v);
+            }
+        };
+        usesInput(f.blocks);
+        direct.push(reads);
+    });
+    const reads = [...direct];
+    for (let changed = true; changed; ) {
+        changed = false;
+        funcs.forEach((_, i) => {
+            if (!reads[i] && [...calls[i]].some((c) => reads[c])) {
+                reads[i] = true;
+                changed = true;
+            }
+        });
+    }
+    return reads;
+}
+
+/** A built-in call: an error is undefined (Gatekeeper's non-strict built-in errors). */
+function callBuiltin(fn: PlanBuiltin, ...args: unknown[]): unknown {
+    try {
+        return fn(...args);
+    } catch (err) {
+        if (err instanceof PlanEvalError) throw err;
+        return undefined;
+    }
+}
+
+function conflict(where: string, what: string): never {
+    throw new PlanEvalError(`${where}: ${what}`);
+}
+
+/** ObjectMergeStmt: the objects merged recursively (a's value wins where both are not objects); undefined unless both are objects. */
+function merge(a: unknown, b: unknown): unknown {
+    if (!values.isObject(a) || !values.isObject(b)) return undefined;
+    const out = new values.RegoObject();
+    for (const k of values.objectKeys(a)) out.set(k, values.objectGet(a, k));
+    for (const k of values.objectKeys(b)) {
+        const x = values.objectGet(a, k);
+        const y = values.objectGet(b, k);
+        if (x === undefined) out.set(k, y);
+        else if (values.isObject(x) && values.isObject(y)) out.set(k, merge(x, y));
+    }
+    return out;
+}
+
+export { UnsupportedPlan };

@@ -1,0 +1,382 @@
+/**
+ * Rego values for policies compiled from OPA's plan IR to JavaScript (./compile.ts), kept as
+ * JavaScript values so that the review and data.inventory are read where they are, never
+ * serialised: null, booleans, numbers, strings and arrays as themselves; an object of the input
+ * or data as a plain object (never changed); an object the policy builds as RegoObject (any key);
+ * a set as RegoSet. A local that is not defined is `undefined`.
+ *
+ * The order of values, and so the order in which objects and sets are scanned, is OPA's
+ * (ast.Compare): null < booleans < numbers < strings < arrays < objects < sets; objects and sets
+ * iterate in their keys' order, as topdown's do (ast object/set Iter use sorted keys).
+ */
+
+const hasOwn = Object.prototype.hasOwnProperty;
+
+type Primitive = null | boolean | number | string;
+
+/**
+ * A structural hash of a value (equal values, equal hashes), by which sets and built objects
+ * find composite members; members of one hash are told apart by equality. Made once per object:
+ * a value is complete before a policy puts it into a set or uses it as a key (the planner builds
+ * values bottom-up), and the input and data are never changed.
+ */
+function hashOf(v: unknown): number {
+    switch (typeof v) {
+        case "string": {
+            let h = 0x811c9dc5;
+            for (let i = 0; i < v.length; i++) h = Math.imul(h ^ v.charCodeAt(i), 0x01000193);
+            return h >>> 0;
+        }
+        case "number":
+            return Number.isInteger(v) ? (v | 0) ^ 0x5bd1e995 : hashOf(String(v));
+        case "boolean":
+            return v ? 0x2545f491 : 0x9e3779b9;
+    }
+    if (v === null) return 0x27d4eb2d;
+    let h = hashCache.get(v as object);
+    if (h !== undefined) return h;
+    if (Array.isArray(v)) {
+        h = 0x3c6ef372;
+        for (const x of v) h = Math.imul(h ^ hashOf(x), 0x01000193);
+    } else if (v instanceof RegoSet) {
+        h = 0x1b873593;
+        for (const x of v.sortedValues()) h = Math.imul(h ^ hashOf(x), 0x01000193);
+    } else {
+        h = 0x6a09e667;
+        for (const k of objectKeys(v)) h = Math.imul(Math.imul(h ^ hashOf(k), 0x01000193) ^ hashOf(objectGet(v, k)), 0x01000193);
+    }
+    h >>>= 0;
+    hashCache.set(v as object, h);
+    return h;
+}
+const hashCache = new WeakMap<object, number>();
+
+function isPrimitive(v: unknown): v is Primitive {
+    return v === null || typeof v !== "object";
+}
+
+const SMALL = 8;
+
+/** Composite members: a list while small (told apart by equality), by hash beyond. */
+class Composites<T> {
+    private list: T[] = [];
+    private buckets: Map<number, T[]> | undefined;
+
+    constructor(private readonly keyOf: (t: T) => unknown) {}
+
+    get size(): number {
+        return this.list.length;
+    }
+
+    find(v: unknown): T | undefined {
+        const candidates = this.buckets === undefined ? this.list : this.buckets.get(hashOf(v));
+        if (candidates === undefined) return undefined;
+        for (const t of candidates) {
+            const k = this.keyOf(t);
+            if (k === v || compare(k, v) === 0) return t;
+        }
+        return undefined;
+    }
+
+    /** Adds t (whose key is not there yet). */
+    push(t: T): void {
+        this.list.push(t);
+        if (this.buckets !== undefined) this.bucket(t);
+        else if (this.list.length > SMALL) {
+            this.buckets = new Map();
+            for (const x of this.list) this.bucket(x);
+        }
+    }
+
+    values(): readonly T[] {
+        return this.list;
+    }
+
+    private bucket(t: T): void {
+        const h = hashOf(this.keyOf(t));
+        const b = this.buckets!.get(h);
+        if (b) b.push(t);
+        else this.buckets!.set(h, [t]);
+    }
+}
+
+/** A set of Rego values. */
+export class RegoSet {
+    private readonly primitives = new Map<Primitive, Primitive>();
+    private composites: Composites<unknown> | undefined;
+    private sorted: unknown[] | undefined;
+
+    get size(): number {
+        return this.primitives.size + (this.composites?.size ?? 0);
+    }
+
+    add(v: unknown): void {
+        if (isPrimitive(v)) {
+            if (this.primitives.has(v)) return;
+            this.primitives.set(v, v);
+        } else {
+            this.composites ??= new Composites((x) => x);
+            if (this.composites.find(v) !== undefined) return;
+            this.composites.push(v);
+        }
+        this.sorted = undefined;
+    }
+
+    has(v: unknown): boolean {
+        if (isPrimitive(v)) return this.primitives.has(v);
+        return this.composites?.find(v) !== undefined;
+    }
+
+    /** The members in OPA's order (cached until the set changes). */
+    sortedValues(): unknown[] {
+        if (this.sorted === undefined) {
+            const all: unknown[] = [...this.primitives.values()];
+            if (this.composites) all.push(...this.composites.values());
+            this.sorted = all.length > 1 ? all.sort(compare) : all;
+        }
+        return this.sorted;
+    }
+}
+
+/** An object the policy builds (its keys may be any value). */
+export class RegoObject {
+    private readonly primitives = new Map<Primitive, [unknown, unknown]>();
+    private composites: Composites<[unknown, unknown]> | undefined;
+    private sorted: unknown[] | undefined;
+
+    get size(): number {
+        return this.primitives.size + (this.composites?.size ?? 0);
+    }
+
+    get(k: unknown): unknown {
+        if (isPrimitive(k)) return this.primitives.get(k)?.[1];
+        return this.composites?.find(k)?.[1];
+    }
+
+    set(k: unknown, v: unknown): void {
+        if (isPrimitive(k)) {
+            const e = this.primitives.get(k);
+            if (e) e[1] = v;
+            else {
+                this.primitives.set(k, [k, v]);
+                this.sorted = undefined;
+            }
+            return;
+        }
+        this.composites ??= new Composites((e) => e[0]);
+        const e = this.composites.find(k);
+        if (e) e[1] = v;
+        else {
+            this.composites.push([k, v]);
+            this.sorted = undefined;
+        }
+    }
+
+    sortedKeys(): unknown[] {
+        if (this.sorted === undefined) {
+            const all: unknown[] = [...this.primitives.keys()];
+            if (this.composites) for (const [k] of this.composites.values()) all.push(k);
+            this.sorted = all.length > 1 ? all.sort(compare) : all;
+        }
+        return this.sorted;
+    }
+}
+
+/** Whether v is a Rego object (a plain object of the input or data, or one the policy built). */
+export function isObject(v: unknown): boolean {
+    return typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof RegoSet);
+}
+
+/** The keys of an object in OPA's order; an input object's keys holding undefined do not exist (JSON has none). */
+export function objectKeys(o: unknown): unknown[] {
+    if (o instanceof RegoObject) return o.sortedKeys();
+    // The input and data are never changed: an object's sorted keys are made once.
+    let keys = sortedKeyCache.get(o as object);
+    if (keys !== undefined) return keys;
+    keys = [];
+    for (const k in o as object) if (hasOwn.call(o, k) && (o as Record<string, unknown>)[k] !== undefined) keys.push(k);
+    if (keys.length > 1) (keys as string[]).sort(compareStrings);
+    sortedKeyCache.set(o as object, keys);
+    return keys;
+}
+const sortedKeyCache = new WeakMap<object, unknown[]>();
+
+export function objectGet(o: unknown, k: unknown): unknown {
+    if (o instanceof RegoObject) return o.get(k);
+    return typeof k === "string" && hasOwn.call(o, k) ? (o as Record<string, unknown>)[k] : undefined;
+}
+
+/** `src[key]` for a key the plan names (a string): the common case, a plain object of the input or data. */
+export function dotString(src: unknown, key: string): unknown {
+    if (typeof src !== "object" || src === null) return undefined;
+    if ((src as object).constructor === Object) return hasOwn.call(src, key) ? (src as Record<string, unknown>)[key] : undefined;
+    return dot(src, key);
+}
+
+/** `src[key]` (DotStmt): undefined when src is a scalar or has no such key. */
+export function dot(src: unknown, key: unknown): unknown {
+    if (typeof src !== "object" || src === null) return undefined;
+    if (Array.isArray(src)) return typeof key === "number" && Number.isInteger(key) && key >= 0 && key < src.length ? src[key] : undefined;
+    if (src instanceof RegoObject) return src.get(key);
+    if (src instanceof RegoSet) return src.has(key) ? key : undefined;
+    return typeof key === "string" && hasOwn.call(src, key) ? (src as Record<string, unknown>)[key] : undefined;
+}
+
+/** The keys a ScanStmt visits: null for an array (its indexes), an object's keys, a set's members; none for a scalar. */
+export function scanKeys(src: unknown): unknown[] | null {
+    if (typeof src !== "object" || src === null) return EMPTY;
+    if (Array.isArray(src)) return null;
+    if (src instanceof RegoSet) return src.sortedValues();
+    return objectKeys(src);
+}
+const EMPTY: unknown[] = [];
+
+/** The number of elements (LenStmt, count). */
+export function length(v: unknown): number {
+    if (typeof v === "string") return runeCount(v);
+    if (Array.isArray(v)) return v.length;
+    if (v instanceof RegoSet || v instanceof RegoObject) return v.size;
+    if (typeof v === "object" && v !== null) return objectKeys(v).length;
+    return 0;
+}
+
+export function runeCount(s: string): number {
+    let n = s.length;
+    for (let i = 0; i < s.length; i++) {
+        const c = s.charCodeAt(i);
+        if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+            const d = s.charCodeAt(i + 1);
+            if (d >= 0xdc00 && d <= 0xdfff) {
+                n--;
+                i++;
+            }
+        }
+    }
+    return n;
+}
+
+function rank(v: unknown): number {
+    if (v === null) return 0;
+    switch (typeof v) {
+        case "boolean":
+            return 1;
+        case "number":
+            return 2;
+        case "string":
+            return 3;
+    }
+    if (Array.isArray(v)) return 6;
+    if (v instanceof RegoSet) return 8;
+    return 7;
+}
+
+/** Go's strings.Compare: byte order of the UTF-8 encodings, which is code point order. */
+export function compareStrings(a: string, b: string): number {
+    if (a === b) return 0;
+    const n = Math.min(a.length, b.length);
+    for (let i = 0; i < n; i++) {
+        const x = a.charCodeAt(i);
+        const y = b.charCodeAt(i);
+        if (x !== y) {
+            // UTF-16 code units order code points but for surrogates (U+10000 and above) against U+E000-U+FFFF.
+            const sx = x >= 0xd800 && x <= 0xdfff;
+            const sy = y >= 0xd800 && y <= 0xdfff;
+            if (sx !== sy) return sx ? 1 : -1;
+            return x < y ? -1 : 1;
+        }
+    }
+    return a.length < b.length ? -1 : a.length > b.length ? 1 : 0;
+}
+
+function compareSeq(a: readonly unknown[], b: readonly unknown[]): number {
+    const n = Math.min(a.length, b.length);
+    for (let i = 0; i < n; i++) {
+        const c = compare(a[i], b[i]);
+        if (c !== 0) return c;
+    }
+    return a.length < b.length ? -1 : a.length > b.length ? 1 : 0;
+}
+
+/** OPA's ast.Compare. */
+export function compare(a: unknown, b: unknown): number {
+    if (a === b) return 0;
+    const ra = rank(a);
+    const rb = rank(b);
+    if (ra !== rb) return ra < rb ? -1 : 1;
+    switch (ra) {
+        case 1:
+            return a ? 1 : -1;
+        case 2:
+            return (a as number) < (b as number) ? -1 : (a as number) > (b as number) ? 1 : 0;
+        case 3:
+            return compareStrings(a as string, b as string);
+        case 6:
+            return compareSeq(a as unknown[], b as unknown[]);
+        case 8:
+            return compareSeq((a as RegoSet).sortedValues(), (b as RegoSet).sortedValues());
+    }
+    const ka = objectKeys(a);
+    const kb = objectKeys(b);
+    const n = Math.min(ka.length, kb.length);
+    for (let i = 0; i < n; i++) {
+        const c = compare(ka[i], kb[i]) || compare(objectGet(a, ka[i]), objectGet(b, kb[i]));
+        if (c !== 0) return c;
+    }
+    return ka.length < kb.length ? -1 : ka.length > kb.length ? 1 : 0;
+}
+
+/** Rego equality (EqualStmt): same type and value, numbers by value. */
+export function equal(a: unknown, b: unknown): boolean {
+    if (a === b) return true;
+    if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+    return compare(a, b) === 0;
+}
+
+/** A value as JSON: sets as arrays in OPA's order, built objects as plain objects (keys as their text). */
+export function toJSON(v: unknown): unknown {
+    if (typeof v !== "object" || v === null) return v;
+    if (Array.isArray(v)) return v.map(toJSON);
+    if (v instanceof RegoSet) return v.sortedValues().map(toJSON);
+    const out: Record<string, unknown> = {};
+    for (const k of objectKeys(v)) out[typeof k === "string" ? k : JSON.stringify(toJSON(k))] = toJSON(objectGet(v, k));
+    return out;
+}
+
+/** Values by argument values: objects by identity (the input and data are never changed), other values by value. */
+export class Memo {
+    private readonly byValue = new Map<unknown, unknown>();
+    private byObject: WeakMap<object, unknown> | undefined;
+
+    get(...args: unknown[]): unknown {
+        let level: Memo | undefined = this;
+        for (let i = 0; i < args.length - 1 && level; i++) level = level.at(args[i]) as Memo | undefined;
+        return level?.at(args[args.length - 1]);
+    }
+
+    set(value: unknown, ...args: unknown[]): void {
+        let level: Memo = this;
+        for (let i = 0; i < args.length - 1; i++) {
+            let next = level.at(args[i]) as Memo | undefined;
+            if (next === undefined) level.put(args[i], (next = new Memo()));
+            level = next;
+        }
+        level.put(args[args.length - 1], value);
+    }
+
+    private at(k: unknown): unknown {
+        return typeof k === "object" && k !== null ? this.byObject?.get(k) : this.byValue.get(k);
+    }
+
+    private put(k: unknown, v: unknown): void {
+        if (typeof k === "object" && k !== null) (this.byObject ??= new WeakMap()).set(k, v);
+        else this.byValue.set(k, v);
+    }
+}
+
+/** The result set of the values a plan added (a set: one value is the common case). */
+export function resultSet(added: unknown[]): unknown[] {
+    if (added.length < 2) return added;
+    const set = new RegoSet();
+    for (const v of added) set.add(v);
+    return set.sortedValues();
+}
