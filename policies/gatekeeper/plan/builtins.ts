@@ -121,6 +121,37 @@ const hosted = (name: string): PlanBuiltin => {
     };
 };
 
+const hostedSprintf = hosted("sprintf");
+/** Formats made only of %v and %s, split around their verbs (null: another form). */
+const simpleFormats = new Map<string, { parts: string[]; verbs: string[] } | null>();
+
+/**
+ * sprintf: Go's formatting (../wasm/sprintf.ts); a format of only %v and %s verbs with as many
+ * strings (or integers for %v) as verbs is put together directly, as Go prints those.
+ */
+function sprintf(format: unknown, args: unknown): unknown {
+    if (typeof format === "string" && Array.isArray(args)) {
+        let simple = simpleFormats.get(format);
+        if (simple === undefined) {
+            const verbs = [...format.matchAll(/%(.)/gs)].map((m) => m[1]);
+            simple = verbs.every((v) => v === "v" || v === "s") ? { parts: format.split(/%[vs]/), verbs } : null;
+            simpleFormats.set(format, simple);
+        }
+        if (simple !== null && simple.verbs.length === args.length) {
+            let out = simple.parts[0];
+            for (let i = 0; i < args.length; i++) {
+                const a = args[i];
+                if (typeof a === "string") out += a;
+                else if (typeof a === "number" && simple.verbs[i] === "v" && Number.isSafeInteger(a)) out += String(a);
+                else return hostedSprintf(format, args);
+                out += simple.parts[i + 1];
+            }
+            return out;
+        }
+    }
+    return hostedSprintf(format, args);
+}
+
 /** object.get's path lookup (ast.Value Find over objects, arrays and sets). */
 function findPath(v: unknown, path: readonly unknown[]): unknown {
     let cur = v;
@@ -240,7 +271,7 @@ export const PLAN_BUILTINS: ReadonlyMap<string, PlanBuiltin> = new Map<string, P
     ["trim_prefix", (s, p) => (str(s, 1).startsWith(str(p, 2)) ? (s as string).slice((p as string).length) : s)],
     ["trim_suffix", (s, p) => (str(s, 1).endsWith(str(p, 2)) && (p as string).length > 0 ? (s as string).slice(0, -(p as string).length) : s)],
     ["trim_space", (s) => str(s, 1).replace(SPACE, "")],
-    ["sprintf", hosted("sprintf")],
+    ["sprintf", sprintf],
     ["strings.any_prefix_match", hosted("strings.any_prefix_match")],
     ["strings.any_suffix_match", hosted("strings.any_suffix_match")],
     ["semver.is_valid", hosted("semver.is_valid")],

@@ -59,8 +59,31 @@ export function missingPlanBuiltins(plan: Plan): string[] {
         .sort();
 }
 
+type Factory = () => PlanEvaluator;
+const evaluators = new Map<string, PlanEvaluator>();
+
+/**
+ * Compiles a plan given as its JSON text, once per process: the same text (or digest of it) gives the same
+ * evaluator, whose code stays warm across loads (an evaluator keeps no state between
+ * evaluations but its cache of input-free functions, which is keyed by the data document).
+ * Throws naming the first statement type or built-in it does not support.
+ */
+export function compilePlanText(text: string, digest: string = text, entrypoint = 0): PlanEvaluator {
+    const key = `${entrypoint}\u0000${digest}`;
+    let evaluator = evaluators.get(key);
+    if (evaluator === undefined) {
+        evaluator = planFactory(JSON.parse(text) as Plan, entrypoint)();
+        evaluators.set(key, evaluator);
+    }
+    return evaluator;
+}
+
 /** Compiles a plan; throws naming the first statement type or built-in it does not support. */
 export function compilePlan(plan: Plan, entrypoint = 0): PlanEvaluator {
+    return planFactory(plan, entrypoint)();
+}
+
+function planFactory(plan: Plan, entrypoint: number): Factory {
     const missing = missingPlanBuiltins(plan);
     if (missing.length > 0) throw new UnsupportedPlan(`calls built-in function${missing.length > 1 ? "s" : ""} ${missing.join(", ")}, which the plan compiler does not provide`);
     const strings = (plan.static.strings ?? []).map((s) => s.value);
@@ -205,7 +228,7 @@ export function compilePlan(plan: Plan, entrypoint = 0): PlanEvaluator {
                     const loop = `s${labels++}`;
                     const i = `i${labels}`;
                     out +=
-                        `${outer}:{const src=l${s.source},ks=V.scanKeys(src),n=ks===null?src.length:ks.length;` +
+                        `${outer}:{const src=l${s.source},ks=V.${anyOrder.has(s) ? "scanKeysAnyOrder" : "scanKeys"}(src),n=ks===null?src.length:ks.length;` +
                         `${loop}:for(let ${i}=0;${i}<n;${i}++){` +
                         `if(ks===null){l${s.key}=${i};l${s.value}=src[${i}];}else{l${s.key}=ks[${i}];l${s.value}=V.dot(src,ks[${i}]);}` +
                         block(s.block, [...frames, { label: outer, loop: false }, { label: loop, loop: true }], ret) +
@@ -234,7 +257,11 @@ export function compilePlan(plan: Plan, entrypoint = 0): PlanEvaluator {
         return into;
     };
 
+    const anyOrder = new Set<object>();
+    for (const f of funcs) orderFreeScans(f.blocks, anyOrder);
+    for (const p of plan.plans.plans) orderFreeScans(p.blocks, anyOrder);
     const readsInput = inputReaders(funcs, funcIndex);
+    const loops = loopingFunctions(funcs, funcIndex);
     let code = "";
     funcs.forEach((f, idx) => {
         const params = f.params.map((p) => `l${p}`);
@@ -242,7 +269,8 @@ export function compilePlan(plan: Plan, entrypoint = 0): PlanEvaluator {
         // A function that never reads the input gives the same result for the same data and
         // arguments: it is computed once per data document (and argument values), across
         // evaluations; a rule (no arguments) that reads the input, once per evaluation.
-        const acrossEvaluations = !readsInput[idx];
+        // Only functions that loop are worth the look-up (a function of a few statements costs less).
+        const acrossEvaluations = !readsInput[idx] && (f.params.length === 2 || loops[idx]);
         const memo = f.params.length === 2 || acrossEvaluations;
         const ret = `l${f.return}`;
         let body = ls.length > 0 ? `let ${ls.map((l) => `l${l}`).join(",")};` : "";
@@ -273,11 +301,133 @@ export function compilePlan(plan: Plan, entrypoint = 0): PlanEvaluator {
     code += `return function evaluate(l0,l1){if(l1!==D){D=l1;X=new Array(${funcs.length});}M=new Array(${funcs.length});const rs=[];${main}return V.resultSet(rs);};`;
     const builtins = builtinNames.map((n) => PLAN_BUILTINS.get(n)!);
     // M: rules' values in this evaluation; X: input-free functions' values for the data document D.
+    if (process.env.OPS_PLAN_DUMP) require("node:fs").appendFileSync(process.env.OPS_PLAN_DUMP, `// ${plan.plans.plans[entrypoint]?.name}\n${code}\n`);
     const factory = new Function("V", "call", "conflict", "merge", "NONE", ...builtins.map((_, i) => `B${i}`), `let M,X,D={};\n${code}`);
-    return factory(values, callBuiltin, conflict, merge, NONE, ...builtins) as PlanEvaluator;
+    return () => factory(values, callBuiltin, conflict, merge, NONE, ...builtins) as PlanEvaluator;
 }
 
 const NONE = Symbol("undefined");
+
+/** Built-ins that cost about as much as a look-up of their result (the others, such as sprintf, regex.match or sort, cost more). */
+const CHEAP_BUILTINS = new Set([
+    "eq", "equal", "neq", "gt", "gte", "lt", "lte", "plus", "minus", "mul", "div", "rem", "abs", "count",
+    "is_array", "is_boolean", "is_null", "is_number", "is_object", "is_set", "is_string", "type_name",
+    "object.get", "startswith", "endswith", "contains", "internal.member_2", "internal.member_3",
+]);
+
+/** Whether each function scans a collection or calls a costly built-in itself: what is worth remembering. */
+function loopingFunctions(funcs: readonly Func[], funcIndex: ReadonlyMap<string, number>): boolean[] {
+    const text = funcs.map((f) => JSON.stringify(f.blocks));
+    const called = text.map((t) => [...t.matchAll(/"func":"([^"]+)"/g)].map((m) => m[1]));
+    const loops = text.map((t, i) => t.includes('"ScanStmt"') || called[i].some((name) => !funcIndex.has(name) && !CHEAP_BUILTINS.has(name)));
+    // Not passed on to the callers: a caller of a remembered function is often called with
+    // arguments that never repeat (each pair of objects), where remembering costs more.
+    return loops;
+}
+
+/** Statement fields that name a local the statement reads (operands, which say so, aside). */
+const READ_FIELDS: Record<string, string[]> = {
+    IsDefinedStmt: ["source"],
+    IsUndefinedStmt: ["source"],
+    ScanStmt: ["source"],
+    ReturnLocalStmt: ["source"],
+    ResultSetAddStmt: ["value"],
+    ObjectMergeStmt: ["a", "b"],
+    ArrayAppendStmt: ["array"],
+    ObjectInsertStmt: ["object"],
+    ObjectInsertOnceStmt: ["object"],
+    SetAddStmt: ["set"],
+    AssignVarOnceStmt: ["target"],
+    WithStmt: ["local"],
+    CallDynamicStmt: ["args"],
+};
+/** Statement fields that name a local the statement sets. */
+const WRITE_FIELDS: Record<string, string[]> = {
+    AssignVarStmt: ["target"],
+    AssignIntStmt: ["target"],
+    DotStmt: ["target"],
+    CallStmt: ["result"],
+    CallDynamicStmt: ["result"],
+    LenStmt: ["target"],
+    MakeArrayStmt: ["target"],
+    MakeNullStmt: ["target"],
+    MakeNumberIntStmt: ["target"],
+    MakeNumberRefStmt: ["target"],
+    MakeObjectStmt: ["target"],
+    MakeSetStmt: ["target"],
+    ObjectMergeStmt: ["target"],
+    ResetLocalStmt: ["target"],
+    ScanStmt: ["key", "value"],
+};
+const MAKES = new Set(["MakeArrayStmt", "MakeObjectStmt", "MakeSetStmt"]);
+
+interface Flat {
+    type: string;
+    stmt: Record<string, any>;
+    /** This statement's position and the last position of its nested blocks. */
+    start: number;
+    end: number;
+    /** Frames the statement is nested in, counting a scan's as two (its block and its loop). */
+    depth: number;
+}
+
+/**
+ * The scans (ScanStmt) over a set or an object whose order cannot be seen, added to `into`:
+ * topdown scans them in their keys' order, which costs a sort; a scan may take any order
+ * when no element's turn can change the outcome: its body (not the functions it calls, which
+ * only compute values) leaves the loop by no break and no return, changes no array or object
+ * it did not make in the same turn but by adding to a set or inserting once (the same
+ * conflict in any order), and sets no local that is read after the scan (or again inside an
+ * enclosing scan) but by assigning once.
+ */
+function orderFreeScans(blocks: readonly Block[], into: Set<object>): void {
+    const flat: Flat[] = [];
+    const reads = new Map<number, number[]>();
+    const read = (local: unknown, at: number) => {
+        if (typeof local !== "number") return;
+        const list = reads.get(local);
+        if (list) list.push(at);
+        else reads.set(local, [at]);
+    };
+    const walkOperands = (x: unknown, at: number): void => {
+        if (Array.isArray(x)) x.forEach((y) => walkOperands(y, at));
+        else if (x && typeof x === "object") {
+            const o = x as Record<string, unknown>;
+            if (o.type === "local" && typeof o.value === "number") read(o.value, at);
+            else if (!("stmts" in o)) for (const v of Object.values(o)) walkOperands(v, at);
+        }
+    };
+    const walk = (b: Block, depth: number): void => {
+        for (const { type, stmt } of b.stmts) {
+            const f: Flat = { type, stmt, start: flat.length, end: flat.length, depth };
+            flat.push(f);
+            for (const field of READ_FIELDS[type] ?? []) (Array.isArray(stmt[field]) ? stmt[field] : [stmt[field]]).forEach((l: unknown) => read(l, f.start));
+            walkOperands(Object.fromEntries(Object.entries(stmt).filter(([k]) => k !== "block" && k !== "blocks")), f.start);
+            if (type === "BlockStmt") for (const inner of stmt.blocks as Block[]) walk(inner, depth + 1);
+            else if (type === "NotStmt" || type === "WithStmt") walk(stmt.block, depth + 1);
+            else if (type === "ScanStmt") walk(stmt.block, depth + 2);
+            f.end = flat.length - 1;
+        }
+    };
+    for (const b of blocks) walk(b, 1);
+    for (const scan of flat) {
+        if (scan.type !== "ScanStmt") continue;
+        const body = flat.slice(scan.start + 1, scan.end + 1);
+        const made = new Set(body.filter((f) => MAKES.has(f.type)).map((f) => f.stmt.target as number));
+        const enclosing = flat.filter((f) => f.type === "ScanStmt" && f.start < scan.start && f.end >= scan.end);
+        const escapes = (local: number) =>
+            (reads.get(local) ?? []).some((at) => at > scan.end || enclosing.some((e) => at > e.start && at < scan.start));
+        const free = body.every((f) => {
+            if (f.type === "ReturnLocalStmt" || f.type === "WithStmt" || f.type === "CallDynamicStmt") return false;
+            // A break may end the turn (the scan's loop is depth + 1 frames out of the body's top level), not the loop.
+            if (f.type === "BreakStmt" && f.stmt.index > f.depth - scan.depth - 2) return false;
+            if (f.type === "ArrayAppendStmt" && !made.has(f.stmt.array)) return false;
+            if (f.type === "ObjectInsertStmt" && !made.has(f.stmt.object)) return false;
+            return (WRITE_FIELDS[f.type] ?? []).every((field) => !escapes(f.stmt[field]));
+        });
+        if (free && !(WRITE_FIELDS.ScanStmt.some((field) => escapes(scan.stmt[field])))) into.add(scan.stmt);
+    }
+}
 
 /** Fields of a statement that are not locals (constants and locations). */
 const NOT_LOCALS = new Set(["index", "Index", "file", "row", "col", "capacity", "func", "path"]);

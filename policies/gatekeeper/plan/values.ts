@@ -23,8 +23,10 @@ type Primitive = null | boolean | number | string;
 function hashOf(v: unknown): number {
     switch (typeof v) {
         case "string": {
-            let h = 0x811c9dc5;
-            for (let i = 0; i < v.length; i++) h = Math.imul(h ^ v.charCodeAt(i), 0x01000193);
+            // At most 32 characters, spread over the string: strings are not cached, and equal strings still hash alike.
+            let h = Math.imul(0x811c9dc5 ^ v.length, 0x01000193);
+            const step = v.length <= 32 ? 1 : Math.floor(v.length / 32);
+            for (let i = 0; i < v.length; i += step) h = Math.imul(h ^ v.charCodeAt(i), 0x01000193);
             return h >>> 0;
         }
         case "number":
@@ -42,8 +44,17 @@ function hashOf(v: unknown): number {
         h = 0x1b873593;
         for (const x of v.sortedValues()) h = Math.imul(h ^ hashOf(x), 0x01000193);
     } else {
+        // The entries' hashes summed: independent of the keys' order, so no sort.
         h = 0x6a09e667;
-        for (const k of objectKeys(v)) h = Math.imul(Math.imul(h ^ hashOf(k), 0x01000193) ^ hashOf(objectGet(v, k)), 0x01000193);
+        if (v instanceof RegoObject && !v.stringsOnly) {
+            for (const k of v.sortedKeys()) h = (h + Math.imul(hashOf(k) ^ 0x27d4eb2f, 0x01000193) + hashOf(v.get(k))) | 0;
+        } else {
+            const o = v instanceof RegoObject ? null : (v as Record<string, unknown>);
+            for (const k of o === null ? (v as RegoObject).stringKeys() : Object.keys(o)) {
+                const x = o === null ? (v as RegoObject).get(k) : o[k];
+                if (x !== undefined) h = (h + Math.imul(hashOf(k) ^ 0x27d4eb2f, 0x01000193) + hashOf(x)) | 0;
+            }
+        }
     }
     h >>>= 0;
     hashCache.set(v as object, h);
@@ -55,7 +66,7 @@ function isPrimitive(v: unknown): v is Primitive {
     return v === null || typeof v !== "object";
 }
 
-const SMALL = 8;
+const SMALL = 3;
 
 /** Composite members: a list while small (told apart by equality), by hash beyond. */
 class Composites<T> {
@@ -71,10 +82,7 @@ class Composites<T> {
     find(v: unknown): T | undefined {
         const candidates = this.buckets === undefined ? this.list : this.buckets.get(hashOf(v));
         if (candidates === undefined) return undefined;
-        for (const t of candidates) {
-            const k = this.keyOf(t);
-            if (k === v || compare(k, v) === 0) return t;
-        }
+        for (const t of candidates) if (equal(this.keyOf(t), v)) return t;
         return undefined;
     }
 
@@ -127,6 +135,14 @@ export class RegoSet {
         return this.composites?.find(v) !== undefined;
     }
 
+    /** The members in the order they were added (or OPA's, when known). */
+    values(): unknown[] {
+        if (this.sorted !== undefined) return this.sorted;
+        const all: unknown[] = [...this.primitives.values()];
+        if (this.composites) all.push(...this.composites.values());
+        return all;
+    }
+
     /** The members in OPA's order (cached until the set changes). */
     sortedValues(): unknown[] {
         if (this.sorted === undefined) {
@@ -140,25 +156,38 @@ export class RegoSet {
 
 /** An object the policy builds (its keys may be any value). */
 export class RegoObject {
-    private readonly primitives = new Map<Primitive, [unknown, unknown]>();
+    /** String keys (the common case), in a record without prototype. */
+    private readonly strings: Record<string, unknown> = Object.create(null);
+    private stringCount = 0;
+    private others: Map<Primitive, [unknown, unknown]> | undefined;
     private composites: Composites<[unknown, unknown]> | undefined;
     private sorted: unknown[] | undefined;
 
     get size(): number {
-        return this.primitives.size + (this.composites?.size ?? 0);
+        return this.stringCount + (this.others?.size ?? 0) + (this.composites?.size ?? 0);
     }
 
     get(k: unknown): unknown {
-        if (isPrimitive(k)) return this.primitives.get(k)?.[1];
+        if (typeof k === "string") return this.strings[k];
+        if (isPrimitive(k)) return this.others?.get(k)?.[1];
         return this.composites?.find(k)?.[1];
     }
 
     set(k: unknown, v: unknown): void {
+        if (typeof k === "string") {
+            if (this.strings[k] === undefined) {
+                this.stringCount++;
+                this.sorted = undefined;
+            }
+            this.strings[k] = v;
+            return;
+        }
         if (isPrimitive(k)) {
-            const e = this.primitives.get(k);
+            this.others ??= new Map();
+            const e = this.others.get(k);
             if (e) e[1] = v;
             else {
-                this.primitives.set(k, [k, v]);
+                this.others.set(k, [k, v]);
                 this.sorted = undefined;
             }
             return;
@@ -172,9 +201,20 @@ export class RegoObject {
         }
     }
 
+    /** The string-keyed entries, in no particular order (hashing and equality need no order). */
+    stringKeys(): string[] {
+        return Object.keys(this.strings);
+    }
+
+    /** Whether every key is a string. */
+    get stringsOnly(): boolean {
+        return this.others === undefined && this.composites === undefined;
+    }
+
     sortedKeys(): unknown[] {
         if (this.sorted === undefined) {
-            const all: unknown[] = [...this.primitives.keys()];
+            const all: unknown[] = Object.keys(this.strings);
+            if (this.others) all.push(...this.others.keys());
             if (this.composites) for (const [k] of this.composites.values()) all.push(k);
             this.sorted = all.length > 1 ? all.sort(compare) : all;
         }
@@ -230,6 +270,15 @@ export function scanKeys(src: unknown): unknown[] | null {
     return objectKeys(src);
 }
 const EMPTY: unknown[] = [];
+
+/** The keys a scan whose order cannot be seen visits (./compile.ts orderFreeScans): as scanKeys, in any order. */
+export function scanKeysAnyOrder(src: unknown): unknown[] | null {
+    if (typeof src !== "object" || src === null) return EMPTY;
+    if (Array.isArray(src)) return null;
+    if (src instanceof RegoSet) return src.values();
+    if (src instanceof RegoObject) return src.sortedKeys();
+    return definedKeys(src);
+}
 
 /** The number of elements (LenStmt, count). */
 export function length(v: unknown): number {
@@ -329,8 +378,39 @@ export function compare(a: unknown, b: unknown): number {
 export function equal(a: unknown, b: unknown): boolean {
     if (a === b) return true;
     if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
-    return compare(a, b) === 0;
+    if (Array.isArray(a)) {
+        if (!Array.isArray(b) || a.length !== b.length) return false;
+        for (let i = 0; i < a.length; i++) if (!equal(a[i], b[i])) return false;
+        return true;
+    }
+    if (Array.isArray(b)) return false;
+    if (a instanceof RegoSet || b instanceof RegoSet) {
+        if (!(a instanceof RegoSet && b instanceof RegoSet) || a.size !== b.size) return false;
+        for (const x of a.values()) if (!b.has(x)) return false;
+        return true;
+    }
+    // Objects: the same number of keys, each of a's in b with an equal value (no order needed).
+    if (a instanceof RegoObject && !a.stringsOnly) return compare(a, b) === 0;
+    if (b instanceof RegoObject && !b.stringsOnly) return compare(a, b) === 0;
+    const keys = a instanceof RegoObject ? a.stringKeys() : definedKeys(a);
+    if (keys.length !== (b instanceof RegoObject ? b.size : definedKeys(b).length)) return false;
+    for (const k of keys) {
+        const y = objectGet(b, k);
+        if (y === undefined || !equal(objectGet(a, k), y)) return false;
+    }
+    return true;
 }
+
+/** A plain object's keys (those holding a value) in any order, made once per object. */
+function definedKeys(o: object): string[] {
+    const cached = sortedKeyCache.get(o) ?? anyOrderKeyCache.get(o);
+    if (cached !== undefined) return cached as string[];
+    const keys: string[] = [];
+    for (const k in o) if (hasOwn.call(o, k) && (o as Record<string, unknown>)[k] !== undefined) keys.push(k);
+    anyOrderKeyCache.set(o, keys);
+    return keys;
+}
+const anyOrderKeyCache = new WeakMap<object, string[]>();
 
 /** A value as JSON: sets as arrays in OPA's order, built objects as plain objects (keys as their text). */
 export function toJSON(v: unknown): unknown {
@@ -371,6 +451,14 @@ export class Memo {
         if (typeof k === "object" && k !== null) (this.byObject ??= new WeakMap()).set(k, v);
         else this.byValue.set(k, v);
     }
+}
+
+/** A result set as JSON: its members in the order they were found (the order of violations means nothing), their values as toJSON gives them. */
+export function resultsJSON(set: readonly unknown[]): { result: unknown }[] {
+    return set.map((r) => {
+        const result = objectGet(r, "result");
+        return { result: result instanceof RegoSet ? result.values().map(toJSON) : toJSON(result) };
+    });
 }
 
 /** The result set of the values a plan added (a set: one value is the common case). */

@@ -20,8 +20,8 @@ import { HOST_BUILTINS } from "./builtins";
 import { celSourceError, judgeCel } from "./celJudge";
 import { missingBuiltins, missingBuiltinsMessage, WasmEvalError, WasmPolicy } from "./host";
 import { GENERATE_COMMAND, parseTemplate, templateDigest, type ModuleManifest, type ParsedTemplate } from "./template";
-import { compilePlan, PlanEvalError, UnsupportedPlan, type Plan, type PlanEvaluator } from "../plan/compile";
-import { toJSON } from "../plan/values";
+import { compilePlanText, PlanEvalError, UnsupportedPlan, type PlanEvaluator } from "../plan/compile";
+import { resultsJSON, toJSON } from "../plan/values";
 
 /** The opa version the modules are compiled with: the one Gatekeeper v3.23.1 vendors (tools/gatekeeper/build.sh). */
 export const OPA_VERSION = "1.17.1";
@@ -60,25 +60,39 @@ export interface JudgeOptions {
     engine?: "plan" | "wasm";
 }
 
+const sha256 = (b: Uint8Array | string) => `sha256:${createHash("sha256").update(b).digest("hex")}`;
+
+/** Parsed templates and their digests by file text (and the name errors give it): a template read again is not parsed again. */
+const parsedByText = new Map<string, { parsed: ParsedTemplate; digest: string }>();
+
+function parsedTemplate(text: string, displayName: string): { parsed: ParsedTemplate; digest: string } {
+    const key = `${displayName}\u0000${sha256(text)}`;
+    let entry = parsedByText.get(key);
+    if (entry === undefined) {
+        const parsed = parseTemplate(text, displayName);
+        entry = { parsed, digest: templateDigest(parsed, displayName, OPA_VERSION) };
+        parsedByText.set(key, entry);
+    }
+    return entry;
+}
+
 /** Loads a template file and its generated module; a missing or stale module is an error naming both and the command. */
 export function loadWasmTemplate(templateFile: string, displayName = templateFile, judge: JudgeOptions = {}): CompiledTemplateRule {
-    const parsed = parseTemplate(readFileSync(templateFile, "utf8"), displayName);
+    const { parsed, digest } = parsedTemplate(readFileSync(templateFile, "utf8"), displayName);
     const paths = modulePaths(templateFile);
     const rel = (p: string) => path.join(path.dirname(displayName), path.relative(path.dirname(templateFile), p));
     if (!existsSync(paths.wasm) || !existsSync(paths.manifest)) {
         throw new Error(`${displayName}: template ${parsed.kind} has no compiled module (${rel(paths.wasm)}); run ${GENERATE_COMMAND}`);
     }
-    const manifest = JSON.parse(readFileSync(paths.manifest, "utf8")) as ModuleManifest;
-    const digest = templateDigest(parsed, displayName, OPA_VERSION);
-    const bytes = readFileSync(paths.wasm);
-    const sha256 = (b: Uint8Array) => `sha256:${createHash("sha256").update(b).digest("hex")}`;
-    const planBytes = existsSync(paths.plan) ? readFileSync(paths.plan) : undefined;
-    if (manifest.digest !== digest || manifest.wasm !== sha256(bytes) || planBytes === undefined || manifest.plan !== sha256(planBytes) || manifest.kind !== parsed.kind) {
-        throw new Error(
+    const stale = () =>
+        new Error(
             `${displayName}: the compiled module of template ${parsed.kind} (${rel(paths.wasm)}) is stale: ` +
                 `it was built from another version of the template, opa or the module itself changed; run ${GENERATE_COMMAND}`,
         );
-    }
+    const manifest = JSON.parse(readFileSync(paths.manifest, "utf8")) as ModuleManifest;
+    const planText = existsSync(paths.plan) ? readFileSync(paths.plan, "utf8") : undefined;
+    const planDigest = planText === undefined ? undefined : sha256(planText);
+    if (manifest.digest !== digest || planDigest === undefined || manifest.plan !== planDigest || manifest.kind !== parsed.kind) throw stale();
     const source = `${displayName} (${parsed.kind})`;
     // The manifest's list is the module's own (its digest is checked above): a template that needs a
     // built-in the host lacks is refused now, and the module is instantiated when a constraint first uses it.
@@ -86,24 +100,28 @@ export function loadWasmTemplate(templateFile: string, displayName = templateFil
     if (missing.length > 0) throw new Error(missingBuiltinsMessage(source, missing));
     const celError = !judge.rego && parsed.cel ? celSourceError(parsed.cel) : undefined;
     if (celError) throw new Error(`${source}: ${celError}`);
-    const wasm = () => new WasmPolicy(new Uint8Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer), source);
-    if (judge.engine === "wasm") return wasmTemplateRule(parsed, wasm, judge);
+    // The Wasm module is read, checked against the manifest and instantiated when first used.
+    const wasmBytes = () => {
+        const bytes = readFileSync(paths.wasm);
+        if (manifest.wasm !== sha256(bytes)) throw stale();
+        return new Uint8Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer);
+    };
+    if (judge.engine === "wasm") {
+        const bytes = wasmBytes();
+        return wasmTemplateRule(parsed, () => new WasmPolicy(bytes, source), judge);
+    }
     // The plan compiled to JavaScript, unless it uses a statement or built-in the compiler lacks: then the Wasm module.
-    const plan = JSON.parse(planBytes.toString("utf8")) as Plan;
-    const unsupported = planUnsupported(plan);
-    if (unsupported !== undefined) return wasmTemplateRule(parsed, wasm, { ...judge, engine: "wasm" }, unsupported);
-    return planTemplateRule(parsed, () => compilePlan(plan), judge);
-}
-
-/** Why a plan cannot be compiled to JavaScript (a statement or built-in the compiler lacks), or undefined. */
-function planUnsupported(plan: Plan): string | undefined {
+    let evaluator: PlanEvaluator;
     try {
-        compilePlan(plan);
-        return undefined;
+        evaluator = compilePlanText(planText!, planDigest);
     } catch (err) {
-        if (err instanceof UnsupportedPlan) return err.message;
+        if (err instanceof UnsupportedPlan) {
+            const bytes = wasmBytes();
+            return wasmTemplateRule(parsed, () => new WasmPolicy(bytes, source), { ...judge, engine: "wasm" }, err.message);
+        }
         throw err;
     }
+    return planTemplateRule(parsed, () => evaluator, judge);
 }
 
 /** The template's input.review: the engine's review with the stack's Namespace of its namespace (made once per review). */
@@ -159,7 +177,7 @@ export function planTemplateRule(parsed: ParsedTemplate, make: () => PlanEvaluat
                 if (err instanceof PlanEvalError) throw new RegoEvalError(gatekeeperErrorText(err.message, parsed));
                 throw err;
             }
-            return violationsOf(toJSON(set) as { result: unknown }[]);
+            return violationsOf(resultsJSON(set));
         },
     };
 }
