@@ -11,7 +11,7 @@
  *     (`<file>:<row>:<col>: var assignment conflict`), which ../wasm/rule.ts words as topdown does.
  * A plan using a statement or a built-in this compiler lacks is refused when it loads, naming it.
  */
-import { PLAN_BUILTINS, type PlanBuiltin } from "./builtins";
+import { PLAN_BUILTINS } from "./builtins";
 import * as values from "./values";
 
 export interface Plan {
@@ -126,8 +126,11 @@ function planFactory(plan: Plan, entrypoint: number): Factory {
                 case "AssignVarStmt":
                     out += `l${s.target}=${operand(s.source)};`;
                     break;
-                case "AssignVarOnceStmt":
-                    out += `if(l${s.target}===undefined)l${s.target}=${operand(s.source)};else if(!V.equal(l${s.target},${operand(s.source)}))conflict(${where(s)},"var assignment conflict");`;
+                case "AssignVarOnceStmt": {
+                    const same = isLiteral(s.source) ? `l${s.target}===${operand(s.source)}` : `V.equal(l${s.target},${operand(s.source)})`;
+                    out += `if(l${s.target}===undefined)l${s.target}=${operand(s.source)};else if(!(${same}))conflict(${where(s)},"var assignment conflict");`;
+                    break;
+                }
                     break;
                 case "BlockStmt":
                     for (const inner of s.blocks as Block[]) {
@@ -142,7 +145,8 @@ function planFactory(plan: Plan, entrypoint: number): Factory {
                     const args = (s.args as Operand[]).map(operand).join(",");
                     const fn = funcIndex.get(s.func);
                     if (fn !== undefined) out += `l${s.result}=f${fn}(${args});`;
-                    else if (builtinIndex.has(s.func)) out += `l${s.result}=call(B${builtinIndex.get(s.func)},${args});`;
+                    // A built-in that fails is undefined (Gatekeeper's non-strict built-in errors); a conflict is not a failure.
+                    else if (builtinIndex.has(s.func)) out += `try{l${s.result}=B${builtinIndex.get(s.func)}(${args});}catch(e){l${s.result}=failed(e);}`;
                     else throw new UnsupportedPlan(`a call of ${s.func}, which the plan does not define`);
                     out += `if(l${s.result}===undefined)${fail()}`;
                     break;
@@ -287,7 +291,8 @@ function planFactory(plan: Plan, entrypoint: number): Factory {
             code += `function f${idx}(${all}){const m=${store}[${idx}];if(m!==undefined)return m===NONE?undefined:m;const r=g${idx}(${all});${store}[${idx}]=r===undefined?NONE:r;return r;}\n`;
         } else {
             const args = params.slice(2).join(",");
-            code += `function f${idx}(${all}){const c=X[${idx}]??=new V.Memo();const m=c.get(${args});if(m!==undefined)return m===NONE?undefined:m;const r=g${idx}(${all});c.set(r===undefined?NONE:r,${args});return r;}\n`;
+            const [get, set] = f.params.length === 3 ? ["get1", "set1"] : ["get", "set"];
+            code += `function f${idx}(${all}){const c=X[${idx}]??=new V.Memo();const m=c.${get}(${args});if(m!==undefined)return m===NONE?undefined:m;const r=g${idx}(${all});c.${set}(r===undefined?NONE:r,${args});return r;}\n`;
         }
     });
     const p = plan.plans.plans[entrypoint];
@@ -302,8 +307,8 @@ function planFactory(plan: Plan, entrypoint: number): Factory {
     const builtins = builtinNames.map((n) => PLAN_BUILTINS.get(n)!);
     // M: rules' values in this evaluation; X: input-free functions' values for the data document D.
     if (process.env.OPS_PLAN_DUMP) require("node:fs").appendFileSync(process.env.OPS_PLAN_DUMP, `// ${plan.plans.plans[entrypoint]?.name}\n${code}\n`);
-    const factory = new Function("V", "call", "conflict", "merge", "NONE", ...builtins.map((_, i) => `B${i}`), `let M,X,D={};\n${code}`);
-    return () => factory(values, callBuiltin, conflict, merge, NONE, ...builtins) as PlanEvaluator;
+    const factory = new Function("V", "failed", "conflict", "merge", "NONE", ...builtins.map((_, i) => `B${i}`), `let M,X,D={};\n${code}`);
+    return () => factory(values, failed, conflict, merge, NONE, ...builtins) as PlanEvaluator;
 }
 
 const NONE = Symbol("undefined");
@@ -361,14 +366,48 @@ const WRITE_FIELDS: Record<string, string[]> = {
 };
 const MAKES = new Set(["MakeArrayStmt", "MakeObjectStmt", "MakeSetStmt"]);
 
-interface Flat {
-    type: string;
-    stmt: Record<string, any>;
-    /** This statement's position and the last position of its nested blocks. */
-    start: number;
-    end: number;
-    /** Frames the statement is nested in, counting a scan's as two (its block and its loop). */
-    depth: number;
+type Stmt = Block["stmts"][number];
+
+/** The locals a statement reads itself (not in its nested blocks). */
+function ownReads(st: Stmt): Set<number> {
+    const out = new Set<number>();
+    for (const field of READ_FIELDS[st.type] ?? []) for (const l of [st.stmt[field]].flat()) if (typeof l === "number") out.add(l);
+    const operands = (x: unknown): void => {
+        if (Array.isArray(x)) x.forEach(operands);
+        else if (x && typeof x === "object") {
+            const o = x as Record<string, unknown>;
+            if (o.type === "local" && typeof o.value === "number") out.add(o.value);
+            else if (!("stmts" in o)) Object.values(o).forEach(operands);
+        }
+    };
+    for (const [k, v] of Object.entries(st.stmt)) if (k !== "block" && k !== "blocks") operands(v);
+    return out;
+}
+
+const ownWrites = (st: Stmt): number[] => (WRITE_FIELDS[st.type] ?? []).map((f) => st.stmt[f]).filter((l): l is number => typeof l === "number");
+
+const nestedBlocks = (st: Stmt): Block[] => (st.type === "BlockStmt" ? st.stmt.blocks : st.type === "NotStmt" || st.type === "WithStmt" || st.type === "ScanStmt" ? [st.stmt.block] : []);
+
+/** Whether a statement list may read `local` before writing it (nested blocks may be skipped, so their writes count only inside them). */
+function readsBeforeWrite(stmts: readonly Stmt[], local: number, written = false): boolean {
+    for (const st of stmts) {
+        if (!written && ownReads(st).has(local)) return true;
+        // A scan sets its key and value before its body runs.
+        const inner = written || (st.type === "ScanStmt" && (st.stmt.key === local || st.stmt.value === local));
+        if (nestedBlocks(st).some((b) => readsBeforeWrite(b.stmts, local, inner))) return true;
+        if (st.type !== "ScanStmt" && ownWrites(st).includes(local)) written = true;
+    }
+    return false;
+}
+
+/** Every statement of a block list, nested ones included. */
+function* allStatements(blocks: readonly Block[]): Generator<Stmt> {
+    for (const b of blocks) {
+        for (const st of b.stmts) {
+            yield st;
+            yield* allStatements(nestedBlocks(st));
+        }
+    }
 }
 
 /**
@@ -377,56 +416,44 @@ interface Flat {
  * when no element's turn can change the outcome: its body (not the functions it calls, which
  * only compute values) leaves the loop by no break and no return, changes no array or object
  * it did not make in the same turn but by adding to a set or inserting once (the same
- * conflict in any order), and sets no local that is read after the scan (or again inside an
- * enclosing scan) but by assigning once.
+ * conflict in any order), and sets no local that may be read after the scan before being set
+ * again (or on an enclosing scan's next turn) but by assigning once.
  */
 function orderFreeScans(blocks: readonly Block[], into: Set<object>): void {
-    const flat: Flat[] = [];
-    const reads = new Map<number, number[]>();
-    const read = (local: unknown, at: number) => {
-        if (typeof local !== "number") return;
-        const list = reads.get(local);
-        if (list) list.push(at);
-        else reads.set(local, [at]);
-    };
-    const walkOperands = (x: unknown, at: number): void => {
-        if (Array.isArray(x)) x.forEach((y) => walkOperands(y, at));
-        else if (x && typeof x === "object") {
-            const o = x as Record<string, unknown>;
-            if (o.type === "local" && typeof o.value === "number") read(o.value, at);
-            else if (!("stmts" in o)) for (const v of Object.values(o)) walkOperands(v, at);
-        }
-    };
-    const walk = (b: Block, depth: number): void => {
-        for (const { type, stmt } of b.stmts) {
-            const f: Flat = { type, stmt, start: flat.length, end: flat.length, depth };
-            flat.push(f);
-            for (const field of READ_FIELDS[type] ?? []) (Array.isArray(stmt[field]) ? stmt[field] : [stmt[field]]).forEach((l: unknown) => read(l, f.start));
-            walkOperands(Object.fromEntries(Object.entries(stmt).filter(([k]) => k !== "block" && k !== "blocks")), f.start);
-            if (type === "BlockStmt") for (const inner of stmt.blocks as Block[]) walk(inner, depth + 1);
-            else if (type === "NotStmt" || type === "WithStmt") walk(stmt.block, depth + 1);
-            else if (type === "ScanStmt") walk(stmt.block, depth + 2);
-            f.end = flat.length - 1;
-        }
-    };
-    for (const b of blocks) walk(b, 1);
-    for (const scan of flat) {
-        if (scan.type !== "ScanStmt") continue;
-        const body = flat.slice(scan.start + 1, scan.end + 1);
-        const made = new Set(body.filter((f) => MAKES.has(f.type)).map((f) => f.stmt.target as number));
-        const enclosing = flat.filter((f) => f.type === "ScanStmt" && f.start < scan.start && f.end >= scan.end);
-        const escapes = (local: number) =>
-            (reads.get(local) ?? []).some((at) => at > scan.end || enclosing.some((e) => at > e.start && at < scan.start));
-        const free = body.every((f) => {
-            if (f.type === "ReturnLocalStmt" || f.type === "WithStmt" || f.type === "CallDynamicStmt") return false;
-            // A break may end the turn (the scan's loop is depth + 1 frames out of the body's top level), not the loop.
-            if (f.type === "BreakStmt" && f.stmt.index > f.depth - scan.depth - 2) return false;
-            if (f.type === "ArrayAppendStmt" && !made.has(f.stmt.array)) return false;
-            if (f.type === "ObjectInsertStmt" && !made.has(f.stmt.object)) return false;
-            return (WRITE_FIELDS[f.type] ?? []).every((field) => !escapes(f.stmt[field]));
+    // Each function block as a statement of one list: after a block ends (or fails), the next runs.
+    const top: Stmt[] = blocks.map((b) => ({ type: "BlockStmt", stmt: { blocks: [b] } }));
+    const visit = (stmts: readonly Stmt[], after: { stmts: readonly Stmt[]; from: number }[], loops: Stmt[], depth: number): void => {
+        stmts.forEach((st, i) => {
+            const rest = [{ stmts, from: i + 1 }, ...after];
+            if (st.type === "ScanStmt") {
+                if (scanIsOrderFree(st, rest, loops)) into.add(st.stmt);
+                visit(st.stmt.block.stmts, rest, [...loops, st], depth + 2);
+            } else for (const b of nestedBlocks(st)) visit(b.stmts, rest, loops, depth + 1);
         });
-        if (free && !(WRITE_FIELDS.ScanStmt.some((field) => escapes(scan.stmt[field])))) into.add(scan.stmt);
+    };
+    visit(top, [], [], 0);
+}
+
+function scanIsOrderFree(scan: Stmt, rest: { stmts: readonly Stmt[]; from: number }[], loops: Stmt[]): boolean {
+    const body = [...allStatements([scan.stmt.block])];
+    const made = new Set(body.filter((st) => MAKES.has(st.type)).map((st) => st.stmt.target as number));
+    // Read after the scan (before being set again), or by an enclosing scan's body on its next turn.
+    const live = (local: number) => rest.some(({ stmts, from }) => readsBeforeWrite(stmts.slice(from), local)) || loops.some((l) => readsBeforeWrite(l.stmt.block.stmts, local));
+    // Breaks: how many frames deep each statement of the body is (a scan counts two).
+    const breaksOut = (stmts: readonly Stmt[], depth: number): boolean =>
+        stmts.some(
+            (st) =>
+                (st.type === "BreakStmt" && st.stmt.index > depth) ||
+                nestedBlocks(st).some((b) => breaksOut(b.stmts, depth + (st.type === "ScanStmt" ? 2 : 1))),
+        );
+    if (breaksOut(scan.stmt.block.stmts, 0)) return false;
+    for (const st of body) {
+        if (st.type === "ReturnLocalStmt" || st.type === "WithStmt" || st.type === "CallDynamicStmt") return false;
+        if (st.type === "ArrayAppendStmt" && !made.has(st.stmt.array)) return false;
+        if (st.type === "ObjectInsertStmt" && !made.has(st.stmt.object)) return false;
+        if (ownWrites(st).some(live)) return false;
     }
+    return !ownWrites(scan).some(live);
 }
 
 /** Fields of a statement that are not locals (constants and locations). */
@@ -483,14 +510,10 @@ function inputReaders(funcs: readonly Func[], funcIndex: ReadonlyMap<string, num
     return reads;
 }
 
-/** A built-in call: an error is undefined (Gatekeeper's non-strict built-in errors). */
-function callBuiltin(fn: PlanBuiltin, ...args: unknown[]): unknown {
-    try {
-        return fn(...args);
-    } catch (err) {
-        if (err instanceof PlanEvalError) throw err;
-        return undefined;
-    }
+/** A built-in's error: undefined (Gatekeeper's non-strict built-in errors), but for an error that stops evaluation. */
+function failed(err: unknown): undefined {
+    if (err instanceof PlanEvalError) throw err;
+    return undefined;
 }
 
 function conflict(where: string, what: string): never {

@@ -48,12 +48,10 @@ function hashOf(v: unknown): number {
         h = 0x6a09e667;
         if (v instanceof RegoObject && !v.stringsOnly) {
             for (const k of v.sortedKeys()) h = (h + Math.imul(hashOf(k) ^ 0x27d4eb2f, 0x01000193) + hashOf(v.get(k))) | 0;
-        } else {
-            const o = v instanceof RegoObject ? null : (v as Record<string, unknown>);
-            for (const k of o === null ? (v as RegoObject).stringKeys() : Object.keys(o)) {
-                const x = o === null ? (v as RegoObject).get(k) : o[k];
-                if (x !== undefined) h = (h + Math.imul(hashOf(k) ^ 0x27d4eb2f, 0x01000193) + hashOf(x)) | 0;
-            }
+        } else if (v instanceof RegoObject) h = (h + v.stringEntriesHash(entryHash)) | 0;
+        else {
+            const o = v as Record<string, unknown>;
+            for (const k in o) if (hasOwn.call(o, k) && o[k] !== undefined) h = (h + entryHash(k, o[k])) | 0;
         }
     }
     h >>>= 0;
@@ -61,6 +59,7 @@ function hashOf(v: unknown): number {
     return h;
 }
 const hashCache = new WeakMap<object, number>();
+const entryHash = (k: unknown, v: unknown) => (Math.imul(hashOf(k) ^ 0x27d4eb2f, 0x01000193) + hashOf(v)) | 0;
 
 function isPrimitive(v: unknown): v is Primitive {
     return v === null || typeof v !== "object";
@@ -110,54 +109,51 @@ class Composites<T> {
 
 /** A set of Rego values. */
 export class RegoSet {
-    private readonly primitives = new Map<Primitive, Primitive>();
+    /** The members in the order they were added. */
+    private readonly items: unknown[] = [];
+    private primitives: Set<Primitive> | undefined;
     private composites: Composites<unknown> | undefined;
     private sorted: unknown[] | undefined;
 
     get size(): number {
-        return this.primitives.size + (this.composites?.size ?? 0);
+        return this.items.length;
     }
 
     add(v: unknown): void {
         if (isPrimitive(v)) {
+            this.primitives ??= new Set();
             if (this.primitives.has(v)) return;
-            this.primitives.set(v, v);
+            this.primitives.add(v);
         } else {
             this.composites ??= new Composites((x) => x);
             if (this.composites.find(v) !== undefined) return;
             this.composites.push(v);
         }
+        this.items.push(v);
         this.sorted = undefined;
     }
 
     has(v: unknown): boolean {
-        if (isPrimitive(v)) return this.primitives.has(v);
+        if (isPrimitive(v)) return this.primitives?.has(v) ?? false;
         return this.composites?.find(v) !== undefined;
     }
 
-    /** The members in the order they were added (or OPA's, when known). */
-    values(): unknown[] {
-        if (this.sorted !== undefined) return this.sorted;
-        const all: unknown[] = [...this.primitives.values()];
-        if (this.composites) all.push(...this.composites.values());
-        return all;
+    /** The members in the order they were added (not to be changed). */
+    values(): readonly unknown[] {
+        return this.items;
     }
 
     /** The members in OPA's order (cached until the set changes). */
     sortedValues(): unknown[] {
-        if (this.sorted === undefined) {
-            const all: unknown[] = [...this.primitives.values()];
-            if (this.composites) all.push(...this.composites.values());
-            this.sorted = all.length > 1 ? all.sort(compare) : all;
-        }
+        if (this.sorted === undefined) this.sorted = this.items.length > 1 ? [...this.items].sort(compare) : [...this.items];
         return this.sorted;
     }
 }
 
 /** An object the policy builds (its keys may be any value). */
 export class RegoObject {
-    /** String keys (the common case), in a record without prototype. */
-    private readonly strings: Record<string, unknown> = Object.create(null);
+    /** String keys (the common case), in a record without prototype (made with the first). */
+    private strings: Record<string, unknown> | undefined;
     private stringCount = 0;
     private others: Map<Primitive, [unknown, unknown]> | undefined;
     private composites: Composites<[unknown, unknown]> | undefined;
@@ -168,13 +164,14 @@ export class RegoObject {
     }
 
     get(k: unknown): unknown {
-        if (typeof k === "string") return this.strings[k];
+        if (typeof k === "string") return this.strings?.[k];
         if (isPrimitive(k)) return this.others?.get(k)?.[1];
         return this.composites?.find(k)?.[1];
     }
 
     set(k: unknown, v: unknown): void {
         if (typeof k === "string") {
+            this.strings ??= Object.create(null) as Record<string, unknown>;
             if (this.strings[k] === undefined) {
                 this.stringCount++;
                 this.sorted = undefined;
@@ -201,9 +198,16 @@ export class RegoObject {
         }
     }
 
-    /** The string-keyed entries, in no particular order (hashing and equality need no order). */
+    /** The string keys, in no particular order (hashing and equality need no order). */
     stringKeys(): string[] {
-        return Object.keys(this.strings);
+        return this.strings === undefined ? [] : Object.keys(this.strings);
+    }
+
+    /** The sum of the string-keyed entries' hashes (no order, no allocation). */
+    stringEntriesHash(entryHash: (k: string, v: unknown) => number): number {
+        let h = 0;
+        for (const k in this.strings) h = (h + entryHash(k, this.strings[k])) | 0;
+        return h;
     }
 
     /** Whether every key is a string. */
@@ -213,7 +217,7 @@ export class RegoObject {
 
     sortedKeys(): unknown[] {
         if (this.sorted === undefined) {
-            const all: unknown[] = Object.keys(this.strings);
+            const all: unknown[] = this.stringKeys();
             if (this.others) all.push(...this.others.keys());
             if (this.composites) for (const [k] of this.composites.values()) all.push(k);
             this.sorted = all.length > 1 ? all.sort(compare) : all;
@@ -272,7 +276,7 @@ export function scanKeys(src: unknown): unknown[] | null {
 const EMPTY: unknown[] = [];
 
 /** The keys a scan whose order cannot be seen visits (./compile.ts orderFreeScans): as scanKeys, in any order. */
-export function scanKeysAnyOrder(src: unknown): unknown[] | null {
+export function scanKeysAnyOrder(src: unknown): readonly unknown[] | null {
     if (typeof src !== "object" || src === null) return EMPTY;
     if (Array.isArray(src)) return null;
     if (src instanceof RegoSet) return src.values();
@@ -426,6 +430,14 @@ export function toJSON(v: unknown): unknown {
 export class Memo {
     private readonly byValue = new Map<unknown, unknown>();
     private byObject: WeakMap<object, unknown> | undefined;
+
+    get1(a: unknown): unknown {
+        return this.at(a);
+    }
+
+    set1(value: unknown, a: unknown): void {
+        this.put(a, value);
+    }
 
     get(...args: unknown[]): unknown {
         let level: Memo | undefined = this;
