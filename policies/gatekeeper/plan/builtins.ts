@@ -78,16 +78,26 @@ function goReplaceAll(s: string, old: string, neu: string): string {
 /** Go's unicode.IsSpace, as strings.TrimSpace uses it. */
 const SPACE = /^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+|[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/g;
 
-const patterns = new Map<string, RE2JS>();
+const patterns = new Map<string, { re: RE2JS; results: Map<string, boolean> }>();
 
-/** A pattern in Go's (RE2) syntax, compiled once. */
-function regex(pattern: string): RE2JS {
-    let re = patterns.get(pattern);
-    if (re === undefined) {
-        re = RE2JS.compile(pattern);
-        patterns.set(pattern, re);
+/**
+ * Whether a pattern in Go's (RE2) syntax matches somewhere in s; the pattern is compiled once
+ * and its results kept (templates match the same few patterns against the same strings over
+ * and over; a matcher of the pure-JavaScript RE2 port costs microseconds).
+ */
+function regexMatch(pattern: string, s: string): boolean {
+    let p = patterns.get(pattern);
+    if (p === undefined) {
+        p = { re: RE2JS.compile(pattern), results: new Map() };
+        patterns.set(pattern, p);
     }
-    return re;
+    let r = p.results.get(s);
+    if (r === undefined) {
+        r = p.re.matcher(s).find();
+        if (p.results.size >= 10_000) p.results.clear();
+        p.results.set(s, r);
+    }
+    return r;
 }
 
 function arith(a: unknown, b: unknown, op: (x: number, y: number) => number): number {
@@ -277,8 +287,8 @@ export const PLAN_BUILTINS: ReadonlyMap<string, PlanBuiltin> = new Map<string, P
     ["semver.is_valid", hosted("semver.is_valid")],
     ["semver.compare", hosted("semver.compare")],
     // regular expressions (Go's RE2 syntax)
-    ["regex.match", (p, s) => regex(str(p, 1)).matcher(str(s, 2)).find()],
-    ["re_match", (p, s) => regex(str(p, 1)).matcher(str(s, 2)).find()],
+    ["regex.match", (p, s) => regexMatch(str(p, 1), str(s, 2))],
+    ["re_match", (p, s) => regexMatch(str(p, 1), str(s, 2))],
     // types
     [
         "to_number",

@@ -35,24 +35,18 @@ function hashOf(v: unknown): number {
             return v ? 0x2545f491 : 0x9e3779b9;
     }
     if (v === null) return 0x27d4eb2d;
+    // Values the policy builds keep their own hash (until they change); the input's, in a table.
+    if (v instanceof RegoObject || v instanceof RegoSet) return v.hash();
     let h = hashCache.get(v as object);
     if (h !== undefined) return h;
     if (Array.isArray(v)) {
         h = 0x3c6ef372;
         for (const x of v) h = Math.imul(h ^ hashOf(x), 0x01000193);
-    } else if (v instanceof RegoSet) {
-        h = 0x1b873593;
-        for (const x of v.sortedValues()) h = Math.imul(h ^ hashOf(x), 0x01000193);
     } else {
         // The entries' hashes summed: independent of the keys' order, so no sort.
         h = 0x6a09e667;
-        if (v instanceof RegoObject && !v.stringsOnly) {
-            for (const k of v.sortedKeys()) h = (h + Math.imul(hashOf(k) ^ 0x27d4eb2f, 0x01000193) + hashOf(v.get(k))) | 0;
-        } else if (v instanceof RegoObject) h = (h + v.stringEntriesHash(entryHash)) | 0;
-        else {
-            const o = v as Record<string, unknown>;
-            for (const k in o) if (hasOwn.call(o, k) && o[k] !== undefined) h = (h + entryHash(k, o[k])) | 0;
-        }
+        const o = v as Record<string, unknown>;
+        for (const k in o) if (hasOwn.call(o, k) && o[k] !== undefined) h = (h + entryHash(k, o[k])) | 0;
     }
     h >>>= 0;
     hashCache.set(v as object, h);
@@ -119,7 +113,20 @@ export class RegoSet {
         return this.items.length;
     }
 
+    private hashed: number | undefined;
+
+    /** The members' hashes summed (any order). */
+    hash(): number {
+        if (this.hashed === undefined) {
+            let h = 0x1b873593;
+            for (const x of this.items) h = (h + Math.imul(hashOf(x), 0x01000193)) | 0;
+            this.hashed = h >>> 0;
+        }
+        return this.hashed;
+    }
+
     add(v: unknown): void {
+        this.hashed = undefined;
         if (isPrimitive(v)) {
             this.primitives ??= new Set();
             if (this.primitives.has(v)) return;
@@ -170,6 +177,7 @@ export class RegoObject {
     }
 
     set(k: unknown, v: unknown): void {
+        this.hashed = undefined;
         if (typeof k === "string") {
             this.strings ??= Object.create(null) as Record<string, unknown>;
             if (this.strings[k] === undefined) {
@@ -203,11 +211,27 @@ export class RegoObject {
         return this.strings === undefined ? [] : Object.keys(this.strings);
     }
 
-    /** The sum of the string-keyed entries' hashes (no order, no allocation). */
-    stringEntriesHash(entryHash: (k: string, v: unknown) => number): number {
-        let h = 0;
-        for (const k in this.strings) h = (h + entryHash(k, this.strings[k])) | 0;
-        return h;
+    private hashed: number | undefined;
+
+    /** The entries' hashes summed (any order, no allocation). */
+    hash(): number {
+        if (this.hashed === undefined) {
+            let h = 0x6a09e667;
+            for (const k in this.strings) h = (h + entryHash(k, this.strings[k])) | 0;
+            if (this.others) for (const [k, x] of this.others.values()) h = (h + entryHash(k, x)) | 0;
+            if (this.composites) for (const [k, x] of this.composites.values()) h = (h + entryHash(k, x)) | 0;
+            this.hashed = h >>> 0;
+        }
+        return this.hashed;
+    }
+
+    /** Whether every string-keyed entry has an equal value in o (under the same key). */
+    stringEntriesIn(o: unknown): boolean {
+        for (const k in this.strings) {
+            const y = objectGet(o, k);
+            if (y === undefined || !equal(this.strings[k], y)) return false;
+        }
+        return true;
     }
 
     /** Whether every key is a string. */
@@ -396,11 +420,12 @@ export function equal(a: unknown, b: unknown): boolean {
     // Objects: the same number of keys, each of a's in b with an equal value (no order needed).
     if (a instanceof RegoObject && !a.stringsOnly) return compare(a, b) === 0;
     if (b instanceof RegoObject && !b.stringsOnly) return compare(a, b) === 0;
-    const keys = a instanceof RegoObject ? a.stringKeys() : definedKeys(a);
-    if (keys.length !== (b instanceof RegoObject ? b.size : definedKeys(b).length)) return false;
-    for (const k of keys) {
+    const size = (o: object) => (o instanceof RegoObject ? o.size : definedKeys(o).length);
+    if (size(a) !== size(b)) return false;
+    if (a instanceof RegoObject) return a.stringEntriesIn(b);
+    for (const k of definedKeys(a)) {
         const y = objectGet(b, k);
-        if (y === undefined || !equal(objectGet(a, k), y)) return false;
+        if (y === undefined || !equal((a as Record<string, unknown>)[k], y)) return false;
     }
     return true;
 }
