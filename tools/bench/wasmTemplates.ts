@@ -116,8 +116,7 @@ export async function benchWasmTemplates(opts: { library?: string; runs?: number
         let violations = -1;
         let wasmFirstWallMs = NaN;
         // Interleaved, after one warm-up of each (the Wasm one is the cold start): the machine's load changes between runs.
-        // The synthetic resources take the Wasm path minutes per run: fewer runs there.
-        const n = label === "prod stack" ? runs : Math.max(1, Math.ceil(runs / 3));
+        const n = runs;
         for (let i = 0; i <= n; i++) {
             const a = judge(constraintsText, syncOnly, () => templateRegistry, objects);
             const b = judge(constraintsText, syncOnly, wasmRegistry, objects);

@@ -10,7 +10,11 @@
 import { RE2JS } from "re2js";
 import { HOST_BUILTINS } from "../wasm/builtins";
 import { RegoNumber, RegoObject as HostObject, type RegoValue } from "../wasm/value";
-import { compare, dot, equal, isObject, length, objectGet, objectKeys, RegoObject, RegoSet } from "./values";
+import * as values from "./values";
+import { RegoObject, RegoSet } from "./values";
+
+// Taken once as plain functions: some TypeScript runners give a module's exports through getters, one call each.
+const { compare, dot, equal, isObject, length, objectGet, objectKeys } = values;
 
 export type PlanBuiltin = (...args: unknown[]) => unknown;
 

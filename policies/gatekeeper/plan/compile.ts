@@ -308,10 +308,17 @@ function planFactory(plan: Plan, entrypoint: number): Factory {
     // M: rules' values in this evaluation; X: input-free functions' values for the data document D.
     if (process.env.OPS_PLAN_DUMP) require("node:fs").appendFileSync(process.env.OPS_PLAN_DUMP, `// ${plan.plans.plans[entrypoint]?.name}\n${code}\n`);
     const factory = new Function("V", "failed", "conflict", "merge", "NONE", ...builtins.map((_, i) => `B${i}`), `let M,X,D={};\n${code}`);
-    return () => factory(values, failed, conflict, merge, NONE, ...builtins) as PlanEvaluator;
+    return () => factory(RUNTIME, failed, conflict, merge, NONE, ...builtins) as PlanEvaluator;
 }
 
 const NONE = Symbol("undefined");
+
+/**
+ * The value operations the compiled code calls, as plain properties: a module namespace may
+ * hand out its exports through getters (as the CommonJS output of some TypeScript runners
+ * does), which the compiled code would call on every operation.
+ */
+const RUNTIME: typeof values = { ...values };
 
 /** Built-ins that cost about as much as a look-up of their result (the others, such as sprintf, regex.match or sort, cost more). */
 const CHEAP_BUILTINS = new Set([

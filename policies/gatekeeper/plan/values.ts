@@ -60,6 +60,8 @@ function isPrimitive(v: unknown): v is Primitive {
 }
 
 const SMALL = 3;
+const itself = (x: unknown) => x;
+const entryKey = (e: [unknown, unknown]) => e[0];
 
 /** Composite members: a list while small (told apart by equality), by hash beyond. */
 class Composites<T> {
@@ -132,7 +134,7 @@ export class RegoSet {
             if (this.primitives.has(v)) return;
             this.primitives.add(v);
         } else {
-            this.composites ??= new Composites((x) => x);
+            this.composites ??= new Composites(itself);
             if (this.composites.find(v) !== undefined) return;
             this.composites.push(v);
         }
@@ -197,7 +199,7 @@ export class RegoObject {
             }
             return;
         }
-        this.composites ??= new Composites((e) => e[0]);
+        this.composites ??= new Composites(entryKey);
         const e = this.composites.find(k);
         if (e) e[1] = v;
         else {
@@ -420,14 +422,17 @@ export function equal(a: unknown, b: unknown): boolean {
     // Objects: the same number of keys, each of a's in b with an equal value (no order needed).
     if (a instanceof RegoObject && !a.stringsOnly) return compare(a, b) === 0;
     if (b instanceof RegoObject && !b.stringsOnly) return compare(a, b) === 0;
-    const size = (o: object) => (o instanceof RegoObject ? o.size : definedKeys(o).length);
-    if (size(a) !== size(b)) return false;
+    if (objectSize(a) !== objectSize(b)) return false;
     if (a instanceof RegoObject) return a.stringEntriesIn(b);
     for (const k of definedKeys(a)) {
         const y = objectGet(b, k);
         if (y === undefined || !equal((a as Record<string, unknown>)[k], y)) return false;
     }
     return true;
+}
+
+function objectSize(o: object): number {
+    return o instanceof RegoObject ? o.size : definedKeys(o).length;
 }
 
 /** A plain object's keys (those holding a value) in any order, made once per object. */
