@@ -16,16 +16,16 @@ type Primitive = null | boolean | number | string;
 
 /**
  * A structural hash of a value (equal values, equal hashes), by which sets and built objects
- * find composite members; members of one hash are told apart by equality. Made once per object:
- * a value is complete before a policy puts it into a set or uses it as a key (the planner builds
- * values bottom-up), and the input and data are never changed.
+ * find composite members; members of one hash are told apart by equality. A value the policy
+ * builds keeps its hash until it changes; the input's are hashed when needed (a table of them
+ * kept per object costs the garbage collector more than hashing again).
  */
 function hashOf(v: unknown): number {
     switch (typeof v) {
         case "string": {
-            // At most 32 characters, spread over the string: strings are not cached, and equal strings still hash alike.
+            // Every character of a string of up to 512 (messages differ anywhere); of a longer one, 512 spread over it.
             let h = Math.imul(0x811c9dc5 ^ v.length, 0x01000193);
-            const step = v.length <= 32 ? 1 : Math.floor(v.length / 32);
+            const step = v.length <= 512 ? 1 : Math.floor(v.length / 512);
             for (let i = 0; i < v.length; i += step) h = Math.imul(h ^ v.charCodeAt(i), 0x01000193);
             return h >>> 0;
         }
@@ -37,8 +37,7 @@ function hashOf(v: unknown): number {
     if (v === null) return 0x27d4eb2d;
     // Values the policy builds keep their own hash (until they change); the input's, in a table.
     if (v instanceof RegoObject || v instanceof RegoSet) return v.hash();
-    let h = hashCache.get(v as object);
-    if (h !== undefined) return h;
+    let h: number;
     if (Array.isArray(v)) {
         h = 0x3c6ef372;
         for (const x of v) h = Math.imul(h ^ hashOf(x), 0x01000193);
@@ -48,11 +47,8 @@ function hashOf(v: unknown): number {
         const o = v as Record<string, unknown>;
         for (const k in o) if (hasOwn.call(o, k) && o[k] !== undefined) h = (h + entryHash(k, o[k])) | 0;
     }
-    h >>>= 0;
-    hashCache.set(v as object, h);
-    return h;
+    return h >>> 0;
 }
-const hashCache = new WeakMap<object, number>();
 const entryHash = (k: unknown, v: unknown) => (Math.imul(hashOf(k) ^ 0x27d4eb2f, 0x01000193) + hashOf(v)) | 0;
 
 function isPrimitive(v: unknown): v is Primitive {
@@ -260,16 +256,9 @@ export function isObject(v: unknown): boolean {
 /** The keys of an object in OPA's order; an input object's keys holding undefined do not exist (JSON has none). */
 export function objectKeys(o: unknown): unknown[] {
     if (o instanceof RegoObject) return o.sortedKeys();
-    // The input and data are never changed: an object's sorted keys are made once.
-    let keys = sortedKeyCache.get(o as object);
-    if (keys !== undefined) return keys;
-    keys = [];
-    for (const k in o as object) if (hasOwn.call(o, k) && (o as Record<string, unknown>)[k] !== undefined) keys.push(k);
-    if (keys.length > 1) (keys as string[]).sort(compareStrings);
-    sortedKeyCache.set(o as object, keys);
-    return keys;
+    const keys = definedKeys(o as object);
+    return keys.length > 1 ? keys.sort(compareStrings) : keys;
 }
-const sortedKeyCache = new WeakMap<object, unknown[]>();
 
 export function objectGet(o: unknown, k: unknown): unknown {
     if (o instanceof RegoObject) return o.get(k);
@@ -278,9 +267,14 @@ export function objectGet(o: unknown, k: unknown): unknown {
 
 /** `src[key]` for a key the plan names (a string): the common case, a plain object of the input or data. */
 export function dotString(src: unknown, key: string): unknown {
-    if (typeof src !== "object" || src === null) return undefined;
-    if ((src as object).constructor === Object) return hasOwn.call(src, key) ? (src as Record<string, unknown>)[key] : undefined;
-    return dot(src, key);
+    if (typeof src !== "object" || src === null || Array.isArray(src)) return undefined;
+    if (src instanceof RegoObject) return src.get(key);
+    if (src instanceof RegoSet) return src.has(key) ? key : undefined;
+    // One look-up: a JSON value is never a function (what Object.prototype would give), and __proto__ is checked as own.
+    const v = (src as Record<string, unknown>)[key];
+    if (v === undefined) return undefined;
+    if (typeof v === "function" || key === "__proto__") return hasOwn.call(src, key) ? v : undefined;
+    return v;
 }
 
 /** `src[key]` (DotStmt): undefined when src is a scalar or has no such key. */
@@ -435,16 +429,15 @@ function objectSize(o: object): number {
     return o instanceof RegoObject ? o.size : definedKeys(o).length;
 }
 
-/** A plain object's keys (those holding a value) in any order, made once per object. */
+/**
+ * A plain object's keys (those holding a value) in any order: a fresh list each time (short-lived
+ * garbage costs less than a table of lists kept per object, which every collection walks).
+ */
 function definedKeys(o: object): string[] {
-    const cached = sortedKeyCache.get(o) ?? anyOrderKeyCache.get(o);
-    if (cached !== undefined) return cached as string[];
-    const keys: string[] = [];
-    for (const k in o) if (hasOwn.call(o, k) && (o as Record<string, unknown>)[k] !== undefined) keys.push(k);
-    anyOrderKeyCache.set(o, keys);
+    const keys = Object.keys(o);
+    for (let i = 0; i < keys.length; i++) if ((o as Record<string, unknown>)[keys[i]] === undefined) return keys.filter((k) => (o as Record<string, unknown>)[k] !== undefined);
     return keys;
 }
-const anyOrderKeyCache = new WeakMap<object, string[]>();
 
 /** A value as JSON: sets as arrays in OPA's order, built objects as plain objects (keys as their text). */
 export function toJSON(v: unknown): unknown {
