@@ -2,7 +2,7 @@
  * Gatekeeper's own engine as the oracle (issue 21):
  *
  *   npm run test:gatekeeper -- --library DIR [--seeds 1,2] [--mutants 20000] [--stacks dev,prod] [--gator BIN] [--show 20] [--gator-timeout 1800]
- *                              [--opa BIN | --opa none] [--custom-mutants 100]
+ *                              [--opa BIN | --opa none] [--engine plan|wasm] [--custom-mutants 100]
  *
  * DIR is a checkout of the Gatekeeper library at the commit shared/conformance/gatekeeper names
  * (also GATEKEEPER_LIBRARY); without it the command says so and skips (exit 0). gator is built
@@ -17,8 +17,9 @@
  *     Rego under Gatekeeper's constraint framework) and from the pack's engine;
  *   - the same verdict (refused or not) from the generated ValidatingAdmissionPolicy (offline CEL)
  *     as from gator, on the object as the API server decodes it (nulls dropped);
- *   - the same violations from the third judge, the library's Rego compiled to Wasm by opa (into
- *     the tool cache) and run by the pack's Wasm host, as from gator (--opa none leaves it out).
+ *   - the same violations from the third judge, the library's Rego compiled by opa (into the tool
+ *     cache) and run as the pack runs a team's template: its plan compiled to JavaScript (or, with
+ *     --engine wasm, its Wasm module in the pack's Wasm host), as from gator (--opa none leaves it out).
  * Then the test templates of the Wasm host (a team's own templates, tools/gatekeeper/customTemplates.ts)
  * on their own mutants (--custom-mutants per base object; 0 leaves them out): gator against the
  * pack, which judges them by their committed Wasm modules; the one calling a built-in the host does
@@ -45,7 +46,7 @@ import { readLibrary, type Library } from "./library";
 import { customTemplates, type CustomTemplates } from "./customTemplates";
 import { mutate, seededRng, ValuePool, type Path, type Rng } from "./mutate";
 import { opaPath } from "./wasm";
-import { syncAll, wasmLibraryRegistry } from "./wasmLibrary";
+import { engineFlag, syncAll, wasmLibraryRegistry, type Engine } from "./wasmLibrary";
 
 const REPO = path.resolve(__dirname, "..", "..");
 const STRICT_CHECK = path.resolve(REPO, "..", "shared", "tools", "k8s-strict-check.py");
@@ -433,6 +434,8 @@ export interface Options {
     customMutants: number;
     /** The opa that compiles the library's Rego for the Wasm judge ("" for the default; "none": no Wasm judge). */
     opa: string;
+    /** Which compiled form of the library's Rego the third judge runs (plan, the pack's engine, by default). */
+    engine?: Engine;
 }
 
 function ensureGator(explicit: string | undefined): string {
@@ -524,7 +527,13 @@ export function parseArgs(argv: string[], env = process.env): Options | string {
     if (!Number.isFinite(gatorTimeout) || gatorTimeout <= 0) return `--gator-timeout must be a positive number of seconds, got ${arg("--gator-timeout")}`;
     const customMutants = Number(arg("--custom-mutants") ?? 100);
     if (!Number.isInteger(customMutants) || customMutants < 0) return `--custom-mutants must be a whole number, got ${arg("--custom-mutants")}`;
-    return { library, seeds, mutants, stacks, gator: arg("--gator") ?? "", show, gatorTimeout, customMutants, opa: arg("--opa") ?? "" };
+    let engine: Engine;
+    try {
+        engine = engineFlag(argv);
+    } catch (err) {
+        return (err as Error).message;
+    }
+    return { library, seeds, mutants, stacks, gator: arg("--gator") ?? "", show, gatorTimeout, customMutants, opa: arg("--opa") ?? "", engine };
 }
 
 export function main(argv: string[], log = (l: string) => console.log(l)): number {
@@ -550,7 +559,8 @@ export function main(argv: string[], log = (l: string) => console.log(l)): numbe
         if (opts.opa !== "none") {
             const opa = opaPath(opts.opa || undefined);
             if (!existsSync(opa)) throw new Error(`opa is not at ${opa}: the Wasm judge compiles the library's Rego with it (npm run gatekeeper:build -- opa; --opa none judges without Wasm)`);
-            const compiled = wasmLibraryRegistry(library.templates, opa, log);
+            const compiled = wasmLibraryRegistry(library.templates, opa, log, opts.engine);
+            log(`wasm: the third judge runs the library's Rego as ${opts.engine === "plan" ? "plans compiled to JavaScript (the pack's engine for a team's templates)" : "Wasm modules"}`);
             if (compiled.refused.size > 0) throw new Error(`the Wasm judge could not load ${[...compiled.refused.keys()].join(", ")}`);
             wasm = compiled.registry;
             wasmJudged = true;

@@ -1,7 +1,10 @@
 /**
  * The library's templates on the Wasm path as a second engine beside the TypeScript one:
  *
- *   npm run gatekeeper:wasm-agree -- --library DIR [--opa BIN] [--show 20] [--seeds 1,2 --mutants 2000]
+ *   npm run gatekeeper:wasm-agree -- --library DIR [--engine plan|wasm] [--opa BIN] [--show 20] [--seeds 1,2 --mutants 2000]
+ *
+ * --engine: the compiled form judged: plan (the default: the plan compiled to JavaScript, what
+ * the pack runs for a team's templates) or wasm (the Wasm module, the pack's fallback).
  *
  * DIR is a checkout of the Gatekeeper library (GATEKEEPER_LIBRARY; the commit
  * ../shared/conformance/gatekeeper names). Each template's Rego is compiled by opa (the version
@@ -19,7 +22,7 @@ import { emptyReport, inNamespace, libraryGroups, normalizeMessage, prepare, toC
 import { ValuePool } from "./mutate";
 import { readLibrary, type LibraryCase } from "./library";
 import { opaPath } from "./wasm";
-import { syncAll, wasmLibraryRegistry } from "./wasmLibrary";
+import { engineFlag, syncAll, wasmLibraryRegistry, type Engine } from "./wasmLibrary";
 
 /** Milliseconds spent in evaluate() per engine (start-up of the Wasm modules is reported apart). */
 const spent = { typescript: 0, wasm: 0 };
@@ -98,9 +101,17 @@ export function main(argv: string[], log = (l: string) => console.log(l)): numbe
         log(`wasm: opa is not at ${opa}; build it with: npm run gatekeeper:build -- opa`);
         return 2;
     }
+    let engine: Engine;
+    try {
+        engine = engineFlag(argv);
+    } catch (err) {
+        log(`wasm: ${(err as Error).message}`);
+        return 2;
+    }
     const library = readLibrary(root);
     const t0 = Date.now();
-    const { registry, refused } = wasmLibraryRegistry(library.templates, opa, log);
+    const { registry, refused } = wasmLibraryRegistry(library.templates, opa, log, engine);
+    log(`wasm: judged by ${engine === "plan" ? "the plans compiled to JavaScript (the pack's engine)" : "the Wasm modules"}`);
     const startup = Date.now() - t0;
     log(`wasm: ${registry.size} of ${library.templates.size} library templates compiled and loaded in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     let agree = 0;
@@ -137,7 +148,7 @@ export function main(argv: string[], log = (l: string) => console.log(l)): numbe
         }
     }
     for (const d of differ.slice(0, show)) log(d);
-    log(`wasm: evaluation time: typescript ${spent.typescript.toFixed(0)} ms, wasm ${spent.wasm.toFixed(0)} ms (+ ${startup} ms loading the 49 modules)`);
+    log(`wasm: evaluation time: typescript ${spent.typescript.toFixed(0)} ms, ${engine} ${spent.wasm.toFixed(0)} ms (+ ${startup} ms loading the 49 templates)`);
     log(`wasm: ${agree} agree, ${differ.length} differ`);
     return differ.length > 0 ? 1 : 0;
 }

@@ -1,11 +1,12 @@
 /**
  * OPA itself as the oracle of the pack's Wasm host, on seeded mutants:
  *
- *   npm run gatekeeper:wasm-oracle -- [--seeds 1,2] [--mutants 2000] [--opa BIN] [--show 20] [--library DIR]
+ *   npm run gatekeeper:wasm-oracle -- [--seeds 1,2] [--mutants 2000] [--engine plan|wasm] [--opa BIN] [--show 20] [--library DIR]
  *
  * Mutates the inputs of the test templates (policies/gatekeeper/wasm/testCases.ts: objects and
  * parameters; fields removed, set to null, replaced by values seen elsewhere, lists emptied or
- * grown, as tools/gatekeeper/mutate.ts does for test:gatekeeper) and requires the Wasm host and
+ * grown, as tools/gatekeeper/mutate.ts does for test:gatekeeper) and requires the compiled Rego
+ * (--engine: plan, the plan compiled to JavaScript, the default; wasm, the Wasm host) and
  * `opa eval` (topdown, the same modules) to give the same violations, or the same error. Prints
  * `wasm-oracle: N agree, N differ`; exit 1 on any difference, 2 without opa. With --library (a
  * checkout of the Gatekeeper library), the library's templates (compiled into the tool cache by
@@ -24,12 +25,12 @@ import { parseApiVersion } from "../../policies/gatekeeper/engine/gvk";
 import type { K8sObject } from "../../policies/gatekeeper/types";
 import { inNamespace } from "./differential";
 import { readLibrary } from "./library";
-import { wasmLibraryRegistry } from "./wasmLibrary";
+import { engineFlag, wasmLibraryRegistry, type Engine } from "./wasmLibrary";
 
 /** The library's suite cases as [template, input, data] bases. */
-function libraryBases(root: string, opa: string, log: (l: string) => void): [CompiledTemplateRule, unknown, unknown][] {
+function libraryBases(root: string, opa: string, log: (l: string) => void, engine: Engine): [CompiledTemplateRule, unknown, unknown][] {
     const library = readLibrary(root);
-    const { registry } = wasmLibraryRegistry(library.templates, opa, log);
+    const { registry } = wasmLibraryRegistry(library.templates, opa, log, engine);
     const bases: [CompiledTemplateRule, unknown, unknown][] = [];
     for (const c of library.cases) {
         const rule = registry.get(c.templateKind) as CompiledTemplateRule | undefined;
@@ -54,13 +55,21 @@ export function main(argv: string[], log = (l: string) => console.log(l)): numbe
         log(`wasm-oracle: opa is not at ${opa}; build it with: npm run gatekeeper:build -- opa`);
         return 2;
     }
+    let engine: Engine;
+    try {
+        engine = engineFlag(argv);
+    } catch (err) {
+        log(`wasm-oracle: ${(err as Error).message}`);
+        return 2;
+    }
+    log(`wasm-oracle: judging ${engine === "plan" ? "the plans compiled to JavaScript" : "the Wasm modules"} against opa eval`);
     const seeds = (at("--seeds") ?? "1,2").split(",").map(Number);
     const mutants = Number(at("--mutants") ?? 2000);
     const show = Number(at("--show") ?? 20);
-    const load = (n: string) => loadWasmTemplate(path.join(TESTDATA, `${n}.yaml`));
+    const load = (n: string) => loadWasmTemplate(path.join(TESTDATA, `${n}.yaml`), undefined, { engine });
     const bases = oracleCases({ unique: load("k8stestuniqueapplabel"), range: load("k8stestreplicarange"), prefixes: load("k8stestallowedprefixes"), conflict: load("k8stestconflict") });
     const root = at("--library");
-    if (root) bases.push(...libraryBases(root, opa, log));
+    if (root) bases.push(...libraryBases(root, opa, log, engine));
     const pool = new ValuePool();
     for (const [, input, data] of bases) {
         pool.add(input);

@@ -1,7 +1,7 @@
 /**
- * The Gatekeeper library's templates on the Wasm path: each template's Rego compiled by opa into
+ * The Gatekeeper library's templates on the compiled path: each template's Rego compiled by opa into
  * the tool cache ($OPS_E2E_CACHE/gatekeeper-wasm, never into the project: the library is read
- * beside it) and loaded as the pack loads a team's templates. Used by npm run test:gatekeeper (the
+ * beside it; a plan and a Wasm module each) and loaded as the pack loads a team's templates. Used by npm run test:gatekeeper (the
  * third judge), gatekeeper:wasm-agree, gatekeeper:wasm-oracle and npm run bench.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -16,8 +16,19 @@ import { compileTemplate, statusOf } from "./wasm";
 /** Where the library's templates and their modules are compiled (a template folder loadWasmTemplates reads). */
 export const WASM_LIBRARY_DIR = path.join(process.env.OPS_E2E_CACHE ?? path.join(homedir(), ".cache", "ops-e2e"), "gatekeeper-wasm");
 
-/** Compiles (when stale) and loads every library template into the cache; returns the Wasm registry and the templates refused. */
-export function wasmLibraryRegistry(templates: Map<string, K8sObject>, opa: string, log: (l: string) => void): { registry: TemplateRegistry; refused: Map<string, string> } {
+/** Which compiled form of the Rego a judge runs: the plan compiled to JavaScript (what the pack runs) or the Wasm module. */
+export type Engine = "plan" | "wasm";
+
+/** The --engine flag of the tools that judge the library's compiled Rego (plan, the default, or wasm). */
+export function engineFlag(argv: readonly string[]): Engine {
+    const i = argv.indexOf("--engine");
+    const v = i >= 0 ? argv[i + 1] : "plan";
+    if (v !== "plan" && v !== "wasm") throw new Error(`--engine must be plan (the plan compiled to JavaScript, what the pack runs) or wasm (the Wasm module), got ${v}`);
+    return v;
+}
+
+/** Compiles (when stale) and loads every library template into the cache; returns the registry and the templates refused. */
+export function wasmLibraryRegistry(templates: Map<string, K8sObject>, opa: string, log: (l: string) => void, engine: Engine = "plan"): { registry: TemplateRegistry; refused: Map<string, string> } {
     mkdirSync(WASM_LIBRARY_DIR, { recursive: true });
     const rules = [];
     const refused = new Map<string, string>();
@@ -27,7 +38,7 @@ export function wasmLibraryRegistry(templates: Map<string, K8sObject>, opa: stri
         try {
             if (statusOf(file, file) !== "up to date") compileTemplate(file, file, opa);
             // Judged by their Rego even where they carry CEL: this judge compares the compiled Rego with gator's Rego driver.
-            rules.push(loadWasmTemplate(file, `${kind} (library)`, { rego: true }));
+            rules.push(loadWasmTemplate(file, `${kind} (library)`, { rego: true, engine }));
         } catch (err) {
             refused.set(kind, (err as Error).message);
             log(`wasm: ${kind}: ${(err as Error).message}`);
