@@ -104,6 +104,7 @@ function goSplit(s: string, sep: string): string[] {
  */
 function goReplace(s: string, old: string, neu: string): string {
     if (old !== "") return s.split(old).join(neu);
+    if (neu === "") return s;
     let out = neu;
     for (const c of s) {
         const cp = c.codePointAt(0)!;
@@ -264,7 +265,8 @@ function sprintf(format: unknown, args: unknown): unknown {
     if (typeof format === "string" && Array.isArray(args)) {
         let simple = simpleFormats.get(format);
         if (simple === undefined) {
-            const verbs = [...format.matchAll(/%(.)/gs)].map((m) => m[1]);
+            // A % ending the format is a verb of its own (Go prints %!(NOVERB)), never %v or %s.
+            const verbs = [...format.matchAll(/%(.?)/gs)].map((m) => m[1]);
             simple = verbs.every((v) => v === "v" || v === "s") ? { parts: format.split(/%[vs]/), verbs } : null;
             simpleFormats.set(format, simple);
         }
@@ -349,8 +351,18 @@ export const PLAN_BUILTINS: ReadonlyMap<string, PlanBuiltin> = new Map<string, P
         },
     ],
     ["sum", (v) => members(v, 1).reduce((acc: number, x) => acc + num(x, 1), 0)],
-    ["max", (v) => members(v, 1).reduce((m: unknown, x) => (m === undefined || compare(x, m) > 0 ? x : m), undefined)],
-    ["min", (v) => members(v, 1).reduce((m: unknown, x) => (m === undefined || compare(x, m) < 0 ? x : m), undefined)],
+    // topdown's max and min, ties and all: the last of equal values; min of a set starts from null and
+    // takes the next member while it holds null, so a set's null is its minimum only when alone.
+    ["max", (v) => members(v, 1).reduce((m: unknown, x) => (m === undefined || compare(m, x) <= 0 ? x : m), undefined)],
+    [
+        "min",
+        (v) => {
+            const all = members(v, 1);
+            if (all.length === 0) return undefined;
+            if (v instanceof RegoSet) return all.reduce((m: unknown, x) => (m === null || compare(m, x) >= 0 ? x : m), null);
+            return all.reduce((m: unknown, x) => (compare(m, x) >= 0 ? x : m), all[0]);
+        },
+    ],
     ["sort", (v) => [...members(v, 1)].sort(compare)],
     // sets
     ["and", (a, b) => setOf(set(a, 1).sortedValues().filter((x) => set(b, 2).has(x)))],
