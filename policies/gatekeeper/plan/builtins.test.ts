@@ -149,6 +149,7 @@ const CASES: Case[] = [
     "[true | 1, 1 in {1}]",
     '[true | 0, "a" in "a"]',
     ["[true | 0.0, 1 in [1]]", NO_TEXT],
+    ["input.arr[0.0]", NO_TEXT],
     "[true | -1, 1 in [1]]",
     "[x | some x in input.arr; x in [1, null]]",
     '[k | some k in ["a", "b"]; k, null in input.obj]',
