@@ -45,6 +45,32 @@ const CASES: Case[] = [
     '[k | some k, _ in {"b": 1, "a": 2, "😀": 3, "\uffff": 4, "é": 5}]',
     '[k | some k, _ in {1: "n", "1": "s", null: 0, [1]: 2, false: 1}]',
     "[k | some k, _ in input.obj]",
+    "[k | some k, _ in input.keys]",
+    "[k | some k, _ in data.inv.ns]",
+    "count(data.inv.ns)",
+    'object.get(data.inv, ["ns", "a", "x"], 0)',
+    "data.inv.ns.a.x == null",
+    "[x | some x in data.inv.missing]",
+    "[v.x | some v in data.inv.ns]",
+    "data.inv.ns == {\"b\": {\"x\": 1}, \"a\": {\"x\": null}, \"é\": {}}",
+    "sort(object.keys(input.keys))",
+    "{k | some k, _ in input.keys}",
+    "[v | some _, v in input.keys]",
+    '{1: "a", [1, "x"]: "b", null: "c", true: "d", "s": "e"}',
+    "input.obj in {{\"a\": null, \"b\": 1}}",
+    '{"a": null, "b": 1} in {input.obj}',
+    'count({input.obj, {"b": 1, "a": null}})',
+    "count({[1], [2], [3], [4], [1], input.arr, [1, \"a\", null, {\"k\": [true]}]})",
+    "{[1], [2], [3], [4], [1.0], input.arr, [1, \"a\", null, {\"k\": [true]}]} == {input.arr, [4], [3], [2], [1]}",
+    '{[1]: 1} == {[1.0]: 1}',
+    'count({{"a": 1}, {"a": 1.0}})',
+    "input.obj.a == null",
+    "null in input.obj",
+    "1 in input.obj",
+    '[x | some x in {{"b": 1}, {"a": 2}, {"a": 1, "b": 0}, {"a": 1}}]',
+    "[x | some x in {{2}, {1, 3}, {1}, set()}]",
+    '{k: v | some k, v in input.keys; v > 2}',
+    "[[k, v] | some k, v in {\"b\": [1], \"a\": {2}}]",
     "[v | some v in input.arr]",
     "[[i, v] | some i, v in [\"x\", \"y\"]]",
     'count({"a": null, "b": null})',
@@ -581,8 +607,12 @@ const INPUT = {
     s: "héllo",
     obj: { a: null, b: 1 },
     arr: [1, "a", null, { k: [true] }],
+    keys: { b: 1, a: 2, "😀": 3, "\uffff": 4, "é": 5, Z: 6 },
     w: { one: 1, str: "1", a: "a", b: "b", nul: null, arr: [1], strs: ["a"], obj: {} },
 };
+
+/** A data document beside the rules (`-d` for opa eval, the plan's data argument). */
+const DATA = { inv: { ns: { b: { x: 1 }, a: { x: null }, "é": {} } } };
 
 /** JSON of opa's output with every number kept as its text (OPA's numbers are arbitrary precision). */
 class NumberText {
@@ -662,13 +692,14 @@ test(`the plan engine's built-ins and operations agree with opa eval (${CASES.le
         writeFileSync(path.join(dir, "src", "cases.rego"), moduleText());
         writeFileSync(path.join(dir, "src", "cases_v0.rego"), v0ModuleText());
         writeFileSync(path.join(dir, "input.json"), JSON.stringify(INPUT));
+        writeFileSync(path.join(dir, "data.json"), JSON.stringify(DATA));
         // The v1 module says `import rego.v1`, so --v0-compatible reads it as v1 and the other as v0.
         const built = spawnSync(opa, ["build", "-t", "plan", "-e", "cases", "--v0-compatible", "-o", "plan.tar.gz", "src"], { cwd: dir, encoding: "utf8" });
         assert.equal(built.status, 0, built.stderr || built.stdout);
         const untar = spawnSync("tar", ["-xzf", "plan.tar.gz", "/plan.json"], { cwd: dir, encoding: "utf8" });
         assert.equal(untar.status, 0, untar.stderr);
         const plan = JSON.parse(readFileSync(path.join(dir, "plan.json"), "utf8")) as Plan;
-        const evaluated = spawnSync(opa, ["eval", "--v0-compatible", "-f", "json", "-d", "src", "-i", "input.json", "data.cases"], { cwd: dir, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+        const evaluated = spawnSync(opa, ["eval", "--v0-compatible", "-f", "json", "-d", "src", "-d", "data.json", "-i", "input.json", "data.cases"], { cwd: dir, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
         assert.equal(evaluated.status, 0, evaluated.stderr || evaluated.stdout);
         const expected = (parseKeepingNumbers(evaluated.stdout) as { result: { expressions: { value: Record<string, unknown> }[] }[] }).result[0].expressions[0].value;
 
@@ -676,7 +707,7 @@ test(`the plan engine's built-ins and operations agree with opa eval (${CASES.le
         const called = new Set((plan.static.builtin_funcs ?? []).map((b) => b.name));
         assert.deepEqual([...PLAN_BUILTINS.keys()].filter((n) => !called.has(n)), [], "built-ins no case calls");
 
-        const rs = compilePlan(plan)(INPUT, {});
+        const rs = compilePlan(plan)(INPUT, DATA);
         assert.equal(rs.length, 1);
         const mine = toJSON(objectGet(rs[0], "result")) as Record<string, unknown>;
         const rules: [string, string, string | undefined][] = [
