@@ -116,7 +116,7 @@ const CASES: Case[] = [
     '{1: "a"} == {1.0: "a"}',
     // --- arithmetic
     "1 + 2",
-    ["0.1 + 0.2", FLOAT64],
+    "0.1 + 0.2",
     "1.5 + 1.5",
     "-3 + 1",
     'input.w.str + 1',
@@ -147,7 +147,7 @@ const CASES: Case[] = [
     "abs(-2.5)",
     "abs(0)",
     "abs(-0)",
-    "1 / 3 * 3",
+    ["1 / 3 * 3", FLOAT64],
     "7 % 2.0",
     "5.5 % 2",
     ["1e300 * 1e300", FLOAT64],
@@ -206,7 +206,7 @@ const CASES: Case[] = [
     "sum([])",
     'sum([1, input.w.a])',
     "sum(input.w.one)",
-    ["sum([0.1, 0.2])", FLOAT64],
+    "sum([0.1, 0.2])",
     "max([1, 3, 2])",
     'max([1, "a", null, [0], {}])',
     "max([])",
@@ -422,7 +422,7 @@ const CASES: Case[] = [
     'sprintf("%v", [1 / 3])',
     'sprintf("%d", [10 / 2])',
     'sprintf("%v", [2.5 * 2])',
-    ['sprintf("%v", [0.1 + 0.2])', FLOAT64],
+    'sprintf("%v", [0.1 + 0.2])',
     ['sprintf("%v", [1e21 + 1])', NO_TEXT],
     'sprintf("%v", [to_number("1e3")])',
     'sprintf("%d", [count("é😀")])',
@@ -632,6 +632,11 @@ const CASES: Case[] = [
     "array.slice([1, 2, 3], 0, 3)",
     "array.slice([1, 2, 3], 3, 3)",
 ];
+
+/** Decimal operands (written as JavaScript writes them, the text the plan engine reads them from) for arithmetic on every pair. */
+const OPERANDS = [0.1, 0.2, 0.3, 1.1, 2.675, 1e-7, 123.456, 0.000123, 3.14159, -0.7, 1000.001, 99.99, 7, 1e21, 1.5e-10, 4503599627370497.5, 1 / 3, 2 ** 60];
+for (const x of OPERANDS) for (const y of OPERANDS) for (const op of ["+", "-", "*", "/"]) CASES.push(`${x} ${op} ${y}`);
+for (let i = 0; i < OPERANDS.length; i++) CASES.push(`sum([${OPERANDS.slice(0, i + 1).join(", ")}])`);
 
 /** The module: one rule per case (a case may use `input`). */
 function moduleText(): string {

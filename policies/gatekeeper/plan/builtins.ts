@@ -10,6 +10,7 @@
 import { RE2JS } from "re2js";
 import { HOST_BUILTINS } from "../wasm/builtins";
 import { RegoNumber, RegoObject as HostObject, type RegoValue } from "../wasm/value";
+import { opaArith, opaSum } from "./numbers";
 import { compare, dot, equal, isObject, length, objectGet, objectKeys, RegoObject, RegoSet } from "./values";
 
 export type PlanBuiltin = (...args: unknown[]) => unknown;
@@ -311,23 +312,22 @@ export const PLAN_BUILTINS: ReadonlyMap<string, PlanBuiltin> = new Map<string, P
     ["lt", (a, b) => compare(a, b) < 0],
     ["lte", (a, b) => compare(a, b) <= 0],
     // arithmetic; minus on sets is their difference, as topdown's
-    ["plus", (a, b) => arith(a, b, (x, y) => x + y)],
+    ["plus", (a, b) => opaArith(num(a, 1), num(b, 2), "plus")],
     [
         "minus",
         (a, b) => {
             if (a instanceof RegoSet && b instanceof RegoSet) return setOf(a.sortedValues().filter((v) => !b.has(v)));
-            if (typeof a === "number" && typeof b === "number") return a - b;
+            if (typeof a === "number" && typeof b === "number") return opaArith(a, b, "minus");
             throw new TypeError("operands must be numbers or sets");
         },
     ],
-    ["mul", (a, b) => arith(a, b, (x, y) => x * y)],
+    ["mul", (a, b) => opaArith(num(a, 1), num(b, 2), "mul")],
     [
         "div",
-        (a, b) =>
-            arith(a, b, (x, y) => {
-                if (y === 0) throw new RangeError("divide by zero");
-                return x / y;
-            }),
+        (a, b) => {
+            if (num(b, 2) === 0) throw new RangeError("divide by zero");
+            return opaArith(num(a, 1), b as number, "div");
+        },
     ],
     [
         "rem",
@@ -350,7 +350,7 @@ export const PLAN_BUILTINS: ReadonlyMap<string, PlanBuiltin> = new Map<string, P
             throw new TypeError("operand 1 must be one of {array, object, set, string}");
         },
     ],
-    ["sum", (v) => members(v, 1).reduce((acc: number, x) => acc + num(x, 1), 0)],
+    ["sum", (v) => opaSum(members(v, 1).map((x) => num(x, 1)))],
     // topdown's max and min, ties and all: the last of equal values; min of a set starts from null and
     // takes the next member while it holds null, so a set's null is its minimum only when alone.
     ["max", (v) => members(v, 1).reduce((m: unknown, x) => (m === undefined || compare(m, x) <= 0 ? x : m), undefined)],
