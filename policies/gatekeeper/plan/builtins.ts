@@ -53,7 +53,6 @@ const runes = (s: string): string[] => Array.from(s);
  * simple mapping: the table holds those whose simple mapping is not themselves.
  */
 function caseMap(s: string, upper: boolean): string {
-    // eslint-disable-next-line no-control-regex
     if (/^[\x00-\x7f]*$/.test(s)) return upper ? s.toUpperCase() : s.toLowerCase();
     let out = "";
     for (const c of s) {
