@@ -10,11 +10,13 @@
 import { RE2JS } from "re2js";
 import { HOST_BUILTINS } from "../wasm/builtins";
 import { RegoNumber, RegoObject as HostObject, type RegoValue } from "../wasm/value";
+import * as numbers from "./numbers";
 import * as values from "./values";
 import { RegoObject, RegoSet } from "./values";
 
 // Taken once as plain functions: some TypeScript runners give a module's exports through getters, one call each.
 const { compare, dot, equal, isObject, length, objectGet, objectKeys } = values;
+const { opaArith, opaSum } = numbers;
 
 export type PlanBuiltin = (...args: unknown[]) => unknown;
 
@@ -49,6 +51,33 @@ function setOf(values: Iterable<unknown>): RegoSet {
 /** Code points, as Go's []rune(s). */
 const runes = (s: string): string[] => Array.from(s);
 
+/**
+ * Go's strings.ToLower / strings.ToUpper: each code point by its simple case mapping
+ * (unicode.ToLower / ToUpper), never by JavaScript's full mapping (ß to SS, İ to i̇) or its
+ * final-sigma rule. A code point whose full mapping has more than one code point keeps its
+ * simple mapping: the table holds those whose simple mapping is not themselves.
+ */
+function caseMap(s: string, upper: boolean): string {
+    if (/^[\x00-\x7f]*$/.test(s)) return upper ? s.toUpperCase() : s.toLowerCase();
+    let out = "";
+    for (const c of s) {
+        const m = upper ? c.toUpperCase() : c.toLowerCase();
+        if (m.length === c.length || [...m].length === 1) out += m;
+        else {
+            const cp = c.codePointAt(0)!;
+            out += String.fromCodePoint((upper ? simpleUpper(cp) : cp === 0x130 ? 0x69 : undefined) ?? cp);
+        }
+    }
+    return out;
+}
+
+/** Simple uppercase mappings (UnicodeData.txt) of code points whose full uppercase is longer: Greek with ypogegrammeni. */
+function simpleUpper(cp: number): number | undefined {
+    if ((cp >= 0x1f80 && cp <= 0x1f87) || (cp >= 0x1f90 && cp <= 0x1f97) || (cp >= 0x1fa0 && cp <= 0x1fa7)) return cp + 8;
+    if (cp === 0x1fb3 || cp === 0x1fc3 || cp === 0x1ff3) return cp + 9;
+    return undefined;
+}
+
 /** Go's strings.Trim family's cutset test. */
 function cutsetOf(cutset: string): Set<string> {
     return new Set(runes(cutset));
@@ -73,10 +102,21 @@ function goSplit(s: string, sep: string): string[] {
     return sep === "" ? runes(s) : s.split(sep);
 }
 
-/** Go's strings.ReplaceAll (an empty old inserts new around every code point). */
-function goReplaceAll(s: string, old: string, neu: string): string {
-    if (old === "") return neu + runes(s).join(neu) + (s === "" ? "" : neu);
-    return s.split(old).join(neu);
+/**
+ * topdown's replace, Go's strings.NewReplacer(old, new): an empty old inserts new at every byte
+ * boundary, splitting a multi-byte UTF-8 sequence into bytes that are not UTF-8 (each shown, as
+ * OPA's JSON output shows it, as U+FFFD).
+ */
+function goReplace(s: string, old: string, neu: string): string {
+    if (old !== "") return s.split(old).join(neu);
+    if (neu === "") return s;
+    let out = neu;
+    for (const c of s) {
+        const cp = c.codePointAt(0)!;
+        const bytes = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+        out += bytes === 1 ? c + neu : `\ufffd${neu}`.repeat(bytes);
+    }
+    return out;
 }
 
 /** Go's unicode.IsSpace, as strings.TrimSpace uses it. */
@@ -102,6 +142,99 @@ function regexMatch(pattern: string, s: string): boolean {
         p.results.set(s, r);
     }
     return r;
+}
+
+/** builtins.IntOperand: a number that Go's strconv.ParseInt reads as an int64 (an integer of at most 2^63 in magnitude). */
+function int(v: unknown, pos: number): number {
+    const n = num(v, pos);
+    if (!Number.isInteger(n) || n < -9223372036854775808 || n >= 9223372036854775808) throw new TypeError(`operand ${pos} must be integer number but got floating-point number`);
+    return n;
+}
+
+/** Go's strconv underscoreOK: underscores only between digits (or a base prefix and a digit). */
+function underscoreOK(s: string): boolean {
+    let saw = "^";
+    let i = 0;
+    if (s[0] === "-" || s[0] === "+") s = s.slice(1);
+    let hex = false;
+    if (s.length >= 2 && s[0] === "0" && "bBoOxX".includes(s[1])) {
+        i = 2;
+        saw = "0";
+        hex = s[1] === "x" || s[1] === "X";
+    }
+    for (; i < s.length; i++) {
+        const c = s[i];
+        if ((c >= "0" && c <= "9") || (hex && /[a-fA-F]/.test(c))) saw = "0";
+        else if (c === "_") {
+            if (saw !== "0") return false;
+            saw = "_";
+        } else {
+            if (saw === "_") return false;
+            saw = "!";
+        }
+    }
+    return saw !== "_";
+}
+
+/**
+ * Go's strconv.ParseFloat(s, 64), as to_number calls it: decimal or hexadecimal (with a p
+ * exponent) floating point, underscores between digits, no spaces; an overflow is an error.
+ */
+function parseGoFloat(s: string): number {
+    const invalid = () => new TypeError(`strconv.ParseFloat: parsing ${JSON.stringify(s)}: invalid syntax`);
+    let i = 0;
+    let underscores = false;
+    if (s[i] === "+" || s[i] === "-") i++;
+    const hex = i + 2 < s.length && s[i] === "0" && (s[i + 1] === "x" || s[i + 1] === "X");
+    if (hex) i += 2;
+    const digit = hex ? /[0-9a-fA-F]/ : /[0-9]/;
+    let mantissa = "";
+    let fraction = 0;
+    let sawDot = false;
+    for (; i < s.length; i++) {
+        const c = s[i];
+        if (c === "_") underscores = true;
+        else if (c === ".") {
+            if (sawDot) break;
+            sawDot = true;
+        } else if (digit.test(c)) {
+            mantissa += c;
+            if (sawDot) fraction++;
+        } else break;
+    }
+    if (mantissa === "") throw invalid();
+    let exp = 0;
+    if (i < s.length && s[i].toLowerCase() === (hex ? "p" : "e")) {
+        i++;
+        let sign = 1;
+        if (s[i] === "+") i++;
+        else if (s[i] === "-") {
+            sign = -1;
+            i++;
+        }
+        if (i >= s.length || !/[0-9]/.test(s[i])) throw invalid();
+        let e = 0;
+        for (; i < s.length && /[0-9_]/.test(s[i]); i++) {
+            if (s[i] === "_") underscores = true;
+            else if (e < 10000) e = e * 10 + Number(s[i]);
+        }
+        exp = sign * e;
+    } else if (hex) throw invalid();
+    if (underscores && !underscoreOK(s.slice(0, i))) throw invalid();
+    if (i !== s.length) throw invalid();
+    const negative = s[0] === "-";
+    let value: number;
+    if (hex) {
+        value = Number(BigInt(`0x${mantissa}`));
+        // Scaled in steps: 2 ** e alone overflows (or underflows) before the product does.
+        for (let e = exp - 4 * fraction; e !== 0 && value !== 0 && Number.isFinite(value); ) {
+            const step = Math.max(-1000, Math.min(1000, e));
+            value *= 2 ** step;
+            e -= step;
+        }
+    } else value = Number(s.replace(/_/g, "").replace(/^[+-]/, ""));
+    if (!Number.isFinite(value)) throw new RangeError(`strconv.ParseFloat: parsing ${JSON.stringify(s)}: value out of range`);
+    return negative ? -value : value;
 }
 
 function arith(a: unknown, b: unknown, op: (x: number, y: number) => number): number {
@@ -147,7 +280,8 @@ function sprintf(format: unknown, args: unknown): unknown {
     if (typeof format === "string" && Array.isArray(args)) {
         let simple = simpleFormats.get(format);
         if (simple === undefined) {
-            const verbs = [...format.matchAll(/%(.)/gs)].map((m) => m[1]);
+            // A % ending the format is a verb of its own (Go prints %!(NOVERB)), never %v or %s.
+            const verbs = [...format.matchAll(/%(.?)/gs)].map((m) => m[1]);
             simple = verbs.every((v) => v === "v" || v === "s") ? { parts: format.split(/%[vs]/), verbs } : null;
             simpleFormats.set(format, simple);
         }
@@ -184,8 +318,7 @@ function member(x: unknown, coll: unknown): boolean {
 }
 
 export const PLAN_BUILTINS: ReadonlyMap<string, PlanBuiltin> = new Map<string, PlanBuiltin>([
-    // comparison (any types, ast.Compare)
-    ["eq", (a, b) => equal(a, b)],
+    // comparison (any types, ast.Compare); `=` (eq) is never a call: the planner unifies it in statements
     ["equal", (a, b) => equal(a, b)],
     ["neq", (a, b) => !equal(a, b)],
     ["gt", (a, b) => compare(a, b) > 0],
@@ -193,23 +326,22 @@ export const PLAN_BUILTINS: ReadonlyMap<string, PlanBuiltin> = new Map<string, P
     ["lt", (a, b) => compare(a, b) < 0],
     ["lte", (a, b) => compare(a, b) <= 0],
     // arithmetic; minus on sets is their difference, as topdown's
-    ["plus", (a, b) => arith(a, b, (x, y) => x + y)],
+    ["plus", (a, b) => opaArith(num(a, 1), num(b, 2), "plus")],
     [
         "minus",
         (a, b) => {
             if (a instanceof RegoSet && b instanceof RegoSet) return setOf(a.sortedValues().filter((v) => !b.has(v)));
-            if (typeof a === "number" && typeof b === "number") return a - b;
+            if (typeof a === "number" && typeof b === "number") return opaArith(a, b, "minus");
             throw new TypeError("operands must be numbers or sets");
         },
     ],
-    ["mul", (a, b) => arith(a, b, (x, y) => x * y)],
+    ["mul", (a, b) => opaArith(num(a, 1), num(b, 2), "mul")],
     [
         "div",
-        (a, b) =>
-            arith(a, b, (x, y) => {
-                if (y === 0) throw new RangeError("divide by zero");
-                return x / y;
-            }),
+        (a, b) => {
+            if (num(b, 2) === 0) throw new RangeError("divide by zero");
+            return opaArith(num(a, 1), b as number, "div");
+        },
     ],
     [
         "rem",
@@ -232,9 +364,19 @@ export const PLAN_BUILTINS: ReadonlyMap<string, PlanBuiltin> = new Map<string, P
             throw new TypeError("operand 1 must be one of {array, object, set, string}");
         },
     ],
-    ["sum", (v) => members(v, 1).reduce((acc: number, x) => acc + num(x, 1), 0)],
-    ["max", (v) => members(v, 1).reduce((m: unknown, x) => (m === undefined || compare(x, m) > 0 ? x : m), undefined)],
-    ["min", (v) => members(v, 1).reduce((m: unknown, x) => (m === undefined || compare(x, m) < 0 ? x : m), undefined)],
+    ["sum", (v) => opaSum(members(v, 1).map((x) => num(x, 1)))],
+    // topdown's max and min, ties and all: the last of equal values; min of a set starts from null and
+    // takes the next member while it holds null, so a set's null is its minimum only when alone.
+    ["max", (v) => members(v, 1).reduce((m: unknown, x) => (m === undefined || compare(m, x) <= 0 ? x : m), undefined)],
+    [
+        "min",
+        (v) => {
+            const all = members(v, 1);
+            if (all.length === 0) return undefined;
+            if (v instanceof RegoSet) return all.reduce((m: unknown, x) => (m === null || compare(m, x) >= 0 ? x : m), null);
+            return all.reduce((m: unknown, x) => (compare(m, x) >= 0 ? x : m), all[0]);
+        },
+    ],
     ["sort", (v) => [...members(v, 1)].sort(compare)],
     // sets
     ["and", (a, b) => setOf(set(a, 1).sortedValues().filter((x) => set(b, 2).has(x)))],
@@ -253,10 +395,10 @@ export const PLAN_BUILTINS: ReadonlyMap<string, PlanBuiltin> = new Map<string, P
     ["contains", (s, x) => str(s, 1).includes(str(x, 2))],
     ["startswith", (s, x) => str(s, 1).startsWith(str(x, 2))],
     ["endswith", (s, x) => str(s, 1).endsWith(str(x, 2))],
-    ["lower", (s) => str(s, 1).toLowerCase()],
-    ["upper", (s) => str(s, 1).toUpperCase()],
+    ["lower", (s) => caseMap(str(s, 1), false)],
+    ["upper", (s) => caseMap(str(s, 1), true)],
     ["split", (s, sep) => goSplit(str(s, 1), str(sep, 2))],
-    ["replace", (s, old, neu) => goReplaceAll(str(s, 1), str(old, 2), str(neu, 3))],
+    ["replace", (s, old, neu) => goReplace(str(s, 1), str(old, 2), str(neu, 3))],
     [
         "indexof",
         (s, x) => {
@@ -271,9 +413,8 @@ export const PLAN_BUILTINS: ReadonlyMap<string, PlanBuiltin> = new Map<string, P
         "substring",
         (s, offset, len) => {
             const r = runes(str(s, 1));
-            const start = num(offset, 2);
-            const n = num(len, 3);
-            if (!Number.isInteger(start) || !Number.isInteger(n)) throw new TypeError("operands 2 and 3 must be integers");
+            const start = int(offset, 2);
+            const n = int(len, 3);
             if (start < 0) throw new RangeError("negative offset");
             if (start >= r.length) return "";
             return (n < 0 ? r.slice(start) : r.slice(start, start + n)).join("");
@@ -303,13 +444,7 @@ export const PLAN_BUILTINS: ReadonlyMap<string, PlanBuiltin> = new Map<string, P
             const s = str(v, 1);
             const lower = s.replace(/^[+-]+/, "").toLowerCase();
             if (lower === "inf" || lower === "infinity" || lower === "nan") throw new TypeError("operand 1 must be valid number string");
-            // Go's strconv.ParseFloat: decimal or hexadecimal floats, underscores only with a base prefix.
-            if (!/^[+-]?((\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|0[xX]([0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)([pP][+-]?\d+)?)$/.test(s)) {
-                throw new TypeError(`strconv.ParseFloat: parsing ${JSON.stringify(s)}: invalid syntax`);
-            }
-            const n = /^[+-]?0[xX]/.test(s) ? Number.NaN : Number(s);
-            if (Number.isNaN(n)) throw new TypeError("hexadecimal number strings are not read by this engine");
-            return n;
+            return parseGoFloat(s);
         },
     ],
     ["is_array", (v) => Array.isArray(v)],
@@ -368,11 +503,9 @@ export const PLAN_BUILTINS: ReadonlyMap<string, PlanBuiltin> = new Map<string, P
         "array.slice",
         (a, i, j) => {
             if (!Array.isArray(a)) throw new TypeError("operand 1 must be array");
-            let start = Math.trunc(num(i, 2));
-            let stop = Math.trunc(num(j, 3));
-            if (start < 0) start = 0;
-            if (stop > a.length) stop = a.length;
-            return start >= stop ? [] : a.slice(start, stop);
+            const start = int(i, 2);
+            const stop = int(j, 3);
+            return a.slice(Math.max(0, start), Math.max(0, Math.min(stop, a.length)));
         },
     ],
 ]);

@@ -322,7 +322,7 @@ const RUNTIME: typeof values = { ...values };
 
 /** Built-ins that cost about as much as a look-up of their result (the others, such as sprintf, regex.match or sort, cost more). */
 const CHEAP_BUILTINS = new Set([
-    "eq", "equal", "neq", "gt", "gte", "lt", "lte", "plus", "minus", "mul", "div", "rem", "abs", "count",
+    "equal", "neq", "gt", "gte", "lt", "lte", "plus", "minus", "mul", "div", "rem", "abs", "count",
     "is_array", "is_boolean", "is_null", "is_number", "is_object", "is_set", "is_string", "type_name",
     "object.get", "startswith", "endswith", "contains", "internal.member_2", "internal.member_3",
 ]);
