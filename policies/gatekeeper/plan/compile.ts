@@ -98,7 +98,7 @@ function planFactory(plan: Plan, entrypoint: number): Factory {
         if (o.type === "local") return `l${o.value}`;
         if (o.type === "bool") return o.value ? "true" : "false";
         if (o.type === "string_index") return JSON.stringify(strings[o.value as number]);
-        throw new UnsupportedPlan(`operand type ${(o as Operand).type}`);
+        throw new UnsupportedPlan(`uses the operand type ${(o as Operand).type}`);
     };
     const isLiteral = (o: Operand) => o.type !== "local";
     const where = (s: Record<string, any>) => JSON.stringify(`${files[s.file] ?? "?"}:${s.row}:${s.col}`);
@@ -107,7 +107,7 @@ function planFactory(plan: Plan, entrypoint: number): Factory {
         const jump = (index: number): string => {
             const f = frames[frames.length - 1 - index];
             if (f === undefined) {
-                if (ret === null) throw new UnsupportedPlan(`a break of ${index + 1} blocks out of a plan`);
+                if (ret === null) throw new UnsupportedPlan(`uses a break of ${index + 1} blocks out of a plan`);
                 return `return ${ret};`;
             }
             return f.loop ? `continue ${f.label};` : `break ${f.label};`;
@@ -147,7 +147,7 @@ function planFactory(plan: Plan, entrypoint: number): Factory {
                     if (fn !== undefined) out += `l${s.result}=f${fn}(${args});`;
                     // A built-in that fails is undefined (Gatekeeper's non-strict built-in errors); a conflict is not a failure.
                     else if (builtinIndex.has(s.func)) out += `try{l${s.result}=B${builtinIndex.get(s.func)}(${args});}catch(e){l${s.result}=failed(e);}`;
-                    else throw new UnsupportedPlan(`a call of ${s.func}, which the plan does not define`);
+                    else throw new UnsupportedPlan(`calls ${s.func}, which the plan does not define`);
                     out += `if(l${s.result}===undefined)${fail()}`;
                     break;
                 }
@@ -189,7 +189,7 @@ function planFactory(plan: Plan, entrypoint: number): Factory {
                     break;
                 case "MakeNumberRefStmt": {
                     const n = Number(strings[s.Index]);
-                    if (!Number.isFinite(n)) throw new UnsupportedPlan(`the number ${strings[s.Index]}`);
+                    if (!Number.isFinite(n)) throw new UnsupportedPlan(`uses the number ${strings[s.Index]}`);
                     out += `l${s.target}=${n};`;
                     break;
                 }
@@ -240,7 +240,7 @@ function planFactory(plan: Plan, entrypoint: number): Factory {
                     break;
                 }
                 default:
-                    throw new UnsupportedPlan(`the statement ${type}`);
+                    throw new UnsupportedPlan(`uses the statement ${type}`);
             }
         }
         return out;
@@ -296,7 +296,7 @@ function planFactory(plan: Plan, entrypoint: number): Factory {
         }
     });
     const p = plan.plans.plans[entrypoint];
-    if (!p) throw new UnsupportedPlan(`no entrypoint #${entrypoint}`);
+    if (!p) throw new UnsupportedPlan(`has no entrypoint #${entrypoint}`);
     const ls = [...locals(p.blocks, new Set())].filter((l) => l !== 0 && l !== 1);
     let main = ls.length > 0 ? `let ${ls.map((l) => `l${l}`).join(",")};` : "";
     p.blocks.forEach((b) => {

@@ -1,0 +1,95 @@
+/**
+ * The plan compiler's own decisions: what it refuses (and the pack then runs on the Wasm
+ * module), and what it remembers between evaluations (only while the data document stays).
+ */
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { test } from "node:test";
+import { compileTemplate } from "../../../tools/gatekeeper/wasm";
+import { opaBinary } from "../wasm/opa";
+import { opaVerdicts, wasmVerdict } from "../wasm/oracle";
+import { loadWasmTemplate } from "../wasm/rule";
+import { compilePlan, UnsupportedPlan, type Plan } from "./compile";
+import { toJSON } from "./values";
+
+const opa = opaBinary();
+const skip = existsSync(opa) ? false : `opa is not at ${opa} (npm run gatekeeper:build -- opa)`;
+
+/** `opa build -t plan` of one Rego v1 module, entrypoint `t/<rule>`. */
+function planOf(rego: string, rule: string): Plan {
+    const dir = mkdtempSync(path.join(tmpdir(), "plan-compile-"));
+    try {
+        writeFileSync(path.join(dir, "t.rego"), rego);
+        const r = spawnSync(opa, ["build", "-t", "plan", "-e", `t/${rule}`, "-o", "b.tar.gz", "t.rego"], { cwd: dir, encoding: "utf8" });
+        assert.equal(r.status, 0, r.stderr);
+        assert.equal(spawnSync("tar", ["-xzf", "b.tar.gz", "/plan.json"], { cwd: dir }).status, 0);
+        return JSON.parse(readFileSync(path.join(dir, "plan.json"), "utf8")) as Plan;
+    } finally {
+        rmSync(dir, { recursive: true, force: true });
+    }
+}
+
+const result = (set: unknown[]) => (toJSON(set) as { result: unknown }[])[0]?.result;
+
+test("a plan using a statement or a built-in the compiler lacks is refused, naming it", { skip }, () => {
+    const withStmt = planOf("package t\n\nf := input.x\n\ng := y if {\n\ty := f with input.x as 2\n}\n", "g");
+    assert.throws(() => compilePlan(withStmt), (e: unknown) => e instanceof UnsupportedPlan && /uses the statement WithStmt/.test((e as Error).message));
+    const units = planOf('package t\n\ng := units.parse_bytes("1Ki")\n', "g");
+    assert.throws(() => compilePlan(units), (e: unknown) => e instanceof UnsupportedPlan && /calls built-in function units\.parse_bytes, which the plan compiler does not provide/.test((e as Error).message));
+});
+
+test("a function that reads only data is remembered for one data document, not beyond", { skip }, () => {
+    const plan = planOf("package t\n\nnames(kind) := {n | some n, _ in data.inventory[kind]}\n\ng contains n if {\n\tsome n in names(input.kind)\n}\n", "g");
+    const evaluate = compilePlan(plan);
+    const a = { inventory: { Pod: { p1: {}, p2: {} } } };
+    const b = { inventory: { Pod: { p3: {} } } };
+    assert.deepEqual(result(evaluate({ kind: "Pod" }, a)), ["p1", "p2"]);
+    assert.deepEqual(result(evaluate({ kind: "Pod" }, a)), ["p1", "p2"]);
+    assert.deepEqual(result(evaluate({ kind: "Pod" }, b)), ["p3"], "another data document: computed again");
+    assert.deepEqual(result(evaluate({ kind: "Service" }, b)), [], "another argument");
+});
+
+test("a team template whose plan the compiler refuses runs on its Wasm module, judging as opa eval", { skip }, () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "plan-fallback-"));
+    try {
+        mkdirSync(path.join(dir, "wasm"));
+        const file = path.join(dir, "k8stestwith.yaml");
+        writeFileSync(
+            file,
+            [
+                "apiVersion: templates.gatekeeper.sh/v1",
+                "kind: ConstraintTemplate",
+                "metadata:",
+                "  name: k8stestwith",
+                "spec:",
+                "  crd:",
+                "    spec:",
+                "      names:",
+                "        kind: K8sTestWith",
+                "  targets:",
+                "    - target: admission.k8s.gatekeeper.sh",
+                "      rego: |",
+                "        package k8stestwith",
+                "        name := input.review.object.metadata.name",
+                '        violation[{"msg": msg}] {',
+                '          n := name with input.review.object.metadata.name as "renamed"',
+                '          msg := sprintf("seen as %v, named %v", [n, name])',
+                "        }",
+                "",
+            ].join("\n"),
+        );
+        compileTemplate(file, "k8stestwith.yaml", opa);
+        const rule = loadWasmTemplate(file);
+        assert.equal(rule.engine, "wasm");
+        assert.match(rule.description, /its plan uses the statement WithStmt/);
+        const input = { review: { object: { metadata: { name: "web" } } }, parameters: {} };
+        const [expected] = opaVerdicts(opa, rule, [input], { inventory: {} });
+        assert.deepEqual(wasmVerdict(rule, input, { inventory: {} }), expected);
+        assert.deepEqual(expected, { violations: [JSON.stringify({ details: {}, msg: "seen as renamed, named web" })] });
+    } finally {
+        rmSync(dir, { recursive: true, force: true });
+    }
+});
