@@ -303,11 +303,11 @@ function planFactory(plan: Plan, entrypoint: number): Factory {
         const label = `p${labels++}`;
         main += `${label}:{${block(b, [{ label, loop: false }], null)}}`;
     });
-    code += `return function evaluate(l0,l1){if(l1!==D){D=l1;X=new Array(${funcs.length});}M=new Array(${funcs.length});const rs=[];${main}return V.resultSet(rs);};`;
+    code += `return function evaluate(l0,l1){if(l1!==D){D=l1;X=new Array(${funcs.length});}M.fill(undefined);const rs=[];${main}return V.resultSet(rs);};`;
     const builtins = builtinNames.map((n) => PLAN_BUILTINS.get(n)!);
     // M: rules' values in this evaluation; X: input-free functions' values for the data document D.
     if (process.env.OPS_PLAN_DUMP) require("node:fs").appendFileSync(process.env.OPS_PLAN_DUMP, `// ${plan.plans.plans[entrypoint]?.name}\n${code}\n`);
-    const factory = new Function("V", "failed", "conflict", "merge", "NONE", ...builtins.map((_, i) => `B${i}`), `let M,X,D={};\n${code}`);
+    const factory = new Function("V", "failed", "conflict", "merge", "NONE", ...builtins.map((_, i) => `B${i}`), `let M=new Array(${funcs.length}),X,D={};\n${code}`);
     return () => factory(RUNTIME, failed, conflict, merge, NONE, ...builtins) as PlanEvaluator;
 }
 

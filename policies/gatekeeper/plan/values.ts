@@ -56,6 +56,7 @@ function isPrimitive(v: unknown): v is Primitive {
 }
 
 const SMALL = 3;
+const NO_ITEMS: unknown[] = [];
 const itself = (x: unknown) => x;
 const entryKey = (e: [unknown, unknown]) => e[0];
 
@@ -101,8 +102,8 @@ class Composites<T> {
 
 /** A set of Rego values. */
 export class RegoSet {
-    /** The members in the order they were added. */
-    private readonly items: unknown[] = [];
+    /** The members in the order they were added (most sets a policy makes stay empty). */
+    private items: unknown[] = NO_ITEMS;
     private primitives: Set<Primitive> | undefined;
     private composites: Composites<unknown> | undefined;
     private sorted: unknown[] | undefined;
@@ -134,7 +135,8 @@ export class RegoSet {
             if (this.composites.find(v) !== undefined) return;
             this.composites.push(v);
         }
-        this.items.push(v);
+        if (this.items === NO_ITEMS) this.items = [v];
+        else this.items.push(v);
         this.sorted = undefined;
     }
 
@@ -490,6 +492,11 @@ export class Memo {
 
 /** A result set as JSON: its members in the order they were found (the order of violations means nothing), their values as toJSON gives them. */
 export function resultsJSON(set: readonly unknown[]): { result: unknown }[] {
+    // The common case: one result, an empty set (no violation).
+    if (set.length === 1) {
+        const result = objectGet(set[0], "result");
+        if (result instanceof RegoSet && result.size === 0) return [{ result: [] }];
+    }
     return set.map((r) => {
         const result = objectGet(r, "result");
         return { result: result instanceof RegoSet ? result.values().map(toJSON) : toJSON(result) };
