@@ -590,7 +590,7 @@ export function main(argv: string[], log = (l: string) => console.log(l)): numbe
                 const c = runCustomSeed(opts, custom, library, seed);
                 for (const d of c.differ.slice(0, opts.show)) log(formatDifference(d).replace(/^DIFF/, "CUSTOM DIFF"));
                 const cByKind = [...classes(c.differ)].map(([k, n]) => `${k} ${n}`).join(", ");
-                log(`custom: seed ${seed}: ${c.objectMutants} object and ${c.constraintMutants} parameter mutants of ${custom.templates.size} test templates: gator and the pack (CEL or Wasm) ${c.agree} agree, ${c.differ.length} differ${cByKind ? ` (${cByKind})` : ""}; gator ${c.gatorRuns} runs`);
+                log(`custom: seed ${seed}: ${c.objectMutants} object and ${c.constraintMutants} parameter mutants of ${custom.templates.size} test templates: gator and the pack (CEL, or Rego compiled: plan or Wasm) ${c.agree} agree, ${c.differ.length} differ${cByKind ? ` (${cByKind})` : ""}; gator ${c.gatorRuns} runs`);
                 total = { ...total, customAgree: total.customAgree + c.agree, customDiffer: total.customDiffer + c.differ.length };
             }
         }

@@ -375,9 +375,12 @@ const MAKES = new Set(["MakeArrayStmt", "MakeObjectStmt", "MakeSetStmt"]);
 
 type Stmt = Block["stmts"][number];
 
-/** The locals a statement reads itself (not in its nested blocks). */
+/** The locals a statement reads itself (not in its nested blocks); made once per statement. */
 function ownReads(st: Stmt): Set<number> {
-    const out = new Set<number>();
+    let out = readsOf.get(st.stmt);
+    if (out !== undefined) return out;
+    out = new Set<number>();
+    readsOf.set(st.stmt, out);
     for (const field of READ_FIELDS[st.type] ?? []) for (const l of [st.stmt[field]].flat()) if (typeof l === "number") out.add(l);
     const operands = (x: unknown): void => {
         if (Array.isArray(x)) x.forEach(operands);
@@ -390,6 +393,7 @@ function ownReads(st: Stmt): Set<number> {
     for (const [k, v] of Object.entries(st.stmt)) if (k !== "block" && k !== "blocks") operands(v);
     return out;
 }
+const readsOf = new WeakMap<object, Set<number>>();
 
 const ownWrites = (st: Stmt): number[] => (WRITE_FIELDS[st.type] ?? []).map((f) => st.stmt[f]).filter((l): l is number => typeof l === "number");
 
