@@ -265,6 +265,7 @@ function planFactory(plan: Plan, entrypoint: number): Factory {
     for (const f of funcs) orderFreeScans(f.blocks, anyOrder);
     for (const p of plan.plans.plans) orderFreeScans(p.blocks, anyOrder);
     const readsInput = inputReaders(funcs, funcIndex);
+    const readsData = inputReaders(funcs, funcIndex, 1);
     const loops = loopingFunctions(funcs, funcIndex);
     let code = "";
     funcs.forEach((f, idx) => {
@@ -276,6 +277,8 @@ function planFactory(plan: Plan, entrypoint: number): Factory {
         // Only functions that loop are worth the look-up (a function of a few statements costs less).
         const acrossEvaluations = !readsInput[idx] && (f.params.length === 2 || loops[idx]);
         const memo = f.params.length === 2 || acrossEvaluations;
+        // Reading neither input nor data, it depends on its arguments only: kept for the process (Y).
+        const cache = readsData[idx] ? "X" : "Y";
         const ret = `l${f.return}`;
         let body = ls.length > 0 ? `let ${ls.map((l) => `l${l}`).join(",")};` : "";
         f.blocks.forEach((b) => {
@@ -287,12 +290,12 @@ function planFactory(plan: Plan, entrypoint: number): Factory {
         const all = params.join(",");
         if (!memo) code += `function f${idx}(${all}){${body}}\n`;
         else if (f.params.length === 2) {
-            const store = acrossEvaluations ? "X" : "M";
+            const store = acrossEvaluations ? cache : "M";
             code += `function f${idx}(${all}){const m=${store}[${idx}];if(m!==undefined)return m===NONE?undefined:m;const r=g${idx}(${all});${store}[${idx}]=r===undefined?NONE:r;return r;}\n`;
         } else {
             const args = params.slice(2).join(",");
             const [get, set] = f.params.length === 3 ? ["get1", "set1"] : ["get", "set"];
-            code += `function f${idx}(${all}){const c=X[${idx}]??=new V.Memo();const m=c.${get}(${args});if(m!==undefined)return m===NONE?undefined:m;const r=g${idx}(${all});c.${set}(r===undefined?NONE:r,${args});return r;}\n`;
+            code += `function f${idx}(${all}){const c=${cache}[${idx}]??=new V.Memo();const m=c.${get}(${args});if(m!==undefined)return m===NONE?undefined:m;const r=g${idx}(${all});c.${set}(r===undefined?NONE:r,${args});return r;}\n`;
         }
     });
     const p = plan.plans.plans[entrypoint];
@@ -305,9 +308,9 @@ function planFactory(plan: Plan, entrypoint: number): Factory {
     });
     code += `return function evaluate(l0,l1){if(l1!==D){D=l1;X=new Array(${funcs.length});}M.fill(undefined);const rs=[];${main}return V.resultSet(rs);};`;
     const builtins = builtinNames.map((n) => PLAN_BUILTINS.get(n)!);
-    // M: rules' values in this evaluation; X: input-free functions' values for the data document D.
+    // M: rules' values in this evaluation; X: input-free functions' values for the data document D; Y: values of functions of their arguments only.
     if (process.env.OPS_PLAN_DUMP) require("node:fs").appendFileSync(process.env.OPS_PLAN_DUMP, `// ${plan.plans.plans[entrypoint]?.name}\n${code}\n`);
-    const factory = new Function("V", "failed", "conflict", "merge", "NONE", ...builtins.map((_, i) => `B${i}`), `let M=new Array(${funcs.length}),X,D={};\n${code}`);
+    const factory = new Function("V", "failed", "conflict", "merge", "NONE", ...builtins.map((_, i) => `B${i}`), `let M=new Array(${funcs.length}),X,D={},Y=new Array(${funcs.length});\n${code}`);
     return () => factory(RUNTIME, failed, conflict, merge, NONE, ...builtins) as PlanEvaluator;
 }
 
@@ -471,10 +474,11 @@ function scanIsOrderFree(scan: Stmt, rest: { stmts: readonly Stmt[]; from: numbe
 const NOT_LOCALS = new Set(["index", "Index", "file", "row", "col", "capacity", "func", "path"]);
 
 /**
- * Whether each function reads the input (local 0) other than by handing it to the functions it
- * calls (every call passes input and data first), directly or through a function it calls.
+ * Whether each function reads the input (local 0; or, given 1, data) other than by handing it to
+ * the functions it calls (every call passes input and data first), directly or through a
+ * function it calls.
  */
-function inputReaders(funcs: readonly Func[], funcIndex: ReadonlyMap<string, number>): boolean[] {
+function inputReaders(funcs: readonly Func[], funcIndex: ReadonlyMap<string, number>, local: 0 | 1 = 0): boolean[] {
     const direct: boolean[] = [];
     const calls: Set<number>[] = [];
     funcs.forEach((f, i) => {
@@ -486,19 +490,20 @@ function inputReaders(funcs: readonly Func[], funcIndex: ReadonlyMap<string, num
             if (Array.isArray(x)) x.forEach((y) => usesInput(y, field));
             else if (x && typeof x === "object") {
                 const o = x as Record<string, unknown>;
-                if (o.type === "local" && o.value === 0) reads = true;
+                if (o.type === "local" && o.value === local) reads = true;
                 else if (typeof o.type === "string" && o.stmt && typeof o.stmt === "object") {
                     const stmt = o.stmt as Record<string, unknown>;
                     const callee = o.type === "CallStmt" ? funcIndex.get(stmt.func as string) : undefined;
                     if (callee !== undefined) {
                         calls[i].add(callee);
-                        const args = stmt.args as Operand[];
-                        if (!(args[0]?.type === "local" && args[0].value === 0)) usesInput(args[0]);
-                        args.slice(1).forEach((a) => usesInput(a));
+                        // Every call hands on input and data as its first two arguments: that is not a read.
+                        (stmt.args as Operand[]).forEach((a, n) => {
+                            if (!(n === local && a.type === "local" && a.value === local)) usesInput(a);
+                        });
                     } else {
                         for (const [k, v] of Object.entries(stmt)) {
                             if (NOT_LOCALS.has(k) || ((o.type === "MakeNumberIntStmt" || o.type === "AssignIntStmt") && k === "value")) continue;
-                            if (v === 0) reads = true;
+                            if (v === local) reads = true;
                             else usesInput(v, k);
                         }
                     }

@@ -486,7 +486,11 @@ export class Memo {
 
     private put(k: unknown, v: unknown): void {
         if (typeof k === "object" && k !== null) (this.byObject ??= new WeakMap()).set(k, v);
-        else this.byValue.set(k, v);
+        else {
+            // Kept for a whole process: bounded.
+            if (this.byValue.size >= 10_000) this.byValue.clear();
+            this.byValue.set(k, v);
+        }
     }
 }
 
