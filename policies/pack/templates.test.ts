@@ -20,6 +20,7 @@ function teamFolder(names: string[]): string {
         copyFileSync(from, to);
         copyFileSync(modulePaths(from).wasm, modulePaths(to).wasm);
         copyFileSync(modulePaths(from).manifest, modulePaths(to).manifest);
+        copyFileSync(modulePaths(from).plan, modulePaths(to).plan);
     }
     return dir;
 }

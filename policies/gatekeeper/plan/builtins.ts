@@ -243,7 +243,8 @@ function arith(a: unknown, b: unknown, op: (x: number, y: number) => number): nu
 
 /** A value in the form the Wasm host's built-ins take (numbers as their text, objects as entries). */
 function toHost(v: unknown): RegoValue {
-    if (v === null || typeof v === "boolean" || typeof v === "string") return v;
+    if (v === null) return null;
+    if (typeof v === "boolean" || typeof v === "string") return v;
     if (typeof v === "number") return new RegoNumber(String(v));
     if (Array.isArray(v)) return v.map(toHost);
     if (v instanceof RegoSet) return new Set(v.sortedValues().map(toHost));
