@@ -104,18 +104,26 @@ class Composites<T> {
 export class RegoSet {
     /** The members in the order they were added (most sets a policy makes stay empty). */
     private items: unknown[] = NO_ITEMS;
+    /**
+     * Composite values added but not yet told apart from the members: a set is often only
+     * scanned by scans whose order cannot be seen, where a value seen twice changes nothing, and
+     * many such sets are never asked their size or members (the library's general_violation
+     * sets of every spec field's elements); they are compared (hashed) only when asked.
+     */
+    private pending: unknown[] = NO_ITEMS;
     private primitives: Set<Primitive> | undefined;
     private composites: Composites<unknown> | undefined;
     private sorted: unknown[] | undefined;
+    private hashed: number | undefined;
 
     get size(): number {
+        this.settle();
         return this.items.length;
     }
 
-    private hashed: number | undefined;
-
     /** The members' hashes summed (any order). */
     hash(): number {
+        this.settle();
         if (this.hashed === undefined) {
             let h = 0x1b873593;
             for (const x of this.items) h = (h + Math.imul(hashOf(x), 0x01000193)) | 0;
@@ -126,32 +134,58 @@ export class RegoSet {
 
     add(v: unknown): void {
         this.hashed = undefined;
+        this.sorted = undefined;
         if (isPrimitive(v)) {
             this.primitives ??= new Set();
             if (this.primitives.has(v)) return;
             this.primitives.add(v);
-        } else {
-            this.composites ??= new Composites(itself);
-            if (this.composites.find(v) !== undefined) return;
+            if (this.items === NO_ITEMS) this.items = [v];
+            else this.items.push(v);
+        } else if (this.pending === NO_ITEMS) this.pending = [v];
+        else this.pending.push(v);
+    }
+
+    /** Tells the pending composites apart from the members. */
+    private settle(): void {
+        if (this.pending === NO_ITEMS) return;
+        const pending = this.pending;
+        this.pending = NO_ITEMS;
+        this.composites ??= new Composites(itself);
+        for (const v of pending) {
+            if (this.composites.find(v) !== undefined) continue;
             this.composites.push(v);
+            if (this.items === NO_ITEMS) this.items = [v];
+            else this.items.push(v);
         }
-        if (this.items === NO_ITEMS) this.items = [v];
-        else this.items.push(v);
-        this.sorted = undefined;
     }
 
     has(v: unknown): boolean {
         if (isPrimitive(v)) return this.primitives?.has(v) ?? false;
+        this.settle();
         return this.composites?.find(v) !== undefined;
     }
 
     /** The members in the order they were added (not to be changed). */
     values(): readonly unknown[] {
+        this.settle();
         return this.items;
+    }
+
+    /**
+     * The members and the values added since the set was last asked, some maybe twice: for a
+     * scan whose order cannot be seen (./compile.ts orderFreeScans), where an element seen
+     * twice changes nothing (its body only adds to sets, assigns or inserts once, and makes its
+     * own arrays and objects).
+     */
+    valuesSeenOnceOrMore(): readonly unknown[] {
+        if (this.pending === NO_ITEMS) return this.items;
+        if (this.items === NO_ITEMS) return this.pending;
+        return [...this.items, ...this.pending];
     }
 
     /** The members in OPA's order (cached until the set changes). */
     sortedValues(): unknown[] {
+        this.settle();
         if (this.sorted === undefined) this.sorted = this.items.length > 1 ? [...this.items].sort(compare) : [...this.items];
         return this.sorted;
     }
@@ -288,6 +322,13 @@ export function dot(src: unknown, key: unknown): unknown {
     return typeof key === "string" && hasOwn.call(src, key) ? (src as Record<string, unknown>)[key] : undefined;
 }
 
+/** The value under a key a scan visits (a set's member is its own value; the key is known to be there). */
+export function member(src: unknown, key: unknown): unknown {
+    if (src instanceof RegoSet) return key;
+    if (src instanceof RegoObject) return src.get(key);
+    return (src as Record<string, unknown>)[key as string];
+}
+
 /** The keys a ScanStmt visits: null for an array (its indexes), an object's keys, a set's members; none for a scalar. */
 export function scanKeys(src: unknown): unknown[] | null {
     if (typeof src !== "object" || src === null) return EMPTY;
@@ -301,7 +342,7 @@ const EMPTY: unknown[] = [];
 export function scanKeysAnyOrder(src: unknown): readonly unknown[] | null {
     if (typeof src !== "object" || src === null) return EMPTY;
     if (Array.isArray(src)) return null;
-    if (src instanceof RegoSet) return src.values();
+    if (src instanceof RegoSet) return src.valuesSeenOnceOrMore();
     if (src instanceof RegoObject) return src.sortedKeys();
     return definedKeys(src);
 }
