@@ -103,6 +103,15 @@ function planFactory(plan: Plan, entrypoint: number): Factory {
     const isLiteral = (o: Operand) => o.type !== "local";
     const where = (s: Record<string, any>) => JSON.stringify(`${files[s.file] ?? "?"}:${s.row}:${s.col}`);
 
+    /** The locals the function being compiled adds to (arrays, objects, sets). */
+    let mutated = new Set<number>();
+    const mutatedIn = (blocks: readonly Block[]) =>
+        new Set(
+            [...allStatements(blocks)].flatMap((st) =>
+                st.type === "ArrayAppendStmt" ? [st.stmt.array] : st.type === "ObjectInsertStmt" || st.type === "ObjectInsertOnceStmt" ? [st.stmt.object] : st.type === "SetAddStmt" ? [st.stmt.set] : [],
+            ) as number[],
+        );
+
     function block(b: Block, frames: Frame[], ret: string | null): string {
         const jump = (index: number): string => {
             const f = frames[frames.length - 1 - index];
@@ -181,8 +190,9 @@ function planFactory(plan: Plan, entrypoint: number): Factory {
                 case "LenStmt":
                     out += `l${s.target}=V.length(${operand(s.source)});`;
                     break;
+                // A collection the function never adds to is the shared empty one (object.get's default {}, an empty set).
                 case "MakeArrayStmt":
-                    out += `l${s.target}=[];`;
+                    out += mutated.has(s.target) ? `l${s.target}=[];` : `l${s.target}=V.EMPTY_ARRAY;`;
                     break;
                 case "MakeNullStmt":
                     out += `l${s.target}=null;`;
@@ -194,10 +204,10 @@ function planFactory(plan: Plan, entrypoint: number): Factory {
                     break;
                 }
                 case "MakeObjectStmt":
-                    out += `l${s.target}=new V.RegoObject();`;
+                    out += mutated.has(s.target) ? `l${s.target}=new V.RegoObject();` : `l${s.target}=V.EMPTY_OBJECT;`;
                     break;
                 case "MakeSetStmt":
-                    out += `l${s.target}=new V.RegoSet();`;
+                    out += mutated.has(s.target) ? `l${s.target}=new V.RegoSet();` : `l${s.target}=V.EMPTY_SET;`;
                     break;
                 case "NopStmt":
                     break;
@@ -280,6 +290,7 @@ function planFactory(plan: Plan, entrypoint: number): Factory {
         // Reading neither input nor data, it depends on its arguments only: kept for the process (Y).
         const cache = readsData[idx] ? "X" : "Y";
         const ret = `l${f.return}`;
+        mutated = mutatedIn(f.blocks);
         let body = ls.length > 0 ? `let ${ls.map((l) => `l${l}`).join(",")};` : "";
         f.blocks.forEach((b) => {
             const label = `f${labels++}`;
@@ -302,6 +313,7 @@ function planFactory(plan: Plan, entrypoint: number): Factory {
     if (!p) throw new UnsupportedPlan(`has no entrypoint #${entrypoint}`);
     const ls = [...locals(p.blocks, new Set())].filter((l) => l !== 0 && l !== 1);
     let main = ls.length > 0 ? `let ${ls.map((l) => `l${l}`).join(",")};` : "";
+    mutated = mutatedIn(p.blocks);
     p.blocks.forEach((b) => {
         const label = `p${labels++}`;
         main += `${label}:{${block(b, [{ label, loop: false }], null)}}`;

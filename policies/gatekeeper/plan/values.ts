@@ -473,14 +473,25 @@ function objectSize(o: object): number {
 }
 
 /**
- * A plain object's keys (those holding a value) in any order: a fresh list each time (short-lived
- * garbage costs less than a table of lists kept per object, which every collection walks).
+ * A plain object's keys (those holding a value) in any order: a fresh list for a small object
+ * (short-lived garbage costs less than a table of lists kept for every object, which every
+ * collection walks), kept for a large one. The input and data are never changed.
  */
 function definedKeys(o: object): string[] {
-    const keys = Object.keys(o);
-    for (let i = 0; i < keys.length; i++) if ((o as Record<string, unknown>)[keys[i]] === undefined) return keys.filter((k) => (o as Record<string, unknown>)[k] !== undefined);
+    const cached = largeObjectKeys.get(o);
+    if (cached !== undefined) return cached;
+    let keys = Object.keys(o);
+    for (let i = 0; i < keys.length; i++) {
+        if ((o as Record<string, unknown>)[keys[i]] === undefined) {
+            keys = keys.filter((k) => (o as Record<string, unknown>)[k] !== undefined);
+            break;
+        }
+    }
+    // A large object (data.inventory's maps of objects by name) is scanned once per review: its keys are kept.
+    if (keys.length >= 16) largeObjectKeys.set(o, keys);
     return keys;
 }
+const largeObjectKeys = new WeakMap<object, string[]>();
 
 /** A value as JSON: sets as arrays in OPA's order, built objects as plain objects (keys as their text). */
 export function toJSON(v: unknown): unknown {
@@ -555,3 +566,8 @@ export function resultSet(added: unknown[]): unknown[] {
     for (const v of added) set.add(v);
     return set.sortedValues();
 }
+
+/** The empty collections a policy makes and never adds to, shared (./compile.ts). */
+export const EMPTY_ARRAY: readonly unknown[] = Object.freeze([]);
+export const EMPTY_OBJECT = new RegoObject();
+export const EMPTY_SET = new RegoSet();
