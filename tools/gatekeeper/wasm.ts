@@ -1,13 +1,15 @@
 /**
- * Compiles each ConstraintTemplate of the template folders to a Wasm module the pack evaluates
- * at preview (policies/gatekeeper/wasm):
+ * Compiles each ConstraintTemplate of the template folders to the plan and the Wasm module the
+ * pack evaluates at preview (policies/gatekeeper/plan, policies/gatekeeper/wasm):
  *
  *   npm run gatekeeper:wasm [-- --check] [--opa BIN]
  *
- * For every <dir>/<name>.yaml it writes <dir>/wasm/<name>.wasm (opa build -t wasm, entrypoint
- * hooks/violation, behind Gatekeeper's hook; --v0-compatible unless the template says version: v1)
- * and <dir>/wasm/<name>.wasm.json (the template's digest, the module's sha256, the built-ins it
- * needs), both committed. An up-to-date module is left as it is (no opa needed). opa is the
+ * For every <dir>/<name>.yaml it writes <dir>/wasm/<name>.plan.json (opa build -t plan: what the
+ * pack compiles to JavaScript and runs), <dir>/wasm/<name>.wasm (opa build -t wasm: the fallback
+ * for a plan the pack's compiler cannot take; both with entrypoint hooks/violation, behind
+ * Gatekeeper's hook; --v0-compatible unless the template says version: v1) and
+ * <dir>/wasm/<name>.wasm.json (the template's digest, both files' sha256, the built-ins the module
+ * needs), all committed. An up-to-date module is left as it is (no opa needed). opa is the
  * version Gatekeeper vendors, built from the Go module proxy by `npm run gatekeeper:build -- opa`.
  * --check: compile nothing, exit 1 naming each missing or stale module.
  */
@@ -18,6 +20,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { HOST_BUILTINS, type HostBuiltin } from "../../policies/gatekeeper/wasm/builtins";
 import { missingBuiltins, WasmPolicy } from "../../policies/gatekeeper/wasm/host";
+import { compilePlan, UnsupportedPlan, type Plan } from "../../policies/gatekeeper/plan/compile";
 import { opaBinary } from "../../policies/gatekeeper/wasm/opa";
 import { modulePaths, OPA_VERSION } from "../../policies/gatekeeper/wasm/rule";
 import { ENTRYPOINT, modulesOf, parseTemplate, templateDigest, type ModuleManifest } from "../../policies/gatekeeper/wasm/template";
@@ -108,6 +111,17 @@ export function compileTemplate(file: string, rel: string, opa: string): ModuleM
     }
 }
 
+/** Why the plan compiler refuses a plan (a statement or built-in it lacks), or undefined. */
+function planRefusal(planFile: string): string | undefined {
+    try {
+        compilePlan(JSON.parse(readFileSync(planFile, "utf8")) as Plan);
+        return undefined;
+    } catch (err) {
+        if (err instanceof UnsupportedPlan) return err.message;
+        throw err;
+    }
+}
+
 function templateFiles(): { file: string; rel: string }[] {
     return TEMPLATE_DIRS.flatMap((dir) => {
         const abs = path.join(REPO, dir);
@@ -140,6 +154,10 @@ function main(argv: string[]): number {
         const missing = missingBuiltins(m.builtins, HOST_BUILTINS);
         console.log(`${f.rel}: compiled (${m.kind}, was ${f.status})`);
         if (missing.length > 0) console.log(`${f.rel}: warning: calls ${missing.join(", ")}, which the pack's Wasm host does not provide: the pack will refuse this template`);
+        else {
+            const why = planRefusal(modulePaths(f.file).plan);
+            if (why) console.log(`${f.rel}: note: its plan ${why}: the pack runs its Wasm module instead (slower)`);
+        }
         if (parseTemplate(readFileSync(f.file, "utf8"), f.rel).hasCel) {
             console.log(`${f.rel}: note: the template also carries CEL code (K8sNativeValidation): Gatekeeper and the pack judge it by its CEL, not by this module`);
         }
