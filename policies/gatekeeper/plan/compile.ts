@@ -256,18 +256,12 @@ function planFactory(plan: Plan, entrypoint: number): Factory {
         return out;
     }
 
-    const locals = (b: Block[] | Block, into: Set<number>): Set<number> => {
-        const walk = (x: unknown): void => {
-            if (Array.isArray(x)) x.forEach(walk);
-            else if (x && typeof x === "object") {
-                for (const [k, v] of Object.entries(x)) {
-                    if (["target", "result", "key", "value", "source", "array", "object", "set", "a", "b"].includes(k) && typeof v === "number") into.add(v);
-                    else if (k === "type" && v === "local") into.add((x as Operand).value as number);
-                    else walk(v);
-                }
-            }
-        };
-        walk(b);
+    /** Every local the blocks read or set, added to `into`. */
+    const locals = (blocks: readonly Block[], into: Set<number>): Set<number> => {
+        for (const st of allStatements(blocks)) {
+            for (const l of ownReads(st)) into.add(l);
+            for (const l of ownWrites(st)) into.add(l);
+        }
         return into;
     };
 
@@ -322,7 +316,7 @@ function planFactory(plan: Plan, entrypoint: number): Factory {
     const builtins = builtinNames.map((n) => PLAN_BUILTINS.get(n)!);
     // M: rules' values in this evaluation; X: input-free functions' values for the data document D; Y: values of functions of their arguments only.
     if (process.env.OPS_PLAN_DUMP) require("node:fs").appendFileSync(process.env.OPS_PLAN_DUMP, `// ${plan.plans.plans[entrypoint]?.name}\n${code}\n`);
-    const factory = new Function("V", "failed", "conflict", "merge", "NONE", ...builtins.map((_, i) => `B${i}`), `let M=new Array(${funcs.length}),X,D={},Y=new Array(${funcs.length});\n${code}`);
+    const factory = new Function("V", "failed", "conflict", "merge", "NONE", ...builtins.map((_, i) => `B${i}`), `"use strict";let M=new Array(${funcs.length}),X,D={},Y=new Array(${funcs.length});\n${code}`);
     return () => factory(RUNTIME, failed, conflict, merge, NONE, ...builtins) as PlanEvaluator;
 }
 
@@ -344,9 +338,13 @@ const CHEAP_BUILTINS = new Set([
 
 /** Whether each function scans a collection or calls a costly built-in itself: what is worth remembering. */
 function loopingFunctions(funcs: readonly Func[], funcIndex: ReadonlyMap<string, number>): boolean[] {
-    const text = funcs.map((f) => JSON.stringify(f.blocks));
-    const called = text.map((t) => [...t.matchAll(/"func":"([^"]+)"/g)].map((m) => m[1]));
-    const loops = text.map((t, i) => t.includes('"ScanStmt"') || called[i].some((name) => !funcIndex.has(name) && !CHEAP_BUILTINS.has(name)));
+    const loops = funcs.map((f) => {
+        for (const st of allStatements(f.blocks)) {
+            if (st.type === "ScanStmt") return true;
+            if (st.type === "CallStmt" && !funcIndex.has(st.stmt.func) && !CHEAP_BUILTINS.has(st.stmt.func)) return true;
+        }
+        return false;
+    });
     // Not passed on to the callers: a caller of a remembered function is often called with
     // arguments that never repeat (each pair of objects), where remembering costs more.
     return loops;
@@ -414,17 +412,38 @@ const ownWrites = (st: Stmt): number[] => (WRITE_FIELDS[st.type] ?? []).map((f) 
 
 const nestedBlocks = (st: Stmt): Block[] => (st.type === "BlockStmt" ? st.stmt.blocks : st.type === "NotStmt" || st.type === "WithStmt" || st.type === "ScanStmt" ? [st.stmt.block] : []);
 
-/** Whether a statement list may read `local` before writing it (nested blocks may be skipped, so their writes count only inside them). */
-function readsBeforeWrite(stmts: readonly Stmt[], local: number, written = false): boolean {
-    for (const st of stmts) {
-        if (!written && ownReads(st).has(local)) return true;
-        // A scan sets its key and value before its body runs.
-        const inner = written || (st.type === "ScanStmt" && (st.stmt.key === local || st.stmt.value === local));
-        if (nestedBlocks(st).some((b) => readsBeforeWrite(b.stmts, local, inner))) return true;
-        if (st.type !== "ScanStmt" && ownWrites(st).includes(local)) written = true;
+/**
+ * The locals a statement list (from index `from`) may read before writing them: live on entry.
+ * Nested blocks may be skipped, so their writes count only inside them; a scan sets its key and
+ * value before its body runs. Computed once per list and start (the scans of one block share
+ * the lists after them).
+ */
+function liveOnEntry(stmts: readonly Stmt[], from = 0, written: ReadonlySet<number> = NONE_WRITTEN): ReadonlySet<number> {
+    const cacheable = written === NONE_WRITTEN;
+    if (cacheable) {
+        const hit = liveCache.get(stmts)?.get(from);
+        if (hit !== undefined) return hit;
     }
-    return false;
+    const out = new Set<number>();
+    const w = new Set(written);
+    for (let i = from; i < stmts.length; i++) {
+        const st = stmts[i];
+        for (const r of ownReads(st)) if (!w.has(r)) out.add(r);
+        for (const b of nestedBlocks(st)) {
+            const inner = st.type === "ScanStmt" ? new Set([...w, st.stmt.key, st.stmt.value]) : w;
+            for (const r of liveOnEntry(b.stmts, 0, inner)) out.add(r);
+        }
+        if (st.type !== "ScanStmt") for (const l of ownWrites(st)) w.add(l);
+    }
+    if (cacheable) {
+        let byStart = liveCache.get(stmts);
+        if (byStart === undefined) liveCache.set(stmts, (byStart = new Map()));
+        byStart.set(from, out);
+    }
+    return out;
 }
+const NONE_WRITTEN: ReadonlySet<number> = new Set();
+const liveCache = new WeakMap<readonly Stmt[], Map<number, ReadonlySet<number>>>();
 
 /** Every statement of a block list, nested ones included. */
 function* allStatements(blocks: readonly Block[]): Generator<Stmt> {
@@ -464,7 +483,8 @@ function scanIsOrderFree(scan: Stmt, rest: { stmts: readonly Stmt[]; from: numbe
     const body = [...allStatements([scan.stmt.block])];
     const made = new Set(body.filter((st) => MAKES.has(st.type)).map((st) => st.stmt.target as number));
     // Read after the scan (before being set again), or by an enclosing scan's body on its next turn.
-    const live = (local: number) => rest.some(({ stmts, from }) => readsBeforeWrite(stmts.slice(from), local)) || loops.some((l) => readsBeforeWrite(l.stmt.block.stmts, local));
+    const liveSets = [...rest.map(({ stmts, from }) => liveOnEntry(stmts, from)), ...loops.map((l) => liveOnEntry(l.stmt.block.stmts))];
+    const live = (local: number) => liveSets.some((set) => set.has(local));
     // Breaks: how many frames deep each statement of the body is (a scan counts two).
     const breaksOut = (stmts: readonly Stmt[], depth: number): boolean =>
         stmts.some(
@@ -482,9 +502,6 @@ function scanIsOrderFree(scan: Stmt, rest: { stmts: readonly Stmt[]; from: numbe
     return !ownWrites(scan).some(live);
 }
 
-/** Fields of a statement that are not locals (constants and locations). */
-const NOT_LOCALS = new Set(["index", "Index", "file", "row", "col", "capacity", "func", "path"]);
-
 /**
  * Whether each function reads the input (local 0; or, given 1, data) other than by handing it to
  * the functions it calls (every call passes input and data first), directly or through a
@@ -497,32 +514,17 @@ function inputReaders(funcs: readonly Func[], funcIndex: ReadonlyMap<string, num
         calls.push(new Set());
         // Input and data are locals 0 and 1 of every function the planner makes; another layout is taken as reading them.
         let reads = f.params[0] !== 0 || f.params[1] !== 1;
-        const usesInput = (x: unknown, field?: string): void => {
-            if (reads) return;
-            if (Array.isArray(x)) x.forEach((y) => usesInput(y, field));
-            else if (x && typeof x === "object") {
-                const o = x as Record<string, unknown>;
-                if (o.type === "local" && o.value === local) reads = true;
-                else if (typeof o.type === "string" && o.stmt && typeof o.stmt === "object") {
-                    const stmt = o.stmt as Record<string, unknown>;
-                    const callee = o.type === "CallStmt" ? funcIndex.get(stmt.func as string) : undefined;
-                    if (callee !== undefined) {
-                        calls[i].add(callee);
-                        // Every call hands on input and data as its first two arguments: that is not a read.
-                        (stmt.args as Operand[]).forEach((a, n) => {
-                            if (!(n === local && a.type === "local" && a.value === local)) usesInput(a);
-                        });
-                    } else {
-                        for (const [k, v] of Object.entries(stmt)) {
-                            if (NOT_LOCALS.has(k) || ((o.type === "MakeNumberIntStmt" || o.type === "AssignIntStmt") && k === "value")) continue;
-                            if (v === local) reads = true;
-                            else usesInput(v, k);
-                        }
-                    }
-                } else for (const v of Object.values(o)) usesInput(v);
+        for (const st of allStatements(f.blocks)) {
+            if (reads) break;
+            const callee = st.type === "CallStmt" ? funcIndex.get(st.stmt.func) : undefined;
+            if (callee === undefined) {
+                reads = ownReads(st).has(local);
+                continue;
             }
-        };
-        usesInput(f.blocks);
+            calls[i].add(callee);
+            // Every call hands on input and data as its first two arguments: that is not a read.
+            reads = (st.stmt.args as Operand[]).some((a, n) => a.type === "local" && a.value === local && n !== local);
+        }
         direct.push(reads);
     });
     const reads = [...direct];
