@@ -27,6 +27,7 @@ import { PACK_DIR } from "../../policies/pack/paths";
 import { readLibrary } from "../gatekeeper/library";
 import { opaPath } from "../gatekeeper/wasm";
 import { syncOnlyOf, WASM_LIBRARY_DIR, wasmLibraryRegistry, type Engine } from "../gatekeeper/wasmLibrary";
+import { forgetCompiledPlans } from "../../policies/gatekeeper/plan/compile";
 import { loadWasmTemplate } from "../../policies/gatekeeper/wasm/rule";
 import { median, syntheticResources } from "./policyPack";
 
@@ -129,6 +130,8 @@ export async function benchWasmTemplates(opts: { library?: string; runs?: number
             // The Wasm modules take seconds per run over the synthetic resources: fewer runs there.
             const n = engine === "wasm" && label !== "prod stack" ? Math.max(1, Math.ceil(runs / 3)) : runs;
             const registry = compiledRegistry(engine);
+            // The first run compiles the plans, as the pack's process does on every pulumi preview (the cache step above compiled them already).
+            forgetCompiledPlans();
             for (let i = 0; i <= n; i++) {
                 const a = judge(constraintsText, syncOnly, () => templateRegistry, objects);
                 const b = judge(constraintsText, syncOnly, registry, objects);

@@ -62,6 +62,11 @@ export function missingPlanBuiltins(plan: Plan): string[] {
 type Factory = () => PlanEvaluator;
 const evaluators = new Map<string, PlanEvaluator>();
 
+/** Forgets every compiled plan (the next load compiles again, as a new process does): for measurements of a cold start. */
+export function forgetCompiledPlans(): void {
+    evaluators.clear();
+}
+
 /**
  * Compiles a plan given as its JSON text, once per process: the same text (or digest of it) gives the same
  * evaluator, whose code stays warm across loads (an evaluator keeps no state between
