@@ -249,7 +249,8 @@ function planFactory(plan: Plan, entrypoint: number): Factory {
                     out +=
                         `${outer}:{const src=l${s.source},ks=V.${anyOrder.has(s) ? "scanKeysAnyOrder" : "scanKeys"}(src),n=ks===null?src.length:ks.length;` +
                         `${loop}:for(let ${i}=0;${i}<n;${i}++){` +
-                        `if(ks===null){l${s.key}=${i};l${s.value}=src[${i}];}else{l${s.key}=ks[${i}];l${s.value}=V.member(src,ks[${i}]);}` +
+                        // An input object's key holding undefined is not there (JSON has none): skipped here, not listed apart.
+                        `if(ks===null){l${s.key}=${i};l${s.value}=src[${i}];}else{l${s.key}=ks[${i}];l${s.value}=V.member(src,ks[${i}]);if(l${s.value}===undefined)continue ${loop};}` +
                         block(s.block, [...frames, { label: outer, loop: false }, { label: loop, loop: true }], ret) +
                         `}}`;
                     break;

@@ -344,8 +344,15 @@ export function scanKeysAnyOrder(src: unknown): readonly unknown[] | null {
     if (Array.isArray(src)) return null;
     if (src instanceof RegoSet) return src.valuesSeenOnceOrMore();
     if (src instanceof RegoObject) return src.sortedKeys();
-    return definedKeys(src);
+    // Keys holding undefined included: the scan skips them (./compile.ts).
+    const cached = largeObjectScanKeys.get(src);
+    if (cached !== undefined) return cached;
+    const keys = Object.keys(src);
+    if (keys.length >= 16) largeObjectScanKeys.set(src, keys);
+    return keys;
 }
+/** The key lists of large objects scanned (data.inventory's maps), undefined-valued keys included. */
+const largeObjectScanKeys = new WeakMap<object, string[]>();
 
 /** The number of elements (LenStmt, count). */
 export function length(v: unknown): number {
