@@ -108,6 +108,27 @@ function planFactory(plan: Plan, entrypoint: number): Factory {
     const isLiteral = (o: Operand) => o.type !== "local";
     const where = (s: Record<string, any>) => JSON.stringify(`${files[s.file] ?? "?"}:${s.row}:${s.col}`);
 
+    /**
+     * The locals that hold a part of the data document (data.inventory's maps), followed in
+     * the order the code is written: a scan over one keeps its object's key list (such an object
+     * is scanned again for every review). Only a hint: a wrong guess costs time or memory, not
+     * correctness (a plain object is never changed).
+     */
+    let dataLocals = new Set<number>();
+    const followData = (st: Stmt) => {
+        const s = st.stmt;
+        const fromData = (o: Operand | number) => (typeof o === "number" ? dataLocals.has(o) : o?.type === "local" && dataLocals.has(o.value as number));
+        const mark = (l: number, yes: boolean) => (yes ? dataLocals.add(l) : dataLocals.delete(l));
+        if (st.type === "ScanStmt") {
+            // Judged before the statement's code is made: the scan reads its source first.
+            scanOverData = fromData(s.source);
+            mark(s.key, scanOverData);
+            mark(s.value, scanOverData);
+        } else if (st.type === "DotStmt" || st.type === "AssignVarStmt") mark(s.target, fromData(s.source));
+        else for (const l of ownWrites(st)) dataLocals.delete(l);
+    };
+    let scanOverData = false;
+
     /** The locals the function being compiled adds to (arrays, objects, sets). */
     let mutated = new Set<number>();
     const mutatedIn = (blocks: readonly Block[]) =>
@@ -128,7 +149,9 @@ function planFactory(plan: Plan, entrypoint: number): Factory {
         };
         const fail = () => jump(0);
         let out = "";
-        for (const { type, stmt: s } of b.stmts) {
+        for (const st of b.stmts) {
+            const { type, stmt: s } = st;
+            followData(st);
             switch (type) {
                 case "ArrayAppendStmt":
                     out += `l${s.array}.push(${operand(s.value)});`;
@@ -247,7 +270,7 @@ function planFactory(plan: Plan, entrypoint: number): Factory {
                     const loop = `s${labels++}`;
                     const i = `i${labels}`;
                     out +=
-                        `${outer}:{const src=l${s.source},ks=V.${anyOrder.has(s) ? "scanKeysAnyOrder" : "scanKeys"}(src),n=ks===null?src.length:ks.length;` +
+                        `${outer}:{const src=l${s.source},ks=V.${anyOrder.has(s) ? "scanKeysAnyOrder" : "scanKeys"}(src${scanOverData ? ",true" : ""}),n=ks===null?src.length:ks.length;` +
                         `${loop}:for(let ${i}=0;${i}<n;${i}++){` +
                         // An input object's key holding undefined is not there (JSON has none): skipped here, not listed apart.
                         `if(ks===null){l${s.key}=${i};l${s.value}=src[${i}];}else{l${s.key}=ks[${i}];l${s.value}=V.member(src,ks[${i}]);if(l${s.value}===undefined)continue ${loop};}` +
@@ -291,6 +314,7 @@ function planFactory(plan: Plan, entrypoint: number): Factory {
         const cache = readsData[idx] ? "X" : "Y";
         const ret = `l${f.return}`;
         mutated = mutatedIn(f.blocks);
+        dataLocals = new Set(f.params[1] === 1 ? [1] : []);
         let body = ls.length > 0 ? `let ${ls.map((l) => `l${l}`).join(",")};` : "";
         f.blocks.forEach((b) => {
             const label = `f${labels++}`;
@@ -314,6 +338,7 @@ function planFactory(plan: Plan, entrypoint: number): Factory {
     const ls = [...locals(p.blocks, new Set())].filter((l) => l !== 0 && l !== 1);
     let main = ls.length > 0 ? `let ${ls.map((l) => `l${l}`).join(",")};` : "";
     mutated = mutatedIn(p.blocks);
+    dataLocals = new Set([1]);
     p.blocks.forEach((b) => {
         const label = `p${labels++}`;
         main += `${label}:{${block(b, [{ label, loop: false }], null)}}`;

@@ -55,6 +55,21 @@ function isPrimitive(v: unknown): v is Primitive {
     return v === null || typeof v !== "object";
 }
 
+/** Sorts a list in place: by insertion while short (Array.prototype.sort allocates a work list each call), else by sort. */
+export function sortInPlace<T>(list: T[], cmp: (a: T, b: T) => number): T[] {
+    if (list.length > 16) return list.sort(cmp);
+    for (let i = 1; i < list.length; i++) {
+        const x = list[i];
+        let j = i - 1;
+        while (j >= 0 && cmp(list[j], x) > 0) {
+            list[j + 1] = list[j];
+            j--;
+        }
+        list[j + 1] = x;
+    }
+    return list;
+}
+
 const SMALL = 3;
 const NO_ITEMS: unknown[] = [];
 const itself = (x: unknown) => x;
@@ -186,7 +201,7 @@ export class RegoSet {
     /** The members in OPA's order (cached until the set changes). */
     sortedValues(): unknown[] {
         this.settle();
-        if (this.sorted === undefined) this.sorted = this.items.length > 1 ? [...this.items].sort(compare) : [...this.items];
+        if (this.sorted === undefined) this.sorted = sortInPlace([...this.items], compare);
         return this.sorted;
     }
 }
@@ -278,7 +293,7 @@ export class RegoObject {
             const all: unknown[] = this.stringKeys();
             if (this.others) all.push(...this.others.keys());
             if (this.composites) for (const [k] of this.composites.values()) all.push(k);
-            this.sorted = all.length > 1 ? all.sort(compare) : all;
+            this.sorted = sortInPlace(all, compare);
         }
         return this.sorted;
     }
@@ -293,7 +308,7 @@ export function isObject(v: unknown): boolean {
 export function objectKeys(o: unknown): unknown[] {
     if (o instanceof RegoObject) return o.sortedKeys();
     const keys = definedKeys(o as object);
-    return keys.length > 1 ? keys.sort(compareStrings) : keys;
+    return sortInPlace(keys, compareStrings);
 }
 
 export function objectGet(o: unknown, k: unknown): unknown {
@@ -330,25 +345,33 @@ export function member(src: unknown, key: unknown): unknown {
 }
 
 /** The keys a ScanStmt visits: null for an array (its indexes), an object's keys, a set's members; none for a scalar. */
-export function scanKeys(src: unknown): unknown[] | null {
+export function scanKeys(src: unknown, keep = false): unknown[] | null {
     if (typeof src !== "object" || src === null) return EMPTY;
     if (Array.isArray(src)) return null;
     if (src instanceof RegoSet) return src.sortedValues();
+    if (keep && !(src instanceof RegoObject)) {
+        let keys = sortedDataKeys.get(src);
+        if (keys === undefined) sortedDataKeys.set(src, (keys = objectKeys(src)));
+        return keys;
+    }
     return objectKeys(src);
 }
+/** Sorted key lists of the data document's objects (kept: scanned again for every review). */
+const sortedDataKeys = new WeakMap<object, unknown[]>();
 const EMPTY: unknown[] = [];
 
 /** The keys a scan whose order cannot be seen visits (./compile.ts orderFreeScans): as scanKeys, in any order. */
-export function scanKeysAnyOrder(src: unknown): readonly unknown[] | null {
+export function scanKeysAnyOrder(src: unknown, keep = false): readonly unknown[] | null {
     if (typeof src !== "object" || src === null) return EMPTY;
     if (Array.isArray(src)) return null;
     if (src instanceof RegoSet) return src.valuesSeenOnceOrMore();
     if (src instanceof RegoObject) return src.sortedKeys();
-    // Keys holding undefined included: the scan skips them (./compile.ts).
+    // Keys holding undefined included: the scan skips them (./compile.ts). Kept for the data
+    // document's objects (`keep`) and large objects.
     const cached = largeObjectScanKeys.get(src);
     if (cached !== undefined) return cached;
     const keys = Object.keys(src);
-    if (keys.length >= 16) largeObjectScanKeys.set(src, keys);
+    if (keep || keys.length >= 16) largeObjectScanKeys.set(src, keys);
     return keys;
 }
 /** The key lists of large objects scanned (data.inventory's maps), undefined-valued keys included. */
