@@ -208,19 +208,33 @@ export class RegoSet {
 
 /** An object the policy builds (its keys may be any value). */
 export class RegoObject {
-    /** String keys (the common case), in a record without prototype (made with the first). */
-    private strings: Record<string, unknown> | undefined;
-    private stringCount = 0;
+    /**
+     * String keys (the common case) and their values, side by side: a policy's objects are small
+     * (a violation's msg, details, field), searched faster in a list than in a table, which a
+     * record without prototype would be (V8 keeps those as dictionaries).
+     */
+    private readonly keys: string[] = [];
+    private readonly vals: unknown[] = [];
+    /** Positions of the string keys, once there are many (an object a comprehension builds). */
+    private index: Map<string, number> | undefined;
+
+    private position(k: string): number {
+        if (this.index !== undefined) return this.index.get(k) ?? -1;
+        return this.keys.indexOf(k);
+    }
     private others: Map<Primitive, [unknown, unknown]> | undefined;
     private composites: Composites<[unknown, unknown]> | undefined;
     private sorted: unknown[] | undefined;
 
     get size(): number {
-        return this.stringCount + (this.others?.size ?? 0) + (this.composites?.size ?? 0);
+        return this.keys.length + (this.others?.size ?? 0) + (this.composites?.size ?? 0);
     }
 
     get(k: unknown): unknown {
-        if (typeof k === "string") return this.strings?.[k];
+        if (typeof k === "string") {
+            const i = this.position(k);
+            return i < 0 ? undefined : this.vals[i];
+        }
         if (isPrimitive(k)) return this.others?.get(k)?.[1];
         return this.composites?.find(k)?.[1];
     }
@@ -228,12 +242,15 @@ export class RegoObject {
     set(k: unknown, v: unknown): void {
         this.hashed = undefined;
         if (typeof k === "string") {
-            this.strings ??= Object.create(null) as Record<string, unknown>;
-            if (this.strings[k] === undefined) {
-                this.stringCount++;
+            const i = this.position(k);
+            if (i >= 0) this.vals[i] = v;
+            else {
+                this.keys.push(k);
+                this.vals.push(v);
+                if (this.index !== undefined) this.index.set(k, this.keys.length - 1);
+                else if (this.keys.length > 16) this.index = new Map(this.keys.map((key, n) => [key, n]));
                 this.sorted = undefined;
             }
-            this.strings[k] = v;
             return;
         }
         if (isPrimitive(k)) {
@@ -257,7 +274,7 @@ export class RegoObject {
 
     /** The string keys, in no particular order (hashing and equality need no order). */
     stringKeys(): string[] {
-        return this.strings === undefined ? [] : Object.keys(this.strings);
+        return [...this.keys];
     }
 
     private hashed: number | undefined;
@@ -266,7 +283,7 @@ export class RegoObject {
     hash(): number {
         if (this.hashed === undefined) {
             let h = 0x6a09e667;
-            for (const k in this.strings) h = (h + entryHash(k, this.strings[k])) | 0;
+            for (let i = 0; i < this.keys.length; i++) h = (h + entryHash(this.keys[i], this.vals[i])) | 0;
             if (this.others) for (const [k, x] of this.others.values()) h = (h + entryHash(k, x)) | 0;
             if (this.composites) for (const [k, x] of this.composites.values()) h = (h + entryHash(k, x)) | 0;
             this.hashed = h >>> 0;
@@ -276,9 +293,9 @@ export class RegoObject {
 
     /** Whether every string-keyed entry has an equal value in o (under the same key). */
     stringEntriesIn(o: unknown): boolean {
-        for (const k in this.strings) {
-            const y = objectGet(o, k);
-            if (y === undefined || !equal(this.strings[k], y)) return false;
+        for (let i = 0; i < this.keys.length; i++) {
+            const y = objectGet(o, this.keys[i]);
+            if (y === undefined || !equal(this.vals[i], y)) return false;
         }
         return true;
     }
