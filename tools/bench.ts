@@ -1,7 +1,9 @@
 /**
  * npm run bench [-- --runs N] [-- --bridge-only]: medians, not single timings; these machines are
  * noisy. With GATEKEEPER_LIBRARY (a checkout of the Gatekeeper library) and opa, also the library's
- * Rego on the Wasm path against its TypeScript templates (tools/bench/wasmTemplates.ts). The last part is the model bridge's overhead over the agent server (real opencode).
+ * Rego compiled as a team's templates are (its plans compiled to JavaScript, then its Wasm modules)
+ * against its TypeScript templates (tools/bench/wasmTemplates.ts). The last part is the model
+ * bridge's overhead over the agent server (real opencode).
  */
 import * as fs from "fs";
 import * as path from "path";
@@ -36,7 +38,7 @@ async function main() {
         const fn = mod.benchPolicyPack ?? mod.default ?? mod.main;
         if (typeof fn === "function") await fn({ runs });
     }
-    // The library's Rego on the Wasm path against its TypeScript templates (needs GATEKEEPER_LIBRARY and opa; says so otherwise).
+    // The library's compiled Rego against its TypeScript templates (needs GATEKEEPER_LIBRARY and opa; says so otherwise).
     await benchWasmTemplates({ runs: Math.min(runs, 5) });
     await benchBridge(Math.max(runs, 50));
 }

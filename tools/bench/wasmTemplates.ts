@@ -89,19 +89,19 @@ export async function benchWasmTemplates(opts: { library?: string; runs?: number
     const log = opts.log ?? console.log;
     const root = opts.library ?? process.env.GATEKEEPER_LIBRARY;
     if (!root) {
-        log("wasm path: skipped: no Gatekeeper library (--library DIR or GATEKEEPER_LIBRARY: a checkout of open-policy-agent/gatekeeper-library)");
+        log("compiled Rego: skipped: no Gatekeeper library (--library DIR or GATEKEEPER_LIBRARY: a checkout of open-policy-agent/gatekeeper-library)");
         return [];
     }
     const opa = opaPath(opts.opa);
     if (!existsSync(opa)) {
-        log(`wasm path: skipped: opa is not at ${opa} (npm run gatekeeper:build -- opa)`);
+        log(`compiled Rego: skipped: opa is not at ${opa} (npm run gatekeeper:build -- opa)`);
         return [];
     }
     const runs = opts.runs ?? 5;
     const library = readLibrary(root);
     // Compiles the library's Rego into the tool cache when stale (not timed: that is the build step).
     const compiled = wasmLibraryRegistry(library.templates, opa, log);
-    if (compiled.refused.size > 0) throw new Error(`wasm path: ${compiled.refused.size} library templates refused`);
+    if (compiled.refused.size > 0) throw new Error(`compiled Rego: ${compiled.refused.size} library templates refused`);
     const constraintsText = readFileSync(path.join(PACK_DIR, "constraints", "prod.yaml"), "utf8");
     // The templates the constraints use (as a team's folder holds the templates of its constraints), not all 49 of the library.
     const usedKinds = [...new Set((parseConstraintObjects(constraintsText, "constraints/prod.yaml") as K8sObject[]).map((d) => d.kind ?? "").filter((k) => k && k !== "Config"))];
