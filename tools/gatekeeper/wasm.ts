@@ -73,20 +73,19 @@ export function compileTemplate(file: string, rel: string, opa: string): ModuleM
         const src = path.join(work, "src");
         mkdirSync(src);
         for (const [name, text] of Object.entries(modulesOf(parsed, rel))) writeFileSync(path.join(src, name), text);
-        const bundle = path.join(work, "bundle.tar.gz");
         // Relative paths: the module records src/<file>.rego in its error locations (rule.ts reads them).
-        const args = ["build", "-t", "wasm", "-e", ENTRYPOINT, "-o", "bundle.tar.gz", ...(parsed.version === "v1" ? [] : ["--v0-compatible"]), "src"];
-        const built = spawnSync(opa, args, { encoding: "utf8", cwd: work });
-        if (built.status !== 0) throw new Error(`${rel}: opa build failed for template ${parsed.kind}:\n${built.stderr || built.stdout}`);
-        const untar = spawnSync("tar", ["-xzf", bundle, "-C", work, "/policy.wasm"], { encoding: "utf8" });
-        if (untar.status !== 0) throw new Error(`${rel}: the bundle opa built has no /policy.wasm: ${untar.stderr}`);
-        const bytes = readFileSync(path.join(work, "policy.wasm"));
+        const build = (target: "wasm" | "plan", member: string): Buffer => {
+            const args = ["build", "-t", target, "-e", ENTRYPOINT, "-o", `${target}.tar.gz`, ...(parsed.version === "v1" ? [] : ["--v0-compatible"]), "src"];
+            const built = spawnSync(opa, args, { encoding: "utf8", cwd: work });
+            if (built.status !== 0) throw new Error(`${rel}: opa build -t ${target} failed for template ${parsed.kind}:\n${built.stderr || built.stdout}`);
+            const untar = spawnSync("tar", ["-xzf", `${target}.tar.gz`, "-C", work, `/${member}`], { encoding: "utf8", cwd: work });
+            if (untar.status !== 0) throw new Error(`${rel}: the bundle opa built has no /${member}: ${untar.stderr}`);
+            return readFileSync(path.join(work, member));
+        };
+        const bytes = build("wasm", "policy.wasm");
         // The same modules as a plan (OPA's IR), which the pack compiles to JavaScript.
-        const planned = spawnSync(opa, ["build", "-t", "plan", "-e", ENTRYPOINT, "-o", "plan.tar.gz", ...(parsed.version === "v1" ? [] : ["--v0-compatible"]), "src"], { encoding: "utf8", cwd: work });
-        if (planned.status !== 0) throw new Error(`${rel}: opa build -t plan failed for template ${parsed.kind}:\n${planned.stderr || planned.stdout}`);
-        const untarPlan = spawnSync("tar", ["-xzf", "plan.tar.gz", "-C", work, "/plan.json"], { encoding: "utf8", cwd: work });
-        if (untarPlan.status !== 0) throw new Error(`${rel}: the bundle opa built has no /plan.json: ${untarPlan.stderr}`);
-        const planBytes = Buffer.from(JSON.stringify(JSON.parse(readFileSync(path.join(work, "plan.json"), "utf8"))) + "\n");
+        const plan = build("plan", "plan.json");
+        const planBytes = Buffer.from(JSON.stringify(JSON.parse(plan.toString("utf8"))) + "\n");
         const needed = new WasmPolicy(new Uint8Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer), rel, new AnyBuiltin()).neededBuiltins;
         const manifest: ModuleManifest = {
             template: path.basename(file),

@@ -59,7 +59,6 @@ export function missingPlanBuiltins(plan: Plan): string[] {
         .sort();
 }
 
-type Factory = () => PlanEvaluator;
 const evaluators = new Map<string, PlanEvaluator>();
 
 /** Forgets every compiled plan (the next load compiles again, as a new process does): for measurements of a cold start. */
@@ -77,7 +76,7 @@ export function compilePlanText(text: string, digest: string = text, entrypoint 
     const key = `${entrypoint}\u0000${digest}`;
     let evaluator = evaluators.get(key);
     if (evaluator === undefined) {
-        evaluator = planFactory(JSON.parse(text) as Plan, entrypoint)();
+        evaluator = compilePlan(JSON.parse(text) as Plan, entrypoint);
         evaluators.set(key, evaluator);
     }
     return evaluator;
@@ -85,10 +84,6 @@ export function compilePlanText(text: string, digest: string = text, entrypoint 
 
 /** Compiles a plan; throws naming the first statement type or built-in it does not support. */
 export function compilePlan(plan: Plan, entrypoint = 0): PlanEvaluator {
-    return planFactory(plan, entrypoint)();
-}
-
-function planFactory(plan: Plan, entrypoint: number): Factory {
     const missing = missingPlanBuiltins(plan);
     if (missing.length > 0) throw new UnsupportedPlan(`calls built-in function${missing.length > 1 ? "s" : ""} ${missing.join(", ")}, which the plan compiler does not provide`);
     const strings = (plan.static.strings ?? []).map((s) => s.value);
@@ -168,7 +163,6 @@ function planFactory(plan: Plan, entrypoint: number): Factory {
                     out += `if(l${s.target}===undefined)l${s.target}=${operand(s.source)};else if(!(${same}))conflict(${where(s)},"var assignment conflict");`;
                     break;
                 }
-                    break;
                 case "BlockStmt":
                     for (const inner of s.blocks as Block[]) {
                         const label = `b${labels++}`;
@@ -300,10 +294,22 @@ function planFactory(plan: Plan, entrypoint: number): Factory {
     const readsInput = inputReaders(funcs, funcIndex);
     const readsData = inputReaders(funcs, funcIndex, 1);
     const loops = loopingFunctions(funcs, funcIndex);
+    /** A function's or the plan's body: its locals declared, then each block labelled (`ret`: what a break past the top returns). */
+    const bodyOf = (blocks: Block[], params: readonly number[], ret: number | null, prefix: string): string => {
+        const ls = [...locals(blocks, new Set(ret === null ? [] : [ret]))].filter((l) => !params.includes(l));
+        let body = ls.length > 0 ? `let ${ls.map((l) => `l${l}`).join(",")};` : "";
+        mutated = mutatedIn(blocks);
+        dataLocals = new Set(params[1] === 1 ? [1] : []);
+        for (const b of blocks) {
+            const label = `${prefix}${labels++}`;
+            body += `${label}:{${block(b, [{ label, loop: false }], ret === null ? null : `l${ret}`)}}`;
+        }
+        return body;
+    };
+
     let code = "";
     funcs.forEach((f, idx) => {
         const params = f.params.map((p) => `l${p}`);
-        const ls = [...locals(f.blocks, new Set([f.return]))].filter((l) => !f.params.includes(l));
         // A function that never reads the input gives the same result for the same data and
         // arguments: it is computed once per data document (and argument values), across
         // evaluations; a rule (no arguments) that reads the input, once per evaluation.
@@ -312,15 +318,7 @@ function planFactory(plan: Plan, entrypoint: number): Factory {
         const memo = f.params.length === 2 || acrossEvaluations;
         // Reading neither input nor data, it depends on its arguments only: kept for the process (Y).
         const cache = readsData[idx] ? "X" : "Y";
-        const ret = `l${f.return}`;
-        mutated = mutatedIn(f.blocks);
-        dataLocals = new Set(f.params[1] === 1 ? [1] : []);
-        let body = ls.length > 0 ? `let ${ls.map((l) => `l${l}`).join(",")};` : "";
-        f.blocks.forEach((b) => {
-            const label = `f${labels++}`;
-            body += `${label}:{${block(b, [{ label, loop: false }], ret)}}`;
-        });
-        body += `return ${ret};`;
+        const body = `${bodyOf(f.blocks, f.params, f.return, "f")}return l${f.return};`;
         if (memo) code += `function g${idx}(${params.join(",")}){${body}}\n`;
         const all = params.join(",");
         if (!memo) code += `function f${idx}(${all}){${body}}\n`;
@@ -335,20 +333,12 @@ function planFactory(plan: Plan, entrypoint: number): Factory {
     });
     const p = plan.plans.plans[entrypoint];
     if (!p) throw new UnsupportedPlan(`has no entrypoint #${entrypoint}`);
-    const ls = [...locals(p.blocks, new Set())].filter((l) => l !== 0 && l !== 1);
-    let main = ls.length > 0 ? `let ${ls.map((l) => `l${l}`).join(",")};` : "";
-    mutated = mutatedIn(p.blocks);
-    dataLocals = new Set([1]);
-    p.blocks.forEach((b) => {
-        const label = `p${labels++}`;
-        main += `${label}:{${block(b, [{ label, loop: false }], null)}}`;
-    });
+    const main = bodyOf(p.blocks, [0, 1], null, "p");
     code += `return function evaluate(l0,l1){if(l1!==D){D=l1;X=new Array(${funcs.length});}M.fill(undefined);const rs=[];${main}return V.resultSet(rs);};`;
     const builtins = builtinNames.map((n) => PLAN_BUILTINS.get(n)!);
     // M: rules' values in this evaluation; X: input-free functions' values for the data document D; Y: values of functions of their arguments only.
-    if (process.env.OPS_PLAN_DUMP) require("node:fs").appendFileSync(process.env.OPS_PLAN_DUMP, `// ${plan.plans.plans[entrypoint]?.name}\n${code}\n`);
     const factory = new Function("V", "failed", "conflict", "merge", "NONE", ...builtins.map((_, i) => `B${i}`), `"use strict";let M=new Array(${funcs.length}),X,D={},Y=new Array(${funcs.length});\n${code}`);
-    return () => factory(RUNTIME, failed, conflict, merge, NONE, ...builtins) as PlanEvaluator;
+    return factory(RUNTIME, failed, conflict, merge, NONE, ...builtins) as PlanEvaluator;
 }
 
 const NONE = Symbol("undefined");

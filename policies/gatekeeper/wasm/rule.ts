@@ -121,7 +121,7 @@ export function loadWasmTemplate(templateFile: string, displayName = templateFil
         }
         throw err;
     }
-    return planTemplateRule(parsed, () => evaluator, judge);
+    return planTemplateRule(parsed, evaluator, judge);
 }
 
 /** The template's input.review: the engine's review with the stack's Namespace of its namespace (made once per review). */
@@ -148,11 +148,15 @@ function violationsOf(set: { result: unknown }[]): Violation[] {
     });
 }
 
+/** Whether a template's Rego names `data` beyond its libs: one that does not cannot read data.inventory and is not given it. */
+function readsDataDocument(parsed: ParsedTemplate): boolean {
+    return [parsed.rego, ...parsed.libs].some((rego) => /\bdata\b(?!\.libs?\b)/.test(rego));
+}
+
 /** A template whose Rego runs as its plan compiled to JavaScript, on the review and inventory as they are (no copy). */
-export function planTemplateRule(parsed: ParsedTemplate, make: () => PlanEvaluator, judge: JudgeOptions = {}): CompiledTemplateRule {
+export function planTemplateRule(parsed: ParsedTemplate, evaluate: PlanEvaluator, judge: JudgeOptions = {}): CompiledTemplateRule {
     const cel = judge.rego ? undefined : parsed.cel;
-    const readsData = [parsed.rego, ...parsed.libs].some((rego) => /\bdata\b(?!\.libs?\b)/.test(rego));
-    let evaluate: PlanEvaluator | undefined;
+    const readsData = readsDataDocument(parsed);
     return {
         kind: parsed.kind,
         template: parsed.name,
@@ -162,13 +166,11 @@ export function planTemplateRule(parsed: ParsedTemplate, make: () => PlanEvaluat
         parsed,
         engine: "plan",
         evaluateInput(input: unknown, data: unknown) {
-            evaluate ??= make();
             return toJSON(evaluate(input, data)) as { result: unknown }[];
         },
         validate(ctx: RuleContext): Violation[] {
             const { review, inventory } = ctx;
             if (cel) return judgeCel(cel, ctx.parameters, review).messages.map((msg) => ({ msg }));
-            evaluate ??= make();
             const input = { review: reviewOf(review, inventory), parameters: ctx.parameters ?? {} };
             let set: unknown[];
             try {
@@ -186,8 +188,7 @@ export function planTemplateRule(parsed: ParsedTemplate, make: () => PlanEvaluat
 export function wasmTemplateRule(parsed: ParsedTemplate, module: WasmPolicy | (() => WasmPolicy), judge: JudgeOptions = {}, why?: string): WasmTemplateRule {
     const cel = judge.rego ? undefined : parsed.cel;
     let made: WasmPolicy | undefined = typeof module === "function" ? undefined : module;
-    // A template whose Rego never names `data` (beyond its libs) cannot read data.inventory: it is not given it.
-    const readsData = [parsed.rego, ...parsed.libs].some((rego) => /\bdata\b(?!\.libs?\b)/.test(rego));
+    const readsData = readsDataDocument(parsed);
     const policyOf = (): WasmPolicy => (made ??= (module as () => WasmPolicy)());
     return {
         kind: parsed.kind,
