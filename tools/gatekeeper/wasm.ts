@@ -4,12 +4,14 @@
  *
  *   npm run gatekeeper:wasm [-- --check] [--opa BIN]
  *
- * For every <dir>/<name>.yaml it writes <dir>/wasm/<name>.plan.json (opa build -t plan: what the
- * pack compiles to JavaScript and runs), <dir>/wasm/<name>.wasm (opa build -t wasm: the fallback
- * for a plan the pack's compiler cannot take; both with entrypoint hooks/violation, behind
- * Gatekeeper's hook; --v0-compatible unless the template says version: v1) and
- * <dir>/wasm/<name>.wasm.json (the template's digest, both files' sha256, the built-ins the module
- * needs), all committed. An up-to-date module is left as it is (no opa needed). opa is the
+ * For every <dir>/<name>.yaml it writes <dir>/wasm/<name>.plan.json (opa build -t plan),
+ * <dir>/wasm/<name>.plan.js (that plan compiled to JavaScript by policies/gatekeeper/plan: what
+ * the pack runs), <dir>/wasm/<name>.wasm (opa build -t wasm: the fallback for a plan the plan
+ * compiler cannot take; both with entrypoint hooks/violation, behind Gatekeeper's hook;
+ * --v0-compatible unless the template says version: v1) and <dir>/wasm/<name>.wasm.json (the
+ * template's digest, the files' sha256 or why the plan is refused, the built-ins the module
+ * needs), all committed. An up-to-date module is left as it is (no opa needed); a plan compiled
+ * by another version of the plan compiler is compiled again (no opa needed either). opa is the
  * version Gatekeeper vendors, built from the Go module proxy by `npm run gatekeeper:build -- opa`.
  * --check: compile nothing, exit 1 naming each missing or stale module.
  */
@@ -20,7 +22,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { HOST_BUILTINS, type HostBuiltin } from "../../policies/gatekeeper/wasm/builtins";
 import { missingBuiltins, WasmPolicy } from "../../policies/gatekeeper/wasm/host";
-import { compilePlan, UnsupportedPlan, type Plan } from "../../policies/gatekeeper/plan/compile";
+import { planToJavaScript, UnsupportedPlan, type Plan } from "../../policies/gatekeeper/plan/compile";
 import { opaBinary } from "../../policies/gatekeeper/wasm/opa";
 import { modulePaths, OPA_VERSION } from "../../policies/gatekeeper/wasm/rule";
 import { ENTRYPOINT, modulesOf, parseTemplate, templateDigest, type ModuleManifest } from "../../policies/gatekeeper/wasm/template";
@@ -49,7 +51,8 @@ function sha256(bytes: Uint8Array): string {
     return `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
 }
 
-export type Status = "up to date" | "missing" | "stale";
+/** "javascript stale": opa's outputs are current, the plan compiled to JavaScript is not what the plan compiler makes of the plan now (compiled again without opa). */
+export type Status = "up to date" | "missing" | "stale" | "javascript stale";
 
 export function statusOf(file: string, rel: string): Status {
     const parsed = parseTemplate(readFileSync(file, "utf8"), rel);
@@ -62,7 +65,44 @@ export function statusOf(file: string, rel: string): Status {
         existsSync(paths.plan) &&
         manifest.plan === sha256(readFileSync(paths.plan)) &&
         manifest.kind === parsed.kind;
-    return fresh ? "up to date" : "stale";
+    if (!fresh) return "stale";
+    const now = compiledPlan(readFileSync(paths.plan));
+    const same = "refused" in now ? manifest.planRefused === now.refused && manifest.planJs === undefined : manifest.planRefused === undefined && manifest.planJs === now.digest && existsSync(paths.js) && readFileSync(paths.js, "utf8") === now.js;
+    return same ? "up to date" : "javascript stale";
+}
+
+/** The plan compiled to JavaScript (and its digest), or why the plan compiler refuses it (a statement or built-in it lacks). */
+function compiledPlan(planBytes: Uint8Array): { js: string; digest: string } | { refused: string } {
+    try {
+        const js = planToJavaScript(JSON.parse(Buffer.from(planBytes).toString("utf8")) as Plan);
+        return { js, digest: sha256(Buffer.from(js)) };
+    } catch (err) {
+        if (err instanceof UnsupportedPlan) return { refused: err.message };
+        throw err;
+    }
+}
+
+/**
+ * Writes the plan compiled to JavaScript beside the plan (or removes it when the compiler refuses the plan) and
+ * the manifest saying which: each through a temporary file renamed in, the manifest last.
+ */
+function writeCompiledPlan(paths: ReturnType<typeof modulePaths>, manifest: ModuleManifest, planBytes: Uint8Array): ModuleManifest {
+    const now = compiledPlan(planBytes);
+    const { planJs: _js, planRefused: _refused, ...rest } = manifest;
+    const out: ModuleManifest = "refused" in now ? { ...rest, planRefused: now.refused } : { ...rest, planJs: now.digest };
+    if ("js" in now) {
+        writeFileSync(`${paths.js}.tmp`, now.js);
+        renameSync(`${paths.js}.tmp`, paths.js);
+    } else rmSync(paths.js, { force: true });
+    writeFileSync(`${paths.manifest}.tmp`, JSON.stringify(out, null, 2) + "\n");
+    renameSync(`${paths.manifest}.tmp`, paths.manifest);
+    return out;
+}
+
+/** Compiles the committed plan of a template to JavaScript again (status "javascript stale"): no opa needed. */
+export function recompilePlan(file: string): ModuleManifest {
+    const paths = modulePaths(file);
+    return writeCompiledPlan(paths, JSON.parse(readFileSync(paths.manifest, "utf8")) as ModuleManifest, readFileSync(paths.plan));
 }
 
 /** Compiles one template file with opa; writes the module and its manifest (temp files renamed in). */
@@ -100,24 +140,11 @@ export function compileTemplate(file: string, rel: string, opa: string): ModuleM
         mkdirSync(path.dirname(paths.wasm), { recursive: true });
         writeFileSync(`${paths.wasm}.tmp`, bytes);
         writeFileSync(`${paths.plan}.tmp`, planBytes);
-        writeFileSync(`${paths.manifest}.tmp`, JSON.stringify(manifest, null, 2) + "\n");
         renameSync(`${paths.wasm}.tmp`, paths.wasm);
         renameSync(`${paths.plan}.tmp`, paths.plan);
-        renameSync(`${paths.manifest}.tmp`, paths.manifest);
-        return manifest;
+        return writeCompiledPlan(paths, manifest, planBytes);
     } finally {
         rmSync(work, { recursive: true, force: true });
-    }
-}
-
-/** Why the plan compiler refuses a plan (a statement or built-in it lacks), or undefined. */
-function planRefusal(planFile: string): string | undefined {
-    try {
-        compilePlan(JSON.parse(readFileSync(planFile, "utf8")) as Plan);
-        return undefined;
-    } catch (err) {
-        if (err instanceof UnsupportedPlan) return err.message;
-        throw err;
     }
 }
 
@@ -137,31 +164,33 @@ function main(argv: string[]): number {
     const opaAt = argv.indexOf("--opa");
     const files = templateFiles();
     const todo = files.map((f) => ({ ...f, status: statusOf(f.file, f.rel) })).filter((f) => f.status !== "up to date");
-    for (const f of files) if (!todo.includes(f as never) && !todo.some((t) => t.file === f.file)) console.log(`${f.rel}: up to date`);
+    for (const f of files) if (!todo.some((t) => t.file === f.file)) console.log(`${f.rel}: up to date`);
     if (check) {
         for (const f of todo) console.log(`${f.rel}: module ${f.status}; run npm run gatekeeper:wasm`);
         return todo.length > 0 ? 1 : 0;
     }
     if (todo.length === 0) return 0;
+    // Only the JavaScript is behind (the plan compiler changed): compiled again from the committed plan, without opa.
+    for (const f of todo.filter((t) => t.status === "javascript stale")) report(f, recompilePlan(f.file), "compiled plan again");
+    const withOpa = todo.filter((t) => t.status !== "javascript stale");
+    if (withOpa.length === 0) return 0;
     const opa = opaPath(opaAt >= 0 ? argv[opaAt + 1] : undefined);
     if (!existsSync(opa)) {
         console.error(`gatekeeper:wasm: opa ${OPA_VERSION} is not at ${opa}; build it with: npm run gatekeeper:build -- opa`);
         return 2;
     }
-    for (const f of todo) {
-        const m = compileTemplate(f.file, f.rel, opa);
-        const missing = missingBuiltins(m.builtins, HOST_BUILTINS);
-        console.log(`${f.rel}: compiled (${m.kind}, was ${f.status})`);
-        if (missing.length > 0) console.log(`${f.rel}: warning: calls ${missing.join(", ")}, which the pack's Wasm host does not provide: the pack will refuse this template`);
-        else {
-            const why = planRefusal(modulePaths(f.file).plan);
-            if (why) console.log(`${f.rel}: note: its plan ${why}: the pack runs its Wasm module instead (slower)`);
-        }
-        if (parseTemplate(readFileSync(f.file, "utf8"), f.rel).hasCel) {
-            console.log(`${f.rel}: note: the template also carries CEL code (K8sNativeValidation): Gatekeeper and the pack judge it by its CEL, not by this module`);
-        }
-    }
+    for (const f of withOpa) report(f, compileTemplate(f.file, f.rel, opa), "compiled");
     return 0;
+}
+
+function report(f: { file: string; rel: string; status: Status }, m: ModuleManifest, what: string): void {
+    const missing = missingBuiltins(m.builtins, HOST_BUILTINS);
+    console.log(`${f.rel}: ${what} (${m.kind}, was ${f.status})`);
+    if (missing.length > 0) console.log(`${f.rel}: warning: calls ${missing.join(", ")}, which the pack's Wasm host does not provide: the pack will refuse this template`);
+    else if (m.planRefused) console.log(`${f.rel}: note: its plan ${m.planRefused}: the pack runs its Wasm module instead (slower)`);
+    if (parseTemplate(readFileSync(f.file, "utf8"), f.rel).hasCel) {
+        console.log(`${f.rel}: note: the template also carries CEL code (K8sNativeValidation): Gatekeeper and the pack judge it by its CEL, not by this module`);
+    }
 }
 
 if (require.main === module) process.exit(main(process.argv.slice(2)));

@@ -1,7 +1,7 @@
 /**
  * The Gatekeeper library's templates on the compiled path: each template's Rego compiled by opa into
  * the tool cache ($OPS_E2E_CACHE/gatekeeper-wasm, never into the project: the library is read
- * beside it; a plan and a Wasm module each) and loaded as the pack loads a team's templates. Used by npm run test:gatekeeper (the
+ * beside it; a plan, the plan compiled to JavaScript and a Wasm module each) and loaded as the pack loads a team's templates. Used by npm run test:gatekeeper (the
  * third judge), gatekeeper:wasm-agree, gatekeeper:wasm-oracle and npm run bench.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -11,7 +11,7 @@ import { stringify } from "yaml";
 import { createTemplateRegistry, parseGatekeeperConfig, type GatekeeperConfig, type TemplateRegistry } from "../../policies/gatekeeper/engine";
 import type { K8sObject } from "../../policies/gatekeeper/types";
 import { loadWasmTemplate } from "../../policies/gatekeeper/wasm/rule";
-import { compileTemplate, statusOf } from "./wasm";
+import { compileTemplate, recompilePlan, statusOf } from "./wasm";
 
 /** Where the library's templates and their modules are compiled (a template folder loadWasmTemplates reads). */
 export const WASM_LIBRARY_DIR = path.join(process.env.OPS_E2E_CACHE ?? path.join(homedir(), ".cache", "ops-e2e"), "gatekeeper-wasm");
@@ -36,7 +36,9 @@ export function wasmLibraryRegistry(templates: Map<string, K8sObject>, opa: stri
         const file = path.join(WASM_LIBRARY_DIR, `${kind.toLowerCase()}.yaml`);
         writeFileSync(file, stringify(template));
         try {
-            if (statusOf(file, file) !== "up to date") compileTemplate(file, file, opa);
+            const status = statusOf(file, file);
+            if (status === "javascript stale") recompilePlan(file);
+            else if (status !== "up to date") compileTemplate(file, file, opa);
             // Judged by their Rego even where they carry CEL: this judge compares the compiled Rego with gator's Rego driver.
             rules.push(loadWasmTemplate(file, `${kind} (library)`, { rego: true, engine }));
         } catch (err) {

@@ -59,31 +59,59 @@ export function missingPlanBuiltins(plan: Plan): string[] {
         .sort();
 }
 
+/**
+ * The first line of a plan compiled to JavaScript: names the format, the parameters the code
+ * expects (the value operations, the built-ins by name) and what they do. Raised when the
+ * compiled code's calls into this module change: code of another format is stale.
+ */
+export const PLAN_JS_FIRST_LINE = "// plan-js 1: OPA's plan compiled to JavaScript by policies/gatekeeper/plan/compile.ts (npm run gatekeeper:wasm); generated, do not edit";
+
 const evaluators = new Map<string, PlanEvaluator>();
 
-/** Forgets every compiled plan (the next load compiles again, as a new process does): for measurements of a cold start. */
+/** Forgets every loaded evaluator (the next load makes it again, as a new process does): for measurements of a cold start. */
 export function forgetCompiledPlans(): void {
     evaluators.clear();
 }
 
 /**
- * Compiles a plan given as its JSON text, once per process: the same text (or digest of it) gives the same
- * evaluator, whose code stays warm across loads (an evaluator keeps no state between
- * evaluations but its cache of input-free functions, which is keyed by the data document).
- * Throws naming the first statement type or built-in it does not support.
+ * The evaluator of a plan compiled to JavaScript (planToJavaScript's text), made once per process:
+ * the same text (or digest of it) gives the same evaluator, whose code stays warm across loads
+ * (an evaluator keeps no state between evaluations but its caches of functions that do not read
+ * the input, keyed by the data document). Throws when the text is of another format or calls a
+ * built-in this module lacks.
  */
-export function compilePlanText(text: string, digest: string = text, entrypoint = 0): PlanEvaluator {
-    const key = `${entrypoint}\u0000${digest}`;
-    let evaluator = evaluators.get(key);
+export function planEvaluator(js: string, digest: string = js): PlanEvaluator {
+    let evaluator = evaluators.get(digest);
     if (evaluator === undefined) {
-        evaluator = compilePlan(JSON.parse(text) as Plan, entrypoint);
-        evaluators.set(key, evaluator);
+        if (!js.startsWith(`${PLAN_JS_FIRST_LINE}\n`)) throw new Error(`the compiled plan is not of the current format (its first line is not ${JSON.stringify(PLAN_JS_FIRST_LINE)})`);
+        evaluator = instantiate(js);
+        evaluators.set(digest, evaluator);
     }
     return evaluator;
 }
 
-/** Compiles a plan; throws naming the first statement type or built-in it does not support. */
+/** The built-ins compiled code asks for by name; one this module lacks is an error naming it. */
+function need(names: readonly string[]): ((...args: unknown[]) => unknown)[] {
+    const missing = names.filter((n) => !PLAN_BUILTINS.has(n));
+    if (missing.length > 0) throw new Error(`the compiled plan calls ${missing.join(", ")}, which the plan runtime does not provide`);
+    return names.map((n) => PLAN_BUILTINS.get(n)!);
+}
+
+/** Compiles a plan to an evaluator (not kept: planEvaluator keeps loaded ones); throws naming the first statement type or built-in it does not support. */
 export function compilePlan(plan: Plan, entrypoint = 0): PlanEvaluator {
+    return instantiate(planToJavaScript(plan, entrypoint));
+}
+
+function instantiate(js: string): PlanEvaluator {
+    return new Function("V", "failed", "conflict", "merge", "NONE", "need", js)(RUNTIME, failed, conflict, merge, NONE, need) as PlanEvaluator;
+}
+
+/**
+ * A plan compiled to the text of a JavaScript function body (parameters V, failed, conflict,
+ * merge, NONE and need: planEvaluator) that returns the plan's evaluator. Throws UnsupportedPlan
+ * naming the first statement type or built-in it does not support.
+ */
+export function planToJavaScript(plan: Plan, entrypoint = 0): string {
     const missing = missingPlanBuiltins(plan);
     if (missing.length > 0) throw new UnsupportedPlan(`calls built-in function${missing.length > 1 ? "s" : ""} ${missing.join(", ")}, which the plan compiler does not provide`);
     const strings = (plan.static.strings ?? []).map((s) => s.value);
@@ -335,10 +363,9 @@ export function compilePlan(plan: Plan, entrypoint = 0): PlanEvaluator {
     if (!p) throw new UnsupportedPlan(`has no entrypoint #${entrypoint}`);
     const main = bodyOf(p.blocks, [0, 1], null, "p");
     code += `return function evaluate(l0,l1){if(l1!==D){D=l1;X=new Array(${funcs.length});}M.fill(undefined);const rs=[];${main}return V.resultSet(rs);};`;
-    const builtins = builtinNames.map((n) => PLAN_BUILTINS.get(n)!);
+    const builtins = builtinNames.length > 0 ? `const [${builtinNames.map((_, i) => `B${i}`).join(",")}]=need(${JSON.stringify(builtinNames)});` : "";
     // M: rules' values in this evaluation; X: input-free functions' values for the data document D; Y: values of functions of their arguments only.
-    const factory = new Function("V", "failed", "conflict", "merge", "NONE", ...builtins.map((_, i) => `B${i}`), `"use strict";let M=new Array(${funcs.length}),X,D={},Y=new Array(${funcs.length});\n${code}`);
-    return factory(RUNTIME, failed, conflict, merge, NONE, ...builtins) as PlanEvaluator;
+    return `${PLAN_JS_FIRST_LINE}\n"use strict";${builtins}let M=new Array(${funcs.length}),X,D={},Y=new Array(${funcs.length});\n${code}\n`;
 }
 
 const NONE = Symbol("undefined");

@@ -20,17 +20,17 @@ import { HOST_BUILTINS } from "./builtins";
 import { celSourceError, judgeCel } from "./celJudge";
 import { missingBuiltins, missingBuiltinsMessage, WasmEvalError, WasmPolicy } from "./host";
 import { GENERATE_COMMAND, parseTemplate, templateDigest, type ModuleManifest, type ParsedTemplate } from "./template";
-import { compilePlanText, PlanEvalError, UnsupportedPlan, type PlanEvaluator } from "../plan/compile";
+import { PlanEvalError, planEvaluator, type PlanEvaluator } from "../plan/compile";
 import { resultsJSON, toJSON } from "../plan/values";
 
 /** The opa version the modules are compiled with: the one Gatekeeper v3.23.1 vendors (tools/gatekeeper/build.sh). */
 export const OPA_VERSION = "1.17.1";
 
-/** Where the generated module of a template file lives: <dir>/wasm/<stem>.wasm, <stem>.plan.json and <stem>.wasm.json. */
-export function modulePaths(templateFile: string): { wasm: string; plan: string; manifest: string } {
+/** Where the generated files of a template file live: <dir>/wasm/<stem>.wasm, <stem>.plan.json, <stem>.plan.js and <stem>.wasm.json. */
+export function modulePaths(templateFile: string): { wasm: string; plan: string; js: string; manifest: string } {
     const dir = path.join(path.dirname(templateFile), "wasm");
     const stem = path.basename(templateFile).replace(/\.ya?ml$/, "");
-    return { wasm: path.join(dir, `${stem}.wasm`), plan: path.join(dir, `${stem}.plan.json`), manifest: path.join(dir, `${stem}.wasm.json`) };
+    return { wasm: path.join(dir, `${stem}.wasm`), plan: path.join(dir, `${stem}.plan.json`), js: path.join(dir, `${stem}.plan.js`), manifest: path.join(dir, `${stem}.wasm.json`) };
 }
 
 /** A team's template, its Rego compiled: by its plan to JavaScript, or to Wasm. */
@@ -87,12 +87,11 @@ export function loadWasmTemplate(templateFile: string, displayName = templateFil
     const stale = () =>
         new Error(
             `${displayName}: the compiled module of template ${parsed.kind} (${rel(paths.wasm)}) is stale: ` +
-                `it was built from another version of the template, opa or the module itself changed; run ${GENERATE_COMMAND}`,
+                `it was built from another version of the template, opa or the plan compiler, or a generated file changed; run ${GENERATE_COMMAND}`,
         );
     const manifest = JSON.parse(readFileSync(paths.manifest, "utf8")) as ModuleManifest;
-    const planText = existsSync(paths.plan) ? readFileSync(paths.plan, "utf8") : undefined;
-    const planDigest = planText === undefined ? undefined : sha256(planText);
-    if (manifest.digest !== digest || planDigest === undefined || manifest.plan !== planDigest || manifest.kind !== parsed.kind) throw stale();
+    const compiledToJs = typeof manifest.planJs === "string";
+    if (manifest.digest !== digest || manifest.kind !== parsed.kind || compiledToJs === (typeof manifest.planRefused === "string")) throw stale();
     const source = `${displayName} (${parsed.kind})`;
     // The manifest's list is the module's own (its digest is checked above): a template that needs a
     // built-in the host lacks is refused now, and the module is instantiated when a constraint first uses it.
@@ -106,20 +105,20 @@ export function loadWasmTemplate(templateFile: string, displayName = templateFil
         if (manifest.wasm !== sha256(bytes)) throw stale();
         return new Uint8Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer);
     };
-    if (judge.engine === "wasm") {
+    // The plan compiled to JavaScript, unless the compiler refused it (a statement or built-in it lacks): then the Wasm module.
+    if (judge.engine === "wasm" || !compiledToJs) {
         const bytes = wasmBytes();
-        return wasmTemplateRule(parsed, () => new WasmPolicy(bytes, source), judge);
+        return wasmTemplateRule(parsed, () => new WasmPolicy(bytes, source), { ...judge, engine: "wasm" }, manifest.planRefused);
     }
-    // The plan compiled to JavaScript, unless it uses a statement or built-in the compiler lacks: then the Wasm module.
+    if (!existsSync(paths.js)) throw stale();
+    const js = readFileSync(paths.js, "utf8");
+    const jsDigest = sha256(js);
+    if (manifest.planJs !== jsDigest) throw stale();
     let evaluator: PlanEvaluator;
     try {
-        evaluator = compilePlanText(planText!, planDigest);
+        evaluator = planEvaluator(js, jsDigest);
     } catch (err) {
-        if (err instanceof UnsupportedPlan) {
-            const bytes = wasmBytes();
-            return wasmTemplateRule(parsed, () => new WasmPolicy(bytes, source), { ...judge, engine: "wasm" }, err.message);
-        }
-        throw err;
+        throw new Error(`${stale().message} (${(err as Error).message})`);
     }
     return planTemplateRule(parsed, evaluator, judge);
 }

@@ -160,8 +160,12 @@ export interface ModuleManifest {
     wasm: string;
     /** Built-in functions the module asks of its host. */
     builtins: string[];
-    /** sha256 of the plan (<template>.plan.json: `opa build -t plan` of the same modules), which the pack compiles to JavaScript. */
+    /** sha256 of the plan (<template>.plan.json: `opa build -t plan` of the same modules), which is compiled to JavaScript. */
     plan: string;
+    /** sha256 of the plan compiled to JavaScript (<template>.plan.js), which the pack runs; absent when the plan compiler refuses the plan. */
+    planJs?: string;
+    /** Why the plan compiler refuses the plan (a statement or built-in it lacks): the pack then runs the Wasm module. */
+    planRefused?: string;
 }
 
 export const GENERATE_COMMAND = "npm run gatekeeper:wasm";

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -142,11 +143,20 @@ test("a missing or stale module is an error naming the template and the command"
         mkdirSync(path.dirname(to.wasm));
         copyFileSync(from.wasm, to.wasm);
         copyFileSync(from.manifest, to.manifest);
-        assert.throws(() => loadWasmTemplate(copy, "policies/templates/k8stestreplicarange.yaml"), /K8sTestReplicaRange .* is stale: .*run npm run gatekeeper:wasm/, "without its plan");
-        copyFileSync(from.plan, to.plan);
+        assert.throws(() => loadWasmTemplate(copy, "policies/templates/k8stestreplicarange.yaml"), /K8sTestReplicaRange .* is stale: .*run npm run gatekeeper:wasm/, "without its compiled plan");
+        copyFileSync(from.js, to.js);
         assert.equal(loadWasmTemplate(copy).kind, "K8sTestReplicaRange");
-        writeFileSync(to.plan, readFileSync(to.plan, "utf8").replace("fewer than", "less than"));
-        assert.throws(() => loadWasmTemplate(copy, "policies/templates/k8stestreplicarange.yaml"), /K8sTestReplicaRange .* is stale: .*run npm run gatekeeper:wasm/, "a plan changed by hand");
+        const js = readFileSync(to.js, "utf8");
+        writeFileSync(to.js, js.replace("fewer than", "less than"));
+        assert.throws(() => loadWasmTemplate(copy, "policies/templates/k8stestreplicarange.yaml"), /K8sTestReplicaRange .* is stale: .*run npm run gatekeeper:wasm/, "a compiled plan changed by hand");
+        // Of another format (another compiler's calls), with a manifest that matches it: stale, saying why.
+        const otherFormat = js.replace("// plan-js 1:", "// plan-js 0:");
+        writeFileSync(to.js, otherFormat);
+        const manifest = JSON.parse(readFileSync(from.manifest, "utf8"));
+        writeFileSync(to.manifest, JSON.stringify({ ...manifest, planJs: `sha256:${createHash("sha256").update(otherFormat).digest("hex")}` }));
+        assert.throws(() => loadWasmTemplate(copy, "policies/templates/k8stestreplicarange-other.yaml"), /K8sTestReplicaRange .* is stale: .*run npm run gatekeeper:wasm \(the compiled plan is not of the current format/);
+        copyFileSync(from.manifest, to.manifest);
+        copyFileSync(from.js, to.js);
         copyFileSync(from.plan, to.plan);
         writeFileSync(copy, readFileSync(copy, "utf8").replace("fewer than", "less than"));
         assert.throws(() => loadWasmTemplate(copy, "policies/templates/k8stestreplicarange.yaml"), /K8sTestReplicaRange .* is stale: .*run npm run gatekeeper:wasm/);
