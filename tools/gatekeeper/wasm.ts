@@ -25,7 +25,7 @@ import { missingBuiltins, WasmPolicy } from "../../policies/gatekeeper/wasm/host
 import { planToJavaScript, UnsupportedPlan, type Plan } from "../../policies/gatekeeper/plan/compile";
 import { opaBinary } from "../../policies/gatekeeper/wasm/opa";
 import { modulePaths, OPA_VERSION } from "../../policies/gatekeeper/wasm/rule";
-import { ENTRYPOINT, modulesOf, parseTemplate, templateDigest, type ModuleManifest } from "../../policies/gatekeeper/wasm/template";
+import { ENTRYPOINT, modulesOf, parseTemplate, templateDigest, templateDocument, type ModuleManifest } from "../../policies/gatekeeper/wasm/template";
 
 const REPO = path.resolve(__dirname, "..", "..");
 
@@ -51,11 +51,16 @@ function sha256(bytes: Uint8Array): string {
     return `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
 }
 
-/** "javascript stale": opa's outputs are current, the plan compiled to JavaScript is not what the plan compiler makes of the plan now (compiled again without opa). */
-export type Status = "up to date" | "missing" | "stale" | "javascript stale";
+/**
+ * "plan.js or manifest stale": opa's outputs are current, but the plan compiled to JavaScript is not what the plan
+ * compiler makes of the plan now, or the manifest's copy of the template file is not of its bytes (both made again without opa).
+ */
+export type Status = "up to date" | "missing" | "stale" | "plan.js or manifest stale";
+const REFRESH: Status = "plan.js or manifest stale";
 
 export function statusOf(file: string, rel: string): Status {
-    const parsed = parseTemplate(readFileSync(file, "utf8"), rel);
+    const text = readFileSync(file, "utf8");
+    const parsed = parseTemplate(text, rel);
     const paths = modulePaths(file);
     if (!existsSync(paths.wasm) || !existsSync(paths.manifest)) return "missing";
     const manifest = JSON.parse(readFileSync(paths.manifest, "utf8")) as ModuleManifest;
@@ -68,7 +73,9 @@ export function statusOf(file: string, rel: string): Status {
     if (!fresh) return "stale";
     const now = compiledPlan(readFileSync(paths.plan));
     const same = "refused" in now ? manifest.planRefused === now.refused && manifest.planJs === undefined : manifest.planRefused === undefined && manifest.planJs === now.digest && existsSync(paths.js) && readFileSync(paths.js, "utf8") === now.js;
-    return same ? "up to date" : "javascript stale";
+    const copy = manifest.templateFile;
+    const copied = copy?.sha256 === sha256(Buffer.from(text)) && JSON.stringify(copy.document) === JSON.stringify(templateDocument(text, rel));
+    return same && copied ? "up to date" : REFRESH;
 }
 
 /** The plan compiled to JavaScript (and its digest), or why the plan compiler refuses it (a statement or built-in it lacks). */
@@ -84,12 +91,15 @@ function compiledPlan(planBytes: Uint8Array): { js: string; digest: string } | {
 
 /**
  * Writes the plan compiled to JavaScript beside the plan (or removes it when the compiler refuses the plan) and
- * the manifest saying which: each through a temporary file renamed in, the manifest last.
+ * the manifest saying which, with its copy of the template file: each through a temporary file renamed in, the manifest last.
  */
-function writeCompiledPlan(paths: ReturnType<typeof modulePaths>, manifest: ModuleManifest, planBytes: Uint8Array): ModuleManifest {
+function writeCompiledPlan(file: string, rel: string, manifest: ModuleManifest, planBytes: Uint8Array): ModuleManifest {
+    const paths = modulePaths(file);
     const now = compiledPlan(planBytes);
-    const { planJs: _js, planRefused: _refused, ...rest } = manifest;
-    const out: ModuleManifest = "refused" in now ? { ...rest, planRefused: now.refused } : { ...rest, planJs: now.digest };
+    const text = readFileSync(file, "utf8");
+    const { planJs: _js, planRefused: _refused, templateFile: _copy, ...rest } = manifest;
+    const templateFile = { sha256: sha256(Buffer.from(text)), document: templateDocument(text, rel) };
+    const out: ModuleManifest = { ...rest, ...("refused" in now ? { planRefused: now.refused } : { planJs: now.digest }), templateFile };
     if ("js" in now) {
         writeFileSync(`${paths.js}.tmp`, now.js);
         renameSync(`${paths.js}.tmp`, paths.js);
@@ -99,10 +109,10 @@ function writeCompiledPlan(paths: ReturnType<typeof modulePaths>, manifest: Modu
     return out;
 }
 
-/** Compiles the committed plan of a template to JavaScript again (status "javascript stale"): no opa needed. */
-export function recompilePlan(file: string): ModuleManifest {
+/** Compiles the committed plan of a template to JavaScript again and rewrites its manifest (status "plan.js or manifest stale"): no opa needed. */
+export function refreshCompiledPlan(file: string, rel: string): ModuleManifest {
     const paths = modulePaths(file);
-    return writeCompiledPlan(paths, JSON.parse(readFileSync(paths.manifest, "utf8")) as ModuleManifest, readFileSync(paths.plan));
+    return writeCompiledPlan(file, rel, JSON.parse(readFileSync(paths.manifest, "utf8")) as ModuleManifest, readFileSync(paths.plan));
 }
 
 /** Compiles one template file with opa; writes the module and its manifest (temp files renamed in). */
@@ -142,7 +152,7 @@ export function compileTemplate(file: string, rel: string, opa: string): ModuleM
         writeFileSync(`${paths.plan}.tmp`, planBytes);
         renameSync(`${paths.wasm}.tmp`, paths.wasm);
         renameSync(`${paths.plan}.tmp`, paths.plan);
-        return writeCompiledPlan(paths, manifest, planBytes);
+        return writeCompiledPlan(file, rel, manifest, planBytes);
     } finally {
         rmSync(work, { recursive: true, force: true });
     }
@@ -170,9 +180,9 @@ function main(argv: string[]): number {
         return todo.length > 0 ? 1 : 0;
     }
     if (todo.length === 0) return 0;
-    // Only the JavaScript is behind (the plan compiler changed): compiled again from the committed plan, without opa.
-    for (const f of todo.filter((t) => t.status === "javascript stale")) report(f, recompilePlan(f.file), "compiled plan again");
-    const withOpa = todo.filter((t) => t.status !== "javascript stale");
+    // Only the JavaScript or the manifest is behind (the plan compiler or the file's layout changed): made again from the committed plan, without opa.
+    for (const f of todo.filter((t) => t.status === REFRESH)) report(f, refreshCompiledPlan(f.file, f.rel), "compiled plan and manifest made again");
+    const withOpa = todo.filter((t) => t.status !== REFRESH);
     if (withOpa.length === 0) return 0;
     const opa = opaPath(opaAt >= 0 ? argv[opaAt + 1] : undefined);
     if (!existsSync(opa)) {

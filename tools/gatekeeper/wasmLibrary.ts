@@ -11,7 +11,7 @@ import { stringify } from "yaml";
 import { createTemplateRegistry, parseGatekeeperConfig, type GatekeeperConfig, type TemplateRegistry } from "../../policies/gatekeeper/engine";
 import type { K8sObject } from "../../policies/gatekeeper/types";
 import { loadWasmTemplate } from "../../policies/gatekeeper/wasm/rule";
-import { compileTemplate, recompilePlan, statusOf } from "./wasm";
+import { compileTemplate, refreshCompiledPlan, statusOf } from "./wasm";
 
 /** Where the library's templates and their modules are compiled (a template folder loadWasmTemplates reads). */
 export const WASM_LIBRARY_DIR = path.join(process.env.OPS_E2E_CACHE ?? path.join(homedir(), ".cache", "ops-e2e"), "gatekeeper-wasm");
@@ -37,7 +37,7 @@ export function wasmLibraryRegistry(templates: Map<string, K8sObject>, opa: stri
         writeFileSync(file, stringify(template));
         try {
             const status = statusOf(file, file);
-            if (status === "javascript stale") recompilePlan(file);
+            if (status === "plan.js or manifest stale") refreshCompiledPlan(file, file);
             else if (status !== "up to date") compileTemplate(file, file, opa);
             // Judged by their Rego even where they carry CEL: this judge compares the compiled Rego with gator's Rego driver.
             rules.push(loadWasmTemplate(file, `${kind} (library)`, { rego: true, engine }));

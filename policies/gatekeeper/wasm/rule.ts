@@ -19,7 +19,7 @@ import { RegoEvalError, type Inventory, type K8sObject, type RuleContext, type T
 import { HOST_BUILTINS } from "./builtins";
 import { celSourceError, judgeCel } from "./celJudge";
 import { missingBuiltins, missingBuiltinsMessage, WasmEvalError, WasmPolicy } from "./host";
-import { GENERATE_COMMAND, parseTemplate, templateDigest, type ModuleManifest, type ParsedTemplate } from "./template";
+import { GENERATE_COMMAND, parseTemplate, parseTemplateDocument, templateDigest, type ModuleManifest, type ParsedTemplate } from "./template";
 import { PlanEvalError, planEvaluator, type PlanEvaluator } from "../plan/compile";
 import { resultsJSON, toJSON } from "../plan/values";
 
@@ -65,11 +65,17 @@ const sha256 = (b: Uint8Array | string) => `sha256:${createHash("sha256").update
 /** Parsed templates and their digests by file text (and the name errors give it): a template read again is not parsed again. */
 const parsedByText = new Map<string, { parsed: ParsedTemplate; digest: string }>();
 
-function parsedTemplate(text: string, displayName: string): { parsed: ParsedTemplate; digest: string } {
-    const key = `${displayName}\u0000${sha256(text)}`;
+/**
+ * The template parsed, and its digest: from the manifest's copy of its document when the file
+ * has the bytes the manifest names (the YAML is not read again), else from the file.
+ */
+function parsedTemplate(text: string, displayName: string, manifest: ModuleManifest | undefined): { parsed: ParsedTemplate; digest: string } {
+    const fileDigest = sha256(text);
+    const key = `${displayName}\u0000${fileDigest}`;
     let entry = parsedByText.get(key);
     if (entry === undefined) {
-        const parsed = parseTemplate(text, displayName);
+        const copy = manifest?.templateFile?.sha256 === fileDigest ? manifest.templateFile.document : undefined;
+        const parsed = copy === undefined ? parseTemplate(text, displayName) : parseTemplateDocument(copy, displayName);
         entry = { parsed, digest: templateDigest(parsed, displayName, OPA_VERSION) };
         parsedByText.set(key, entry);
     }
@@ -78,10 +84,11 @@ function parsedTemplate(text: string, displayName: string): { parsed: ParsedTemp
 
 /** Loads a template file and its generated module; a missing or stale module is an error naming both and the command. */
 export function loadWasmTemplate(templateFile: string, displayName = templateFile, judge: JudgeOptions = {}): CompiledTemplateRule {
-    const { parsed, digest } = parsedTemplate(readFileSync(templateFile, "utf8"), displayName);
     const paths = modulePaths(templateFile);
+    const manifest = existsSync(paths.manifest) ? (JSON.parse(readFileSync(paths.manifest, "utf8")) as ModuleManifest) : undefined;
+    const { parsed, digest } = parsedTemplate(readFileSync(templateFile, "utf8"), displayName, manifest);
     const rel = (p: string) => path.join(path.dirname(displayName), path.relative(path.dirname(templateFile), p));
-    if (!existsSync(paths.wasm) || !existsSync(paths.manifest)) {
+    if (!existsSync(paths.wasm) || manifest === undefined) {
         throw new Error(`${displayName}: template ${parsed.kind} has no compiled module (${rel(paths.wasm)}); run ${GENERATE_COMMAND}`);
     }
     const stale = () =>
@@ -89,7 +96,6 @@ export function loadWasmTemplate(templateFile: string, displayName = templateFil
             `${displayName}: the compiled module of template ${parsed.kind} (${rel(paths.wasm)}) is stale: ` +
                 `it was built from another version of the template, opa or the plan compiler, or a generated file changed; run ${GENERATE_COMMAND}`,
         );
-    const manifest = JSON.parse(readFileSync(paths.manifest, "utf8")) as ModuleManifest;
     const compiledToJs = typeof manifest.planJs === "string";
     if (manifest.digest !== digest || manifest.kind !== parsed.kind || compiledToJs === (typeof manifest.planRefused === "string")) throw stale();
     const source = `${displayName} (${parsed.kind})`;

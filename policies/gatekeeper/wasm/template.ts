@@ -73,10 +73,20 @@ const TARGET = "admission.k8s.gatekeeper.sh";
 
 /** Reads one ConstraintTemplate from YAML; errors name `source` and the key. */
 export function parseTemplate(yamlText: string, source: string): ParsedTemplate {
+    return parseTemplateDocument(templateDocument(yamlText, source), source);
+}
+
+/** The one document of a template file, as data. */
+export function templateDocument(yamlText: string, source: string): unknown {
     const docs = parseAllDocuments(yamlText).filter((d) => d.contents !== null);
     if (docs.length !== 1) throw new Error(`${source}: expected exactly one ConstraintTemplate document, found ${docs.length}`);
     if (docs[0].errors.length > 0) throw new Error(`${source}: ${docs[0].errors[0].message}`);
-    const t = docs[0].toJS() as any;
+    return docs[0].toJS();
+}
+
+/** Reads one ConstraintTemplate from its document (templateDocument); errors name `source` and the key. */
+export function parseTemplateDocument(document: unknown, source: string): ParsedTemplate {
+    const t = document as any;
     if (t?.kind !== "ConstraintTemplate" || !String(t?.apiVersion ?? "").startsWith("templates.gatekeeper.sh/")) {
         throw new Error(`${source}: expected apiVersion templates.gatekeeper.sh/* and kind ConstraintTemplate, got ${t?.apiVersion}/${t?.kind}`);
     }
@@ -166,6 +176,11 @@ export interface ModuleManifest {
     planJs?: string;
     /** Why the plan compiler refuses the plan (a statement or built-in it lacks): the pack then runs the Wasm module. */
     planRefused?: string;
+    /**
+     * sha256 of the template file and its document as JSON: a file of these bytes is read from
+     * here when it loads (reading the YAML costs more than the rest of the load).
+     */
+    templateFile?: { sha256: string; document: unknown };
 }
 
 export const GENERATE_COMMAND = "npm run gatekeeper:wasm";

@@ -160,6 +160,11 @@ test("a missing or stale module is an error naming the template and the command"
         copyFileSync(from.plan, to.plan);
         writeFileSync(copy, readFileSync(copy, "utf8").replace("fewer than", "less than"));
         assert.throws(() => loadWasmTemplate(copy, "policies/templates/k8stestreplicarange.yaml"), /K8sTestReplicaRange .* is stale: .*run npm run gatekeeper:wasm/);
+        // A change its Rego does not see (a comment): the file is no longer the one the manifest copied, so its YAML is read.
+        writeFileSync(copy, `# reviewed\n${readFileSync(file("k8stestreplicarange"), "utf8").replace("fewer than", "less than")}`);
+        assert.throws(() => loadWasmTemplate(copy, "policies/templates/k8stestreplicarange-comment.yaml"), /K8sTestReplicaRange .* is stale/, "read from the file, not from the manifest's copy");
+        writeFileSync(copy, `# reviewed\n${readFileSync(file("k8stestreplicarange"), "utf8")}`);
+        assert.equal(loadWasmTemplate(copy, "policies/templates/k8stestreplicarange-comment.yaml").kind, "K8sTestReplicaRange");
     } finally {
         rmSync(dir, { recursive: true, force: true });
     }
