@@ -12,26 +12,10 @@
  * A plan using a statement or a built-in this compiler lacks is refused when it loads, naming it.
  */
 import { PLAN_BUILTINS } from "./builtins";
+import { allStatements, breaksOut, MAKES, ownReads, ownWrites, visitScans, type Block, type Func, type Operand, type Plan, type Stmt } from "./ir";
 import * as values from "./values";
 
-export interface Plan {
-    static: { strings?: { value: string }[]; builtin_funcs?: { name: string }[]; files?: { value: string }[] };
-    plans: { plans: { name: string; blocks: Block[] }[] };
-    funcs?: { funcs: Func[] | null };
-}
-interface Func {
-    name: string;
-    params: number[];
-    return: number;
-    blocks: Block[];
-}
-interface Block {
-    stmts: { type: string; stmt: Record<string, any> }[];
-}
-interface Operand {
-    type: "local" | "bool" | "string_index";
-    value: number | boolean;
-}
+export type { Plan } from "./ir";
 
 /** An error that stops evaluation (a conflict), with the Wasm module's text. */
 export class PlanEvalError extends Error {
@@ -398,111 +382,6 @@ function loopingFunctions(funcs: readonly Func[], funcIndex: ReadonlyMap<string,
     return loops;
 }
 
-/** Statement fields that name a local the statement reads (operands, which say so, aside). */
-const READ_FIELDS: Record<string, string[]> = {
-    IsDefinedStmt: ["source"],
-    IsUndefinedStmt: ["source"],
-    ScanStmt: ["source"],
-    ReturnLocalStmt: ["source"],
-    ResultSetAddStmt: ["value"],
-    ObjectMergeStmt: ["a", "b"],
-    ArrayAppendStmt: ["array"],
-    ObjectInsertStmt: ["object"],
-    ObjectInsertOnceStmt: ["object"],
-    SetAddStmt: ["set"],
-    AssignVarOnceStmt: ["target"],
-    WithStmt: ["local"],
-    CallDynamicStmt: ["args"],
-};
-/** Statement fields that name a local the statement sets. */
-const WRITE_FIELDS: Record<string, string[]> = {
-    AssignVarStmt: ["target"],
-    AssignIntStmt: ["target"],
-    DotStmt: ["target"],
-    CallStmt: ["result"],
-    CallDynamicStmt: ["result"],
-    LenStmt: ["target"],
-    MakeArrayStmt: ["target"],
-    MakeNullStmt: ["target"],
-    MakeNumberIntStmt: ["target"],
-    MakeNumberRefStmt: ["target"],
-    MakeObjectStmt: ["target"],
-    MakeSetStmt: ["target"],
-    ObjectMergeStmt: ["target"],
-    ResetLocalStmt: ["target"],
-    ScanStmt: ["key", "value"],
-};
-const MAKES = new Set(["MakeArrayStmt", "MakeObjectStmt", "MakeSetStmt"]);
-
-type Stmt = Block["stmts"][number];
-
-/** The locals a statement reads itself (not in its nested blocks); made once per statement. */
-function ownReads(st: Stmt): Set<number> {
-    let out = readsOf.get(st.stmt);
-    if (out !== undefined) return out;
-    out = new Set<number>();
-    readsOf.set(st.stmt, out);
-    for (const field of READ_FIELDS[st.type] ?? []) for (const l of [st.stmt[field]].flat()) if (typeof l === "number") out.add(l);
-    const operands = (x: unknown): void => {
-        if (Array.isArray(x)) x.forEach(operands);
-        else if (x && typeof x === "object") {
-            const o = x as Record<string, unknown>;
-            if (o.type === "local" && typeof o.value === "number") out.add(o.value);
-            else if (!("stmts" in o)) Object.values(o).forEach(operands);
-        }
-    };
-    for (const [k, v] of Object.entries(st.stmt)) if (k !== "block" && k !== "blocks") operands(v);
-    return out;
-}
-const readsOf = new WeakMap<object, Set<number>>();
-
-const ownWrites = (st: Stmt): number[] => (WRITE_FIELDS[st.type] ?? []).map((f) => st.stmt[f]).filter((l): l is number => typeof l === "number");
-
-const nestedBlocks = (st: Stmt): Block[] => (st.type === "BlockStmt" ? st.stmt.blocks : st.type === "NotStmt" || st.type === "WithStmt" || st.type === "ScanStmt" ? [st.stmt.block] : []);
-
-/**
- * The locals a statement list (from index `from`) may read before writing them: live on entry.
- * Nested blocks may be skipped, so their writes count only inside them; a scan sets its key and
- * value before its body runs. Computed once per list and start (the scans of one block share
- * the lists after them).
- */
-function liveOnEntry(stmts: readonly Stmt[], from = 0, written: ReadonlySet<number> = NONE_WRITTEN): ReadonlySet<number> {
-    const cacheable = written === NONE_WRITTEN;
-    if (cacheable) {
-        const hit = liveCache.get(stmts)?.get(from);
-        if (hit !== undefined) return hit;
-    }
-    const out = new Set<number>();
-    const w = new Set(written);
-    for (let i = from; i < stmts.length; i++) {
-        const st = stmts[i];
-        for (const r of ownReads(st)) if (!w.has(r)) out.add(r);
-        for (const b of nestedBlocks(st)) {
-            const inner = st.type === "ScanStmt" ? new Set([...w, st.stmt.key, st.stmt.value]) : w;
-            for (const r of liveOnEntry(b.stmts, 0, inner)) out.add(r);
-        }
-        if (st.type !== "ScanStmt") for (const l of ownWrites(st)) w.add(l);
-    }
-    if (cacheable) {
-        let byStart = liveCache.get(stmts);
-        if (byStart === undefined) liveCache.set(stmts, (byStart = new Map()));
-        byStart.set(from, out);
-    }
-    return out;
-}
-const NONE_WRITTEN: ReadonlySet<number> = new Set();
-const liveCache = new WeakMap<readonly Stmt[], Map<number, ReadonlySet<number>>>();
-
-/** Every statement of a block list, nested ones included. */
-function* allStatements(blocks: readonly Block[]): Generator<Stmt> {
-    for (const b of blocks) {
-        for (const st of b.stmts) {
-            yield st;
-            yield* allStatements(nestedBlocks(st));
-        }
-    }
-}
-
 /**
  * The scans (ScanStmt) over a set or an object whose order cannot be seen, added to `into`:
  * topdown scans them in their keys' order, which costs a sort; a scan may take any order
@@ -513,33 +392,14 @@ function* allStatements(blocks: readonly Block[]): Generator<Stmt> {
  * again (or on an enclosing scan's next turn) but by assigning once.
  */
 function orderFreeScans(blocks: readonly Block[], into: Set<object>): void {
-    // Each function block as a statement of one list: after a block ends (or fails), the next runs.
-    const top: Stmt[] = blocks.map((b) => ({ type: "BlockStmt", stmt: { blocks: [b] } }));
-    const visit = (stmts: readonly Stmt[], after: { stmts: readonly Stmt[]; from: number }[], loops: Stmt[], depth: number): void => {
-        stmts.forEach((st, i) => {
-            const rest = [{ stmts, from: i + 1 }, ...after];
-            if (st.type === "ScanStmt") {
-                if (scanIsOrderFree(st, rest, loops)) into.add(st.stmt);
-                visit(st.stmt.block.stmts, rest, [...loops, st], depth + 2);
-            } else for (const b of nestedBlocks(st)) visit(b.stmts, rest, loops, depth + 1);
-        });
-    };
-    visit(top, [], [], 0);
+    visitScans(blocks, (scan, live) => {
+        if (scanIsOrderFree(scan, live)) into.add(scan.stmt);
+    });
 }
 
-function scanIsOrderFree(scan: Stmt, rest: { stmts: readonly Stmt[]; from: number }[], loops: Stmt[]): boolean {
+function scanIsOrderFree(scan: Stmt, live: (local: number) => boolean): boolean {
     const body = [...allStatements([scan.stmt.block])];
     const made = new Set(body.filter((st) => MAKES.has(st.type)).map((st) => st.stmt.target as number));
-    // Read after the scan (before being set again), or by an enclosing scan's body on its next turn.
-    const liveSets = [...rest.map(({ stmts, from }) => liveOnEntry(stmts, from)), ...loops.map((l) => liveOnEntry(l.stmt.block.stmts))];
-    const live = (local: number) => liveSets.some((set) => set.has(local));
-    // Breaks: how many frames deep each statement of the body is (a scan counts two).
-    const breaksOut = (stmts: readonly Stmt[], depth: number): boolean =>
-        stmts.some(
-            (st) =>
-                (st.type === "BreakStmt" && st.stmt.index > depth) ||
-                nestedBlocks(st).some((b) => breaksOut(b.stmts, depth + (st.type === "ScanStmt" ? 2 : 1))),
-        );
     if (breaksOut(scan.stmt.block.stmts, 0)) return false;
     for (const st of body) {
         if (st.type === "ReturnLocalStmt" || st.type === "WithStmt" || st.type === "CallDynamicStmt") return false;
