@@ -12,6 +12,7 @@
  * A plan using a statement or a built-in this compiler lacks is refused when it loads, naming it.
  */
 import { PLAN_BUILTINS } from "./builtins";
+import { dataPathLocals, findJoin, raiseFreeFunctions, type JoinSite } from "./join";
 import { allStatements, breaksOut, MAKES, ownReads, ownWrites, visitScans, type Block, type Func, type Operand, type Plan, type Stmt } from "./ir";
 import * as values from "./values";
 
@@ -48,7 +49,7 @@ export function missingPlanBuiltins(plan: Plan): string[] {
  * expects (the value operations, the built-ins by name) and what they do. Raised when the
  * compiled code's calls into this module change: code of another format is stale.
  */
-export const PLAN_JS_FIRST_LINE = "// plan-js 1: OPA's plan compiled to JavaScript by policies/gatekeeper/plan/compile.ts (npm run gatekeeper:wasm); generated, do not edit";
+export const PLAN_JS_FIRST_LINE = "// plan-js 2: OPA's plan compiled to JavaScript by policies/gatekeeper/plan/compile.ts (npm run gatekeeper:wasm); generated, do not edit";
 
 const evaluators = new Map<string, PlanEvaluator>();
 
@@ -196,7 +197,12 @@ export function planToJavaScript(plan: Plan, entrypoint = 0): string {
                 }
                 case "DotStmt":
                     if (isLiteral(s.source)) out += fail();
-                    else out += `l${s.target}=V.${s.key.type === "string_index" ? "dotString" : "dot"}(${operand(s.source)},${operand(s.key)});if(l${s.target}===undefined)${fail()}`;
+                    else if (s.key.type === "string_index" && !PROTOTYPE_KEYS.has(strings[s.key.value])) {
+                        // A plain object's field read in place (the site's own inline cache): the key is no name Object.prototype has.
+                        const src = operand(s.source);
+                        const key = JSON.stringify(strings[s.key.value]);
+                        out += `l${s.target}=typeof ${src}==="object"&&${src}!==null&&${src}.constructor===Object?${src}[${key}]:V.dotString(${src},${key});if(l${s.target}===undefined)${fail()}`;
+                    } else out += `l${s.target}=V.${s.key.type === "string_index" ? "dotString" : "dot"}(${operand(s.source)},${operand(s.key)});if(l${s.target}===undefined)${fail()}`;
                     break;
                 case "EqualStmt":
                 case "NotEqualStmt": {
@@ -272,16 +278,9 @@ export function planToJavaScript(plan: Plan, entrypoint = 0): string {
                     out += ret === null ? `return;` : `return l${s.source};`;
                     break;
                 case "ScanStmt": {
-                    const outer = `s${labels++}`;
-                    const loop = `s${labels++}`;
-                    const i = `i${labels}`;
-                    out +=
-                        `${outer}:{const src=l${s.source},ks=V.${anyOrder.has(s) ? "scanKeysAnyOrder" : "scanKeys"}(src${scanOverData ? ",true" : ""}),n=ks===null?src.length:ks.length;` +
-                        `${loop}:for(let ${i}=0;${i}<n;${i}++){` +
-                        // An input object's key holding undefined is not there (JSON has none): skipped here, not listed apart.
-                        `if(ks===null){l${s.key}=${i};l${s.value}=src[${i}];}else{l${s.key}=ks[${i}];l${s.value}=V.member(src,ks[${i}]);if(l${s.value}===undefined)continue ${loop};}` +
-                        block(s.block, [...frames, { label: outer, loop: false }, { label: loop, loop: true }], ret) +
-                        `}}`;
+                    const join = joins.get(s);
+                    if (join !== undefined) out += joinCode(join, frames, ret);
+                    else out += scanLoop(s, frames, scanOverData, (inner) => block(s.block, inner, ret));
                     break;
                 }
                 default:
@@ -290,6 +289,51 @@ export function planToJavaScript(plan: Plan, entrypoint = 0): string {
         }
         return out;
     }
+
+    /** A scan's loop around its body (`body` given the frames inside the loop): the scan's own code, and a join's levels. */
+    const scanLoop = (s: Record<string, any>, frames: Frame[], overData: boolean, body: (inner: Frame[]) => string): string => {
+        const outer = `s${labels++}`;
+        const loop = `s${labels++}`;
+        const i = `i${labels}`;
+        return (
+            `${outer}:{const src=l${s.source},ks=V.${anyOrder.has(s) ? "scanKeysAnyOrder" : "scanKeys"}(src${overData ? ",true" : ""}),n=ks===null?src.length:ks.length;` +
+            `${loop}:for(let ${i}=0;${i}<n;${i}++){` +
+            // An input object's key holding undefined is not there (JSON has none): skipped here, not listed apart.
+            `if(ks===null){l${s.key}=${i};l${s.value}=src[${i}];}else{l${s.key}=ks[${i}];l${s.value}=V.member(src,ks[${i}]);if(l${s.value}===undefined)continue ${loop};}` +
+            body([...frames, { label: outer, loop: false }, { label: loop, loop: true }]) +
+            `}}`
+        );
+    };
+
+    /**
+     * A join (./join.ts) in place of its nest of scans: its index, built by a function of the data
+     * document's parts it reads (kept while they are the same objects), looked up by the value
+     * compared; for each element found, its locals set, then the probe statements and the rest.
+     */
+    let joinFunctions = "";
+    let joinSites = 0;
+    const joinCode = (join: JoinSite, frames: Frame[], ret: string | null): string => {
+        const site = joinSites++;
+        const free = join.free.map((l) => `l${l}`);
+        const dataParts = join.parts.map((level) => level.filter((p) => p.data).map((p) => p.st));
+        const own = [...locals(dataParts.map((stmts) => ({ stmts })), new Set(join.tuple))].filter((l) => l > 1 && !join.free.includes(l));
+        const level = (k: number, outerFrames: Frame[]): string =>
+            scanLoop(join.scans[k].stmt, outerFrames, true, (inner) => block({ stmts: dataParts[k] }, inner, null) + (k + 1 < join.scans.length ? level(k + 1, inner) : `ix.add(l${join.probe},[${join.tuple.map((l) => `l${l}`).join(",")}]);`));
+        joinFunctions += `function j${site}(l0,l1${free.map((l) => `,${l}`).join("")}){${own.length > 0 ? `let ${own.map((l) => `l${l}`).join(",")};` : ""}const ix=new V.JoinIndex();${level(0, [])}return ix;}\n`;
+        const stale = ["c[0]!==l1", ...free.map((l, i) => `c[${i + 1}]!==${l}`)].join("||");
+        const outer = `j${labels++}`;
+        const loop = `j${labels++}`;
+        const q = `q${labels}`;
+        const probes = join.parts.flatMap((level) => level.filter((p) => !p.data && !p.hoist).map((p) => p.st));
+        // Hoisted probes fail for every element alike: the nest is left.
+        const hoisted = join.parts.flatMap((level) => level.filter((p) => p.hoist).map((p) => p.st));
+        return (
+            `${outer}:{${block({ stmts: hoisted }, [...frames, { label: outer, loop: false }], ret)}let c=J[${site}];if(c===undefined||${stale}){c=[l1,${free.map((l) => `${l},`).join("")}j${site}(l0,l1${free.map((l) => `,${l}`).join("")})];J[${site}]=c;}` +
+            `const ts=c[${free.length + 1}].get(${operand(join.key)});${loop}:for(let ${q}=0;${q}<ts.length;${q}++){const t=ts[${q}];${join.tuple.map((l, i) => `l${l}=t[${i}];`).join("")}` +
+            block({ stmts: [...probes, ...join.rest] }, [...frames, { label: outer, loop: false }, { label: loop, loop: true }], ret) +
+            `}}`
+        );
+    };
 
     /** Every local the blocks read or set, added to `into`. */
     const locals = (blocks: readonly Block[], into: Set<number>): Set<number> => {
@@ -306,6 +350,24 @@ export function planToJavaScript(plan: Plan, entrypoint = 0): string {
     const readsInput = inputReaders(funcs, funcIndex);
     const readsData = inputReaders(funcs, funcIndex, 1);
     const loops = loopingFunctions(funcs, funcIndex);
+    const literal = (o: Operand) => (o.type === "string_index" ? strings[o.value as number] : o.value);
+    const raiseFree = raiseFreeFunctions(funcs, funcIndex, literal);
+    const joins = new Map<object, JoinSite>();
+    const findJoins = (blocks: readonly Block[], params: readonly number[]) => {
+        // Input and data are locals 0 and 1 of the planner's functions (the join's code names them so).
+        if (params[0] !== 0 || params[1] !== 1) return;
+        const dataOnly = dataPathLocals(blocks, params);
+        const func = (name: string) => {
+            const i = funcIndex.get(name);
+            return i === undefined ? undefined : { readsInput: readsInput[i], raiseFree: raiseFree[i] };
+        };
+        visitScans(blocks, (scan, liveAfter) => {
+            const join = findJoin(scan, { dataOnly, func, liveAfter });
+            if (join !== undefined) joins.set(scan.stmt, join);
+        });
+    };
+    for (const f of funcs) findJoins(f.blocks, f.params);
+    for (const p of plan.plans.plans) findJoins(p.blocks, [0, 1]);
     /** A function's or the plan's body: its locals declared, then each block labelled (`ret`: what a break past the top returns). */
     const bodyOf = (blocks: Block[], params: readonly number[], ret: number | null, prefix: string): string => {
         const ls = [...locals(blocks, new Set(ret === null ? [] : [ret]))].filter((l) => !params.includes(l));
@@ -349,10 +411,14 @@ export function planToJavaScript(plan: Plan, entrypoint = 0): string {
     code += `return function evaluate(l0,l1){if(l1!==D){D=l1;X=new Array(${funcs.length});}M.fill(undefined);const rs=[];${main}return V.resultSet(rs);};`;
     const builtins = builtinNames.length > 0 ? `const [${builtinNames.map((_, i) => `B${i}`).join(",")}]=need(${JSON.stringify(builtinNames)});` : "";
     // M: rules' values in this evaluation; X: input-free functions' values for the data document D; Y: values of functions of their arguments only.
-    return `${PLAN_JS_FIRST_LINE}\n"use strict";${builtins}let M=new Array(${funcs.length}),X,D={},Y=new Array(${funcs.length});\n${code}\n`;
+    // J: each join's index, with the data document's parts it was built from.
+    return `${PLAN_JS_FIRST_LINE}\n"use strict";${builtins}let M=new Array(${funcs.length}),X,D={},Y=new Array(${funcs.length}),J=[];\n${joinFunctions}${code}\n`;
 }
 
 const NONE = Symbol("undefined");
+
+/** The names a plain object inherits (its field of such a name is read by V.dotString, which asks whether it is its own). */
+const PROTOTYPE_KEYS = new Set([...Object.getOwnPropertyNames(Object.prototype), "__proto__"]);
 
 /**
  * The value operations the compiled code calls, as plain properties: a module namespace may

@@ -618,3 +618,30 @@ export function resultSet(added: unknown[]): unknown[] {
 export const EMPTY_ARRAY: readonly unknown[] = Object.freeze([]);
 export const EMPTY_OBJECT = new RegoObject();
 export const EMPTY_SET = new RegoSet();
+
+const NO_TUPLES: readonly unknown[][] = [];
+
+/**
+ * A join's index (./join.ts): what a nest of scans over the data document found for each element,
+ * by the value it compares; a look-up gives the elements whose value equals the given one
+ * (equal, as the comparison it replaces), in the order they were added.
+ */
+export class JoinIndex {
+    private readonly byScalar = new Map<unknown, unknown[][]>();
+    private readonly composite: { key: unknown; tuple: unknown[] }[] = [];
+
+    add(key: unknown, tuple: unknown[]): void {
+        if (key === undefined) return;
+        if (typeof key !== "object" || key === null) {
+            const list = this.byScalar.get(key);
+            if (list === undefined) this.byScalar.set(key, [tuple]);
+            else list.push(tuple);
+        } else this.composite.push({ key, tuple });
+    }
+
+    get(key: unknown): readonly unknown[][] {
+        if (key === undefined) return NO_TUPLES;
+        if (typeof key !== "object" || key === null) return this.byScalar.get(key) ?? NO_TUPLES;
+        return this.composite.filter((e) => equal(e.key, key)).map((e) => e.tuple);
+    }
+}

@@ -150,7 +150,7 @@ test("a missing or stale module is an error naming the template and the command"
         writeFileSync(to.js, js.replace("fewer than", "less than"));
         assert.throws(() => loadWasmTemplate(copy, "policies/templates/k8stestreplicarange.yaml"), /K8sTestReplicaRange .* is stale: .*run npm run gatekeeper:wasm/, "a compiled plan changed by hand");
         // Of another format (another compiler's calls), with a manifest that matches it: stale, saying why.
-        const otherFormat = js.replace("// plan-js 1:", "// plan-js 0:");
+        const otherFormat = js.replace(/^\/\/ plan-js \d+:/, "// plan-js 0:");
         writeFileSync(to.js, otherFormat);
         const manifest = JSON.parse(readFileSync(from.manifest, "utf8"));
         writeFileSync(to.manifest, JSON.stringify({ ...manifest, planJs: `sha256:${createHash("sha256").update(otherFormat).digest("hex")}` }));
