@@ -63,13 +63,14 @@ export function forgetCompiledPlans(): void {
  * the same text (or digest of it) gives the same evaluator, whose code stays warm across loads
  * (an evaluator keeps no state between evaluations but its caches of functions that do not read
  * the input, keyed by the data document). Throws when the text is of another format or calls a
- * built-in this module lacks.
+ * built-in this module lacks. `name`: the file the text is from, which stack traces name.
  */
-export function planEvaluator(js: string, digest: string = js): PlanEvaluator {
+export function planEvaluator(js: string, digest: string = js, name?: string): PlanEvaluator {
     let evaluator = evaluators.get(digest);
     if (evaluator === undefined) {
         if (!js.startsWith(`${PLAN_JS_FIRST_LINE}\n`)) throw new Error(`the compiled plan is not of the current format (its first line is not ${JSON.stringify(PLAN_JS_FIRST_LINE)})`);
-        evaluator = instantiate(js);
+        // Named for stack traces and profiles.
+        evaluator = instantiate(name === undefined ? js : `${js}//# sourceURL=${name.replace(/\s/g, "_")}\n`);
         evaluators.set(digest, evaluator);
     }
     return evaluator;

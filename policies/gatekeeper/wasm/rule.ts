@@ -122,24 +122,31 @@ export function loadWasmTemplate(templateFile: string, displayName = templateFil
     if (manifest.planJs !== jsDigest) throw stale();
     let evaluator: PlanEvaluator;
     try {
-        evaluator = planEvaluator(js, jsDigest);
+        evaluator = planEvaluator(js, jsDigest, rel(paths.js));
     } catch (err) {
         throw new Error(`${stale().message} (${(err as Error).message})`);
     }
     return planTemplateRule(parsed, evaluator, judge);
 }
 
-/** The template's input.review: the engine's review with the stack's Namespace of its namespace (made once per review). */
+/**
+ * The template's input.review: the engine's review with the stack's Namespace of its namespace
+ * (made once per review; the engine hands every constraint of an object the same review in a row,
+ * so the last one is kept at hand).
+ */
 function reviewOf(review: RuleContext["review"], inventory: Inventory): unknown {
+    if (review === last.review && inventory === last.inventory) return last.withNamespace;
     let r = reviewWithNamespace.get(review);
     if (r === undefined) {
         const ns = review.namespace;
         r = { ...review, namespaceObject: ns === undefined ? null : (namespacesOf(inventory).get(ns) ?? null) };
         reviewWithNamespace.set(review, r);
     }
+    last = { review, inventory, withNamespace: r };
     return r;
 }
 const reviewWithNamespace = new WeakMap<object, unknown>();
+let last: { review?: object; inventory?: object; withNamespace?: unknown } = {};
 
 /** The violations of a result set ([{result: [{msg, details}]}]), as the constraint framework reads them. */
 function violationsOf(set: { result: unknown }[]): Violation[] {
@@ -281,12 +288,15 @@ const namespacesByInventory = new WeakMap<object, Map<string, K8sObject>>();
 const NO_DATA = { inventory: {} };
 
 function dataOf(inventory: Inventory): unknown {
+    if (inventory === lastData.inventory) return lastData.data;
     const inv = inventory.gatekeeperData?.();
     if (!inv) return NO_DATA;
     let data = dataByInventory.get(inv);
     if (!data) dataByInventory.set(inv, (data = { inventory: inv }));
+    lastData = { inventory, data };
     return data;
 }
+let lastData: { inventory?: object; data?: unknown } = {};
 
 /** The stack's Namespace objects by name (input.review.namespaceObject). */
 function namespacesOf(inventory: Inventory): Map<string, K8sObject> {
