@@ -7,9 +7,10 @@
  * (tools/gatekeeper/wasm-agree.ts compiles it into the tool cache): its plan compiled to
  * JavaScript (what the pack runs) and its Wasm module (the pack's fallback), start-up included:
  * for each path the constraint set is loaded (for compiled Rego: the templates the constraints
- * use, checked against their digests, compiled) and the objects judged, in a fresh registry
- * every run. Needs the Gatekeeper library (--library DIR or GATEKEEPER_LIBRARY) and opa;
- * without them it says so and skips.
+ * use, checked against their digests, their compiled files loaded) and the objects judged, in a
+ * fresh registry every run; and for the plan path, cold starts, each path in processes of its own
+ * (what a pulumi preview pays). Needs the Gatekeeper library (--library DIR or
+ * GATEKEEPER_LIBRARY) and opa; without them it says so and skips.
  *
  *   npx tsx tools/bench/wasmTemplates.ts --library DIR [--runs 5]
  */
