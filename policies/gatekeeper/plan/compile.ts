@@ -1,15 +1,18 @@
 /**
- * OPA's plan IR (`opa build -t plan`, v1/ir of OPA 1.17.1) compiled to one JavaScript function
- * per plan, which evaluates the policy on the input and data as they are (./values.ts): the
- * same IR `opa build -t wasm` compiles, and the same control flow as its Wasm compiler
- * (internal/compiler/wasm/wasm.go), statement for statement:
+ * OPA's plan IR (`opa build -t plan`, v1/ir of OPA 1.17.1) compiled to JavaScript: the text of
+ * one function per plan (planToJavaScript; npm run gatekeeper:wasm writes it beside the plan),
+ * which the pack turns into the evaluator of the policy on the input and data as they are
+ * (planEvaluator, ./values.ts): the same IR `opa build -t wasm` compiles, and the same control
+ * flow as its Wasm compiler (internal/compiler/wasm/wasm.go), statement for statement:
  *   - a statement that is undefined leaves the innermost block (a scan's body: goes on to the
  *     next element); BreakStmt{index} leaves index+1 blocks, where a scan counts as two (its loop,
  *     then the block around it);
  *   - a function of two parameters (a rule: input and data) is computed once per evaluation;
  *   - AssignVarOnceStmt and ObjectInsertOnceStmt abort with the Wasm module's conflict texts
  *     (`<file>:<row>:<col>: var assignment conflict`), which ../wasm/rule.ts words as topdown does.
- * A plan using a statement or a built-in this compiler lacks is refused when it loads, naming it.
+ * but for joins (./join.ts): a scan over the data document compared with a value fixed before it
+ * is looked up in an index made once per data document. A plan using a statement or a built-in
+ * this compiler lacks is refused, naming it.
  */
 import { PLAN_BUILTINS } from "./builtins";
 import { dataPathLocals, findJoin, raiseFreeFunctions, type JoinSite } from "./join";

@@ -246,7 +246,6 @@ export function findJoin(root: Stmt, ctx: JoinContext): JoinSite | undefined {
     const tuple: number[] = [];
     const probeSet = new Set<number>();
     const probeReads = new Set<number>();
-    const made = new Set<number>();
     const free = new Set<number>([root.stmt.source]);
     const scans: Stmt[] = [];
     const parts: JoinPart[][] = [];
@@ -266,13 +265,12 @@ export function findJoin(root: Stmt, ctx: JoinContext): JoinSite | undefined {
                 next = st;
                 break;
             }
-            const kind = classify(st, ctx, { tuple, probeSet, made, freeData, inNest });
+            const kind = classify(st, ctx, { tuple, probeSet, freeData, inNest });
             // A data statement setting a local a probe before it read: the probe would see the later value.
             if (kind === "data" && writesOf(st).some((l) => probeReads.has(l))) return undefined;
             if (kind === "data") {
                 for (const l of readsOf(st, ctx)) if (freeData(l)) free.add(l);
                 for (const l of writesOf(st)) if (!tuple.includes(l)) tuple.push(l);
-                for (const s of allStatements([{ stmts: [st] }])) if (MAKES.has(s.type)) made.add(s.stmt.target);
                 here.push({ st, data: true });
                 continue;
             }
@@ -334,7 +332,7 @@ function writesOf(st: Stmt): number[] {
 function classify(
     st: Stmt,
     ctx: JoinContext,
-    seen: { tuple: readonly number[]; probeSet: ReadonlySet<number>; made: ReadonlySet<number>; freeData: (l: number) => boolean; inNest: ReadonlySet<number> },
+    seen: { tuple: readonly number[]; probeSet: ReadonlySet<number>; freeData: (l: number) => boolean; inNest: ReadonlySet<number> },
 ): "data" | "probe" | undefined {
     const all = [...allStatements([{ stmts: [st] }])];
     if (all.some((s) => NEVER.has(s.type))) return undefined;
