@@ -12,6 +12,7 @@ import path from "node:path";
 import { test } from "node:test";
 import { opaBinary } from "../wasm/opa";
 import { compilePlan, planToJavaScript, type Plan } from "./compile";
+import { raiseFreeFunctions } from "./join";
 import { toJSON } from "./values";
 
 const opa = opaBinary();
@@ -190,4 +191,38 @@ g contains name if {
     const { plan, expected } = withOpa(rego, "g", withKind, data);
     assert.match(planToJavaScript(plan), /new V\.JoinIndex\(\)/);
     withKind.forEach((input, i) => assert.deepEqual(compiled(plan, input, data), expected[i]));
+});
+
+test("which functions cannot stop evaluation with a conflict: one definition, or definitions whose guards exclude each other", { skip }, () => {
+    const rego = `package t
+
+one(x) := x.a
+
+exclusive(x) := 1 if x.kind == "A"
+exclusive(x) := 2 if x.kind == "B"
+
+negated(x) := 1 if x.kind == ""
+negated(x) := 2 if x.kind != ""
+
+overlapping(x) := 1 if x.a == ""
+overlapping(x) := 2 if x.b == ""
+
+many(x) := y if y := x.items[_]
+
+g := [one(input), exclusive(input), negated(input), overlapping(input), many(input)]
+`;
+    // Where opa itself stops: two definitions that both hold, or one with two values.
+    const stops = (rule: string, input: unknown) => withOpa(`${rego}\n${rule} := ${rule.slice(1)}(input)\n`, rule, [input], {}).expected[0];
+    assert.match((stops("_overlapping", { a: "", b: "" }) as { error: string }).error, /functions must not produce multiple outputs/);
+    assert.match((stops("_many", { items: [1, 2] }) as { error: string }).error, /functions must not produce multiple outputs/);
+    const { plan } = withOpa(rego, "g", [], {});
+    const strings = (plan.static.strings ?? []).map((s) => s.value);
+    const funcs = plan.funcs?.funcs ?? [];
+    const index = new Map(funcs.map((f, i) => [f.name, i]));
+    const free = raiseFreeFunctions(funcs, index, (o) => (o.type === "string_index" ? strings[o.value as number] : o.value));
+    const of = (name: string) => free[funcs.findIndex((f) => f.name === `g0.data.t.${name}`)];
+    assert.deepEqual(
+        ["one", "exclusive", "negated", "overlapping", "many"].map((n) => [n, of(n)]),
+        [["one", true], ["exclusive", true], ["negated", true], ["overlapping", false], ["many", false]],
+    );
 });
