@@ -25,7 +25,7 @@ import { missingBuiltins, WasmPolicy } from "../../policies/gatekeeper/wasm/host
 import { planToJavaScript, UnsupportedPlan, type Plan } from "../../policies/gatekeeper/plan/compile";
 import { opaBinary } from "../../policies/gatekeeper/wasm/opa";
 import { modulePaths, OPA_VERSION } from "../../policies/gatekeeper/wasm/rule";
-import { ENTRYPOINT, modulesOf, parseTemplate, templateDigest, templateDocument, type ModuleManifest } from "../../policies/gatekeeper/wasm/template";
+import { ENTRYPOINT, modulesOf, parseTemplate, parseTemplateDocument, templateDigest, templateDocument, type ModuleManifest } from "../../policies/gatekeeper/wasm/template";
 
 const REPO = path.resolve(__dirname, "..", "..");
 
@@ -60,7 +60,8 @@ const REFRESH: Status = "plan.js or manifest stale";
 
 export function statusOf(file: string, rel: string): Status {
     const text = readFileSync(file, "utf8");
-    const parsed = parseTemplate(text, rel);
+    const document = templateDocument(text, rel);
+    const parsed = parseTemplateDocument(document, rel);
     const paths = modulePaths(file);
     if (!existsSync(paths.wasm) || !existsSync(paths.manifest)) return "missing";
     const manifest = JSON.parse(readFileSync(paths.manifest, "utf8")) as ModuleManifest;
@@ -74,7 +75,7 @@ export function statusOf(file: string, rel: string): Status {
     const now = compiledPlan(readFileSync(paths.plan));
     const same = "refused" in now ? manifest.planRefused === now.refused && manifest.planJs === undefined : manifest.planRefused === undefined && manifest.planJs === now.digest && existsSync(paths.js) && readFileSync(paths.js, "utf8") === now.js;
     const copy = manifest.templateFile;
-    const copied = copy?.sha256 === sha256(Buffer.from(text)) && JSON.stringify(copy.document) === JSON.stringify(templateDocument(text, rel));
+    const copied = copy?.sha256 === sha256(Buffer.from(text)) && JSON.stringify(copy.document) === JSON.stringify(document);
     return same && copied ? "up to date" : REFRESH;
 }
 

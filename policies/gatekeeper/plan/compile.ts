@@ -319,11 +319,12 @@ export function planToJavaScript(plan: Plan, entrypoint = 0): string {
     const joinCode = (join: JoinSite, frames: Frame[], ret: string | null): string => {
         const site = joinSites++;
         const free = join.free.map((l) => `l${l}`);
+        const args = ["l0", "l1", ...free].join(",");
         const dataParts = join.parts.map((level) => level.filter((p) => p.data).map((p) => p.st));
         const own = [...locals(dataParts.map((stmts) => ({ stmts })), new Set(join.tuple))].filter((l) => l > 1 && !join.free.includes(l));
         const level = (k: number, outerFrames: Frame[]): string =>
             scanLoop(join.scans[k].stmt, outerFrames, true, (inner) => block({ stmts: dataParts[k] }, inner, null) + (k + 1 < join.scans.length ? level(k + 1, inner) : `ix.add(l${join.probe},[${join.tuple.map((l) => `l${l}`).join(",")}]);`));
-        joinFunctions += `function j${site}(l0,l1${free.map((l) => `,${l}`).join("")}){${own.length > 0 ? `let ${own.map((l) => `l${l}`).join(",")};` : ""}const ix=new V.JoinIndex();${level(0, [])}return ix;}\n`;
+        joinFunctions += `function j${site}(${args}){${own.length > 0 ? `let ${own.map((l) => `l${l}`).join(",")};` : ""}const ix=new V.JoinIndex();${level(0, [])}return ix;}\n`;
         const stale = ["c[0]!==l1", ...free.map((l, i) => `c[${i + 1}]!==${l}`)].join("||");
         const outer = `j${labels++}`;
         const loop = `j${labels++}`;
@@ -332,7 +333,7 @@ export function planToJavaScript(plan: Plan, entrypoint = 0): string {
         // Hoisted probes fail for every element alike: the nest is left.
         const hoisted = join.parts.flatMap((level) => level.filter((p) => p.hoist).map((p) => p.st));
         return (
-            `${outer}:{${block({ stmts: hoisted }, [...frames, { label: outer, loop: false }], ret)}let c=J[${site}];if(c===undefined||${stale}){c=[l1,${free.map((l) => `${l},`).join("")}j${site}(l0,l1${free.map((l) => `,${l}`).join("")})];J[${site}]=c;}` +
+            `${outer}:{${block({ stmts: hoisted }, [...frames, { label: outer, loop: false }], ret)}let c=J[${site}];if(c===undefined||${stale}){c=[l1,${free.map((l) => `${l},`).join("")}j${site}(${args})];J[${site}]=c;}` +
             `const ts=c[${free.length + 1}].get(${operand(join.key)});${loop}:for(let ${q}=0;${q}<ts.length;${q}++){const t=ts[${q}];${join.tuple.map((l, i) => `l${l}=t[${i}];`).join("")}` +
             block({ stmts: [...probes, ...join.rest] }, [...frames, { label: outer, loop: false }, { label: loop, loop: true }], ret) +
             `}}`
@@ -348,30 +349,29 @@ export function planToJavaScript(plan: Plan, entrypoint = 0): string {
         return into;
     };
 
-    const anyOrder = new Set<object>();
-    for (const f of funcs) orderFreeScans(f.blocks, anyOrder);
-    for (const p of plan.plans.plans) orderFreeScans(p.blocks, anyOrder);
     const readsInput = inputReaders(funcs, funcIndex);
     const readsData = inputReaders(funcs, funcIndex, 1);
     const loops = loopingFunctions(funcs, funcIndex);
     const literal = (o: Operand) => (o.type === "string_index" ? strings[o.value as number] : o.value);
     const raiseFree = raiseFreeFunctions(funcs, funcIndex, literal);
+    const func = (name: string) => {
+        const i = funcIndex.get(name);
+        return i === undefined ? undefined : { readsInput: readsInput[i], raiseFree: raiseFree[i] };
+    };
+    /** The scans whose order cannot be seen (scanIsOrderFree), and the joins (./join.ts), of each function and plan: one walk each. */
+    const anyOrder = new Set<object>();
     const joins = new Map<object, JoinSite>();
-    const findJoins = (blocks: readonly Block[], params: readonly number[]) => {
+    const analyseScans = (blocks: readonly Block[], params: readonly number[]) => {
         // Input and data are locals 0 and 1 of the planner's functions (the join's code names them so).
-        if (params[0] !== 0 || params[1] !== 1) return;
-        const dataOnly = dataPathLocals(blocks, params);
-        const func = (name: string) => {
-            const i = funcIndex.get(name);
-            return i === undefined ? undefined : { readsInput: readsInput[i], raiseFree: raiseFree[i] };
-        };
+        const dataOnly = params[0] === 0 && params[1] === 1 ? dataPathLocals(blocks, params) : undefined;
         visitScans(blocks, (scan, liveAfter) => {
-            const join = findJoin(scan, { dataOnly, func, liveAfter });
+            if (scanIsOrderFree(scan, liveAfter)) anyOrder.add(scan.stmt);
+            const join = dataOnly === undefined ? undefined : findJoin(scan, { dataOnly, func, liveAfter });
             if (join !== undefined) joins.set(scan.stmt, join);
         });
     };
-    for (const f of funcs) findJoins(f.blocks, f.params);
-    for (const p of plan.plans.plans) findJoins(p.blocks, [0, 1]);
+    for (const f of funcs) analyseScans(f.blocks, f.params);
+    for (const p of plan.plans.plans) analyseScans(p.blocks, [0, 1]);
     /** A function's or the plan's body: its locals declared, then each block labelled (`ret`: what a break past the top returns). */
     const bodyOf = (blocks: Block[], params: readonly number[], ret: number | null, prefix: string): string => {
         const ls = [...locals(blocks, new Set(ret === null ? [] : [ret]))].filter((l) => !params.includes(l));
@@ -453,20 +453,14 @@ function loopingFunctions(funcs: readonly Func[], funcIndex: ReadonlyMap<string,
 }
 
 /**
- * The scans (ScanStmt) over a set or an object whose order cannot be seen, added to `into`:
- * topdown scans them in their keys' order, which costs a sort; a scan may take any order
+ * Whether a scan (ScanStmt) over a set or an object has an order that cannot be seen (`live`:
+ * whether a local may be read after the scan, visitScans): topdown scans them in their keys' order, which costs a sort; a scan may take any order
  * when no element's turn can change the outcome: its body (not the functions it calls, which
  * only compute values) leaves the loop by no break and no return, changes no array or object
  * it did not make in the same turn but by adding to a set or inserting once (the same
  * conflict in any order), and sets no local that may be read after the scan before being set
  * again (or on an enclosing scan's next turn) but by assigning once.
  */
-function orderFreeScans(blocks: readonly Block[], into: Set<object>): void {
-    visitScans(blocks, (scan, live) => {
-        if (scanIsOrderFree(scan, live)) into.add(scan.stmt);
-    });
-}
-
 function scanIsOrderFree(scan: Stmt, live: (local: number) => boolean): boolean {
     const body = [...allStatements([scan.stmt.block])];
     const made = new Set(body.filter((st) => MAKES.has(st.type)).map((st) => st.stmt.target as number));

@@ -61,13 +61,7 @@ export interface JoinContext {
 export function dataPathLocals(blocks: readonly Block[], params: readonly number[]): Set<number> {
     if (params[1] !== 1) return new Set();
     const writes = new Map<number, Stmt[]>();
-    for (const st of allStatements(blocks)) {
-        for (const l of ownWrites(st)) {
-            let list = writes.get(l);
-            if (list === undefined) writes.set(l, (list = []));
-            list.push(st);
-        }
-    }
+    for (const st of allStatements(blocks)) for (const l of ownWrites(st)) listOf(writes, l).push(st);
     const fromLocal = (st: Stmt) => (st.type === "DotStmt" && st.stmt.key?.type === "string_index") || st.type === "AssignVarStmt";
     const out = new Set<number>([1]);
     for (const [l, sts] of writes) if (!params.includes(l) && sts.every((st) => st.type === "ResetLocalStmt" || (fromLocal(st) && st.stmt.source?.type === "local"))) out.add(l);
@@ -122,11 +116,8 @@ function ownRaiseFree(f: Func, literal: (o: Operand) => unknown): boolean {
     const written = new Map<number, Stmt[]>();
     for (const st of allStatements(f.blocks)) {
         if (st.type === "ObjectInsertOnceStmt" || st.type === "WithStmt" || st.type === "CallDynamicStmt") return false;
-        if (st.type === "AssignVarOnceStmt") {
-            const list = once.get(st.stmt.target) ?? [];
-            once.set(st.stmt.target, [...list, st]);
-        }
-        for (const l of ownWrites(st)) written.set(l, [...(written.get(l) ?? []), st]);
+        if (st.type === "AssignVarOnceStmt") listOf(once, st.stmt.target).push(st);
+        for (const l of ownWrites(st)) listOf(written, l).push(st);
     }
     // The top-level block of each top-level statement.
     const blockOf = new Map<Stmt, number>();
@@ -162,6 +153,13 @@ function ownRaiseFree(f: Func, literal: (o: Operand) => unknown): boolean {
         for (let a = 0; a < guards.length; a++) for (let b = a + 1; b < guards.length; b++) if (!exclusive(guards[a], guards[b])) return false;
     }
     return true;
+}
+
+/** The list a map holds for a key, made when absent. */
+function listOf<K, V>(map: Map<K, V[]>, key: K): V[] {
+    let list = map.get(key);
+    if (list === undefined) map.set(key, (list = []));
+    return list;
 }
 
 type Guards = Map<string, { eq: unknown[]; ne: unknown[] }>;
@@ -265,12 +263,14 @@ export function findJoin(root: Stmt, ctx: JoinContext): JoinSite | undefined {
                 next = st;
                 break;
             }
-            const kind = classify(st, ctx, { tuple, probeSet, freeData, inNest });
+            const classified = classify(st, ctx, { tuple, probeSet, freeData, inNest });
+            const kind = classified?.kind;
+            const { reads, writes } = classified ?? { reads: new Set<number>(), writes: [] };
             // A data statement setting a local a probe before it read: the probe would see the later value.
-            if (kind === "data" && writesOf(st).some((l) => probeReads.has(l))) return undefined;
+            if (kind === "data" && writes.some((l) => probeReads.has(l))) return undefined;
             if (kind === "data") {
-                for (const l of readsOf(st, ctx)) if (freeData(l)) free.add(l);
-                for (const l of writesOf(st)) if (!tuple.includes(l)) tuple.push(l);
+                for (const l of reads) if (freeData(l)) free.add(l);
+                for (const l of writes) if (!tuple.includes(l)) tuple.push(l);
                 here.push({ st, data: true });
                 continue;
             }
@@ -290,8 +290,6 @@ export function findJoin(root: Stmt, ctx: JoinContext): JoinSite | undefined {
                 }
             }
             if (kind === "probe") {
-                const reads = readsOf(st, ctx);
-                const writes = writesOf(st);
                 // The planner computes the review's parts again in the loop: such a probe computes the same each time.
                 const hoist = [...reads].every((l) => !inNest.has(l) || hoisted.has(l)) && writes.every((l) => writers.get(l) === 1);
                 for (const l of writes) {
@@ -328,12 +326,12 @@ function writesOf(st: Stmt): number[] {
     return [...new Set([...allStatements([{ stmts: [st] }])].flatMap((s) => ownWrites(s)))];
 }
 
-/** Whether a statement of a level is a data statement, a probe statement, or neither. */
+/** Whether a statement of a level is a data statement, a probe statement, or neither; with the locals it reads and sets. */
 function classify(
     st: Stmt,
     ctx: JoinContext,
     seen: { tuple: readonly number[]; probeSet: ReadonlySet<number>; freeData: (l: number) => boolean; inNest: ReadonlySet<number> },
-): "data" | "probe" | undefined {
+): { kind: "data" | "probe"; reads: Set<number>; writes: number[] } | undefined {
     const all = [...allStatements([{ stmts: [st] }])];
     if (all.some((s) => NEVER.has(s.type))) return undefined;
     if (breaksOut([st], 0)) return undefined;
@@ -354,10 +352,10 @@ function classify(
     const writes = writesOf(st);
     // A local the nest sets in one role and then another would be read at the wrong time.
     if (writes.some((l) => seen.probeSet.has(l))) return undefined;
-    if (!readsInput && [...reads].every((l) => seen.tuple.includes(l) || seen.freeData(l)) && !writes.some((l) => l === 0 || l === 1)) return "data";
+    if (!readsInput && [...reads].every((l) => seen.tuple.includes(l) || seen.freeData(l)) && !writes.some((l) => l === 0 || l === 1)) return { kind: "data", reads, writes };
     if (writes.some((l) => seen.tuple.includes(l))) return undefined;
     // A probe reads what is set before the nest, what the data statements set before it, and the probes before it.
-    if ([...reads].every((l) => !seen.inNest.has(l) || seen.tuple.includes(l) || seen.probeSet.has(l))) return "probe";
+    if ([...reads].every((l) => !seen.inNest.has(l) || seen.tuple.includes(l) || seen.probeSet.has(l))) return { kind: "probe", reads, writes };
     return undefined;
 }
 
