@@ -17,6 +17,7 @@
 import { PLAN_BUILTINS } from "./builtins";
 import { dataPathLocals, findJoin, raiseFreeFunctions, type JoinSite } from "./join";
 import { allStatements, breaksOut, MAKES, ownReads, ownWrites, visitScans, type Block, type Func, type Operand, type Plan, type Stmt } from "./ir";
+import { pinnedScanKey, specializeRules } from "./specialize";
 import * as values from "./values";
 
 export type { Plan } from "./ir";
@@ -100,9 +101,11 @@ function instantiate(js: string): PlanEvaluator {
  * merge, NONE and need: planEvaluator) that returns the plan's evaluator. Throws UnsupportedPlan
  * naming the first statement type or built-in it does not support.
  */
-export function planToJavaScript(plan: Plan, entrypoint = 0): string {
-    const missing = missingPlanBuiltins(plan);
+export function planToJavaScript(given: Plan, entrypoint = 0): string {
+    const missing = missingPlanBuiltins(given);
     if (missing.length > 0) throw new UnsupportedPlan(`calls built-in function${missing.length > 1 ? "s" : ""} ${missing.join(", ")}, which the plan compiler does not provide`);
+    // Rules scanned for elements of constant fields computed for those only, as topdown does (./specialize.ts).
+    const plan = specializeRules(given);
     const strings = (plan.static.strings ?? []).map((s) => s.value);
     const files = (plan.static.files ?? []).map((f) => f.value);
     const funcs = plan.funcs?.funcs ?? [];
@@ -300,13 +303,20 @@ export function planToJavaScript(plan: Plan, entrypoint = 0): string {
         const loop = `s${labels++}`;
         const i = `i${labels}`;
         return (
-            `${outer}:{const src=l${s.source},ks=V.${anyOrder.has(s) ? "scanKeysAnyOrder" : "scanKeys"}(src${overData ? ",true" : ""}),n=ks===null?src.length:ks.length;` +
+            `${outer}:{const src=l${s.source},ks=${keysOf(s, overData)},n=ks===null?src.length:ks.length;` +
             `${loop}:for(let ${i}=0;${i}<n;${i}++){` +
             // An input object's key holding undefined is not there (JSON has none): skipped here, not listed apart.
             `if(ks===null){l${s.key}=${i};l${s.value}=src[${i}];}else{l${s.key}=ks[${i}];l${s.value}=V.member(src,ks[${i}]);if(l${s.value}===undefined)continue ${loop};}` +
             body([...frames, { label: outer, loop: false }, { label: loop, loop: true }]) +
             `}}`
         );
+    };
+
+    /** The keys a scan visits: the one its body requires (pinned), in any order, or in OPA's. */
+    const keysOf = (s: Record<string, any>, overData: boolean): string => {
+        const pin = pinned.get(s);
+        if (pin !== undefined) return `V.scanKeysPinned(src,${operand(pin)})`;
+        return `V.${anyOrder.has(s) ? "scanKeysAnyOrder" : "scanKeys"}(src${overData ? ",true" : ""})`;
     };
 
     /**
@@ -361,10 +371,13 @@ export function planToJavaScript(plan: Plan, entrypoint = 0): string {
     /** The scans whose order cannot be seen (scanIsOrderFree), and the joins (./join.ts), of each function and plan: one walk each. */
     const anyOrder = new Set<object>();
     const joins = new Map<object, JoinSite>();
+    const pinned = new Map<object, Operand>();
     const analyseScans = (blocks: readonly Block[], params: readonly number[]) => {
         // Input and data are locals 0 and 1 of the planner's functions (the join's code names them so).
         const dataOnly = params[0] === 0 && params[1] === 1 ? dataPathLocals(blocks, params) : undefined;
         visitScans(blocks, (scan, liveAfter) => {
+            const pin = pinnedScanKey(scan, liveAfter);
+            if (pin !== undefined) return void pinned.set(scan.stmt, pin);
             if (scanIsOrderFree(scan, liveAfter)) anyOrder.add(scan.stmt);
             const join = dataOnly === undefined ? undefined : findJoin(scan, { dataOnly, func, liveAfter });
             if (join !== undefined) joins.set(scan.stmt, join);

@@ -5,49 +5,11 @@
  * written.
  */
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { test } from "node:test";
-import { opaBinary } from "../wasm/opa";
-import { compilePlan, planToJavaScript, type Plan } from "./compile";
+import { compilePlan, planToJavaScript } from "./compile";
 import { raiseFreeFunctions } from "./join";
+import { compiled, opaMissing as skip, withOpa } from "./opaCompare";
 import { toJSON } from "./values";
-
-const opa = opaBinary();
-const skip = existsSync(opa) ? false : `opa is not at ${opa} (npm run gatekeeper:build -- opa)`;
-
-/** The plan (`opa build -t plan`, entrypoint t/<rule>) of a Rego v1 module, and opa eval's value (or error) of data.t.<rule> for each input. */
-function withOpa(rego: string, rule: string, inputs: unknown[], data: unknown): { plan: Plan; expected: ({ value: unknown } | { error: string })[] } {
-    const dir = mkdtempSync(path.join(tmpdir(), "plan-join-"));
-    try {
-        writeFileSync(path.join(dir, "t.rego"), rego);
-        writeFileSync(path.join(dir, "data.json"), JSON.stringify(data));
-        const r = spawnSync(opa, ["build", "-t", "plan", "-e", `t/${rule}`, "-o", "b.tar.gz", "t.rego"], { cwd: dir, encoding: "utf8" });
-        assert.equal(r.status, 0, r.stderr);
-        assert.equal(spawnSync("tar", ["-xzf", "b.tar.gz", "/plan.json"], { cwd: dir }).status, 0);
-        const plan = JSON.parse(readFileSync(path.join(dir, "plan.json"), "utf8")) as Plan;
-        const expected = inputs.map((input) => {
-            writeFileSync(path.join(dir, "input.json"), JSON.stringify(input));
-            const e = spawnSync(opa, ["eval", "--format", "json", "-d", "t.rego", "-d", "data.json", "-i", "input.json", `data.t.${rule}`], { cwd: dir, encoding: "utf8" });
-            const out = JSON.parse(e.stdout) as { result?: { expressions: { value: unknown }[] }[]; errors?: { message: string }[] };
-            if (out.errors) return { error: out.errors[0].message };
-            return { value: out.result?.[0]?.expressions[0]?.value };
-        });
-        return { plan, expected };
-    } finally {
-        rmSync(dir, { recursive: true, force: true });
-    }
-}
-
-function compiled(plan: Plan, input: unknown, data: unknown): { value: unknown } | { error: string } {
-    try {
-        return { value: (toJSON(compilePlan(plan)(input, data)) as { result: unknown }[])[0]?.result };
-    } catch (err) {
-        return { error: (err as Error).message };
-    }
-}
 
 /** Services by namespace, as Gatekeeper's sync holds them: selectors repeated, one missing, one an object of another shape. */
 function inventory(): unknown {

@@ -394,6 +394,14 @@ export function scanKeysAnyOrder(src: unknown, keep = false): readonly unknown[]
 /** The key lists of large objects scanned (data.inventory's maps), undefined-valued keys included. */
 const largeObjectScanKeys = new WeakMap<object, string[]>();
 
+/** The keys a scan pinned to one key visits (./specialize.ts pinnedScanKey): that key, where src has it (never an array's: the key is a string or boolean). */
+export function scanKeysPinned(src: unknown, key: string | boolean): readonly unknown[] {
+    if (typeof src !== "object" || src === null || Array.isArray(src)) return EMPTY;
+    if (src instanceof RegoSet) return src.has(key) ? [key] : EMPTY;
+    if (src instanceof RegoObject) return src.get(key) !== undefined ? [key] : EMPTY;
+    return typeof key === "string" && hasOwn.call(src, key) && (src as Record<string, unknown>)[key] !== undefined ? [key] : EMPTY;
+}
+
 /** The number of elements (LenStmt, count). */
 export function length(v: unknown): number {
     if (typeof v === "string") return runeCount(v);
