@@ -64,7 +64,7 @@ export interface WasmFigure {
  * policy/v1 PodDisruptionBudget, k8sstorageclass storage.k8s.io/v1 StorageClass,
  * k8suniqueingresshost Ingress, k8suniqueserviceselector Service), as a Config would sync them.
  */
-function referentialSync(objects: readonly K8sObject[]): { group: string; version: string; kind: string }[] {
+export function referentialSync(objects: readonly K8sObject[]): { group: string; version: string; kind: string }[] {
     const read = new Set(["policy/v1/PodDisruptionBudget", "storage.k8s.io/v1/StorageClass", "/Ingress", "/Service"]);
     for (const o of objects) {
         const ref = o.kind === "HorizontalPodAutoscaler" ? o.spec?.scaleTargetRef : undefined;

@@ -164,7 +164,8 @@ export function planToJavaScript(given: Plan, entrypoint = 0): string {
         };
         const fail = () => jump(0);
         let out = "";
-        for (const st of b.stmts) {
+        for (let at = 0; at < b.stmts.length; at++) {
+            const st = b.stmts[at];
             const { type, stmt: s } = st;
             followData(st);
             switch (type) {
@@ -238,9 +239,17 @@ export function planToJavaScript(given: Plan, entrypoint = 0): string {
                     out += `l${s.target}=V.length(${operand(s.source)});`;
                     break;
                 // A collection the function never adds to is the shared empty one (object.get's default {}, an empty set).
-                case "MakeArrayStmt":
-                    out += mutated.has(s.target) ? `l${s.target}=[];` : `l${s.target}=V.EMPTY_ARRAY;`;
+                case "MakeArrayStmt": {
+                    if (!mutated.has(s.target)) {
+                        out += `l${s.target}=V.EMPTY_ARRAY;`;
+                        break;
+                    }
+                    // The appends that follow, made one literal (sprintf's arguments): no growing.
+                    const items: string[] = [];
+                    while (b.stmts[at + 1]?.type === "ArrayAppendStmt" && b.stmts[at + 1].stmt.array === s.target) items.push(operand(b.stmts[++at].stmt.value));
+                    out += `l${s.target}=[${items.join(",")}];`;
                     break;
+                }
                 case "MakeNullStmt":
                     out += `l${s.target}=null;`;
                     break;
@@ -250,9 +259,25 @@ export function planToJavaScript(given: Plan, entrypoint = 0): string {
                     out += `l${s.target}=${n};`;
                     break;
                 }
-                case "MakeObjectStmt":
-                    out += mutated.has(s.target) ? `l${s.target}=new V.RegoObject();` : `l${s.target}=V.EMPTY_OBJECT;`;
+                case "MakeObjectStmt": {
+                    if (!mutated.has(s.target)) {
+                        out += `l${s.target}=V.EMPTY_OBJECT;`;
+                        break;
+                    }
+                    // The inserts of distinct string keys that follow, made with the object (no conflict can arise in a new object).
+                    const keys: string[] = [];
+                    const vals: string[] = [];
+                    for (let next = b.stmts[at + 1]; ; next = b.stmts[at + 1]) {
+                        if ((next?.type !== "ObjectInsertStmt" && next?.type !== "ObjectInsertOnceStmt") || next.stmt.object !== s.target || next.stmt.key.type !== "string_index") break;
+                        const key = JSON.stringify(strings[next.stmt.key.value]);
+                        if (keys.includes(key)) break;
+                        keys.push(key);
+                        vals.push(operand(next.stmt.value));
+                        at++;
+                    }
+                    out += keys.length === 0 ? `l${s.target}=new V.RegoObject();` : `l${s.target}=new V.RegoObject([${keys.join(",")}],[${vals.join(",")}]);`;
                     break;
+                }
                 case "MakeSetStmt":
                     out += mutated.has(s.target) ? `l${s.target}=new V.RegoSet();` : `l${s.target}=V.EMPTY_SET;`;
                     break;

@@ -71,6 +71,8 @@ export function sortInPlace<T>(list: T[], cmp: (a: T, b: T) => number): T[] {
 }
 
 const SMALL = 3;
+/** Members a set searches in its list before it keeps a table of its primitive ones. */
+const SMALL_SET = 8;
 const NO_ITEMS: unknown[] = [];
 const itself = (x: unknown) => x;
 const entryKey = (e: [unknown, unknown]) => e[0];
@@ -151,11 +153,12 @@ export class RegoSet {
         this.hashed = undefined;
         this.sorted = undefined;
         if (isPrimitive(v)) {
-            this.primitives ??= new Set();
-            if (this.primitives.has(v)) return;
-            this.primitives.add(v);
+            if (this.hasPrimitive(v)) return;
             if (this.items === NO_ITEMS) this.items = [v];
             else this.items.push(v);
+            // A table once the members are many (a small set is searched in its list: no table to make).
+            if (this.primitives !== undefined) this.primitives.add(v);
+            else if (this.items.length > SMALL_SET) this.primitives = new Set(this.items.filter(isPrimitive) as Primitive[]);
         } else if (this.pending === NO_ITEMS) this.pending = [v];
         else this.pending.push(v);
     }
@@ -174,8 +177,16 @@ export class RegoSet {
         }
     }
 
+    /** Whether the primitive is a member (a composite member is never === a primitive). */
+    private hasPrimitive(v: Primitive): boolean {
+        if (this.primitives !== undefined) return this.primitives.has(v);
+        const items = this.items;
+        for (let i = 0; i < items.length; i++) if (items[i] === v) return true;
+        return false;
+    }
+
     has(v: unknown): boolean {
-        if (isPrimitive(v)) return this.primitives?.has(v) ?? false;
+        if (isPrimitive(v)) return this.hasPrimitive(v);
         this.settle();
         return this.composites?.find(v) !== undefined;
     }
@@ -213,8 +224,14 @@ export class RegoObject {
      * (a violation's msg, details, field), searched faster in a list than in a table, which a
      * record without prototype would be (V8 keeps those as dictionaries).
      */
-    private readonly keys: string[] = [];
-    private readonly vals: unknown[] = [];
+    private readonly keys: string[];
+    private readonly vals: unknown[];
+
+    /** An object of the given distinct string keys and their values (the lists are the object's from now on). */
+    constructor(keys: string[] = [], vals: unknown[] = []) {
+        this.keys = keys;
+        this.vals = vals;
+    }
     /** Positions of the string keys, once there are many (an object a comprehension builds). */
     private index: Map<string, number> | undefined;
 
@@ -397,10 +414,14 @@ const largeObjectScanKeys = new WeakMap<object, string[]>();
 /** The keys a scan pinned to one key visits (./specialize.ts pinnedScanKey): that key, where src has it (never an array's: the key is a string or boolean). */
 export function scanKeysPinned(src: unknown, key: string | boolean): readonly unknown[] {
     if (typeof src !== "object" || src === null || Array.isArray(src)) return EMPTY;
-    if (src instanceof RegoSet) return src.has(key) ? [key] : EMPTY;
-    if (src instanceof RegoObject) return src.get(key) !== undefined ? [key] : EMPTY;
-    return typeof key === "string" && hasOwn.call(src, key) && (src as Record<string, unknown>)[key] !== undefined ? [key] : EMPTY;
+    const found = src instanceof RegoSet ? src.has(key) : src instanceof RegoObject ? src.get(key) !== undefined : typeof key === "string" && hasOwn.call(src, key) && (src as Record<string, unknown>)[key] !== undefined;
+    if (!found) return EMPTY;
+    let keys = pinnedKeys.get(key);
+    if (keys === undefined) pinnedKeys.set(key, (keys = Object.freeze([key])));
+    return keys;
 }
+/** The one-key lists of pinned scans (their keys are literals of the compiled code: few). */
+const pinnedKeys = new Map<string | boolean, readonly unknown[]>();
 
 /** The number of elements (LenStmt, count). */
 export function length(v: unknown): number {
@@ -601,12 +622,15 @@ export class Memo {
     }
 }
 
+/** The result set of a policy that found nothing: shared (frozen). */
+const NO_VIOLATION: readonly { result: unknown }[] = Object.freeze([Object.freeze({ result: Object.freeze([]) })]);
+
 /** A result set as JSON: its members in the order they were found (the order of violations means nothing), their values as toJSON gives them. */
-export function resultsJSON(set: readonly unknown[]): { result: unknown }[] {
+export function resultsJSON(set: readonly unknown[]): readonly { result: unknown }[] {
     // The common case: one result, an empty set (no violation).
     if (set.length === 1) {
         const result = objectGet(set[0], "result");
-        if (result instanceof RegoSet && result.size === 0) return [{ result: [] }];
+        if (result instanceof RegoSet && result.size === 0) return NO_VIOLATION;
     }
     return set.map((r) => {
         const result = objectGet(r, "result");

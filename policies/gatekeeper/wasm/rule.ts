@@ -15,7 +15,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { RegoEvalError, type Inventory, type K8sObject, type RuleContext, type TemplateRule, type Violation } from "../types";
+import { RegoEvalError, type Inventory, type K8sObject, type Review, type RuleContext, type TemplateRule, type Violation } from "../types";
 import { HOST_BUILTINS } from "./builtins";
 import { celSourceError, judgeCel } from "./celJudge";
 import { missingBuiltins, missingBuiltinsMessage, WasmEvalError, WasmPolicy } from "./host";
@@ -131,26 +131,40 @@ export function loadWasmTemplate(templateFile: string, displayName = templateFil
 
 /**
  * The template's input.review: the engine's review with the stack's Namespace of its namespace
- * (made once per review; the engine hands every constraint of an object the same review in a row,
+ * (made once per review: the engine hands every constraint of an object the same review in a row,
  * so the last one is kept at hand).
  */
 function reviewOf(review: RuleContext["review"], inventory: Inventory): unknown {
-    if (review === last.review && inventory === last.inventory) return last.withNamespace;
-    let r = reviewWithNamespace.get(review);
-    if (r === undefined) {
+    if (review !== lastReview || inventory !== lastInventory) {
         const ns = review.namespace;
-        r = { ...review, namespaceObject: ns === undefined ? null : (namespacesOf(inventory).get(ns) ?? null) };
-        reviewWithNamespace.set(review, r);
+        // Written out (a spread and one more key costs 20 times as much); every key of Review is named, or this does not compile.
+        const withNamespace: Required<Review> & { namespaceObject: unknown } = {
+            object: review.object,
+            oldObject: review.oldObject!,
+            kind: review.kind,
+            operation: review.operation,
+            name: review.name!,
+            namespace: review.namespace!,
+            userInfo: review.userInfo!,
+            namespaceObject: ns === undefined ? null : (namespacesOf(inventory).get(ns) ?? null),
+        };
+        lastWithNamespace = withNamespace;
+        lastReview = review;
+        lastInventory = inventory;
     }
-    last = { review, inventory, withNamespace: r };
-    return r;
+    return lastWithNamespace;
 }
-const reviewWithNamespace = new WeakMap<object, unknown>();
-let last: { review?: object; inventory?: object; withNamespace?: unknown } = {};
+let lastReview: object | undefined;
+let lastInventory: object | undefined;
+let lastWithNamespace: unknown;
+
+/** What a review without violations gives: shared (frozen; the engine only reads it). */
+const NO_VIOLATIONS = Object.freeze([]) as unknown as Violation[];
 
 /** The violations of a result set ([{result: [{msg, details}]}]), as the constraint framework reads them. */
-function violationsOf(set: { result: unknown }[]): Violation[] {
+function violationsOf(set: readonly { result: unknown }[]): Violation[] {
     const results = (set[0]?.result ?? []) as { msg: unknown; details: unknown }[];
+    if (results.length === 0) return NO_VIOLATIONS;
     return results.map((r) => {
         // The constraint framework (drivers ToResult) fails the whole review on a msg that is not a string.
         if (typeof r.msg !== "string") throw new Error(`extracting message binding: msg is ${JSON.stringify(r.msg)}, not a string`);
