@@ -40,7 +40,7 @@ function hashOf(v: unknown): number {
     let h: number;
     if (Array.isArray(v)) {
         h = 0x3c6ef372;
-        for (const x of v) h = Math.imul(h ^ hashOf(x), 0x01000193);
+        for (let i = 0; i < v.length; i++) h = Math.imul(h ^ hashOf(v[i]), 0x01000193);
     } else {
         // The entries' hashes summed: independent of the keys' order, so no sort.
         h = 0x6a09e667;
@@ -91,7 +91,7 @@ class Composites<T> {
     find(v: unknown): T | undefined {
         const candidates = this.buckets === undefined ? this.list : this.buckets.get(hashOf(v));
         if (candidates === undefined) return undefined;
-        for (const t of candidates) if (equal(this.keyOf(t), v)) return t;
+        for (let i = 0; i < candidates.length; i++) if (equal(this.keyOf(candidates[i]), v)) return candidates[i];
         return undefined;
     }
 
@@ -143,7 +143,8 @@ export class RegoSet {
         this.settle();
         if (this.hashed === undefined) {
             let h = 0x1b873593;
-            for (const x of this.items) h = (h + Math.imul(hashOf(x), 0x01000193)) | 0;
+            const items = this.items;
+            for (let i = 0; i < items.length; i++) h = (h + Math.imul(hashOf(items[i]), 0x01000193)) | 0;
             this.hashed = h >>> 0;
         }
         return this.hashed;
@@ -169,7 +170,8 @@ export class RegoSet {
         const pending = this.pending;
         this.pending = NO_ITEMS;
         this.composites ??= new Composites(itself);
-        for (const v of pending) {
+        for (let i = 0; i < pending.length; i++) {
+            const v = pending[i];
             if (this.composites.find(v) !== undefined) continue;
             this.composites.push(v);
             if (this.items === NO_ITEMS) this.items = [v];
@@ -529,7 +531,8 @@ export function equal(a: unknown, b: unknown): boolean {
     if (Array.isArray(b)) return false;
     if (a instanceof RegoSet || b instanceof RegoSet) {
         if (!(a instanceof RegoSet && b instanceof RegoSet) || a.size !== b.size) return false;
-        for (const x of a.values()) if (!b.has(x)) return false;
+        const xs = a.values();
+        for (let i = 0; i < xs.length; i++) if (!b.has(xs[i])) return false;
         return true;
     }
     // Objects: the same number of keys, each of a's in b with an equal value (no order needed).
@@ -537,7 +540,9 @@ export function equal(a: unknown, b: unknown): boolean {
     if (b instanceof RegoObject && !b.stringsOnly) return compare(a, b) === 0;
     if (objectSize(a) !== objectSize(b)) return false;
     if (a instanceof RegoObject) return a.stringEntriesIn(b);
-    for (const k of definedKeys(a)) {
+    const keys = definedKeys(a);
+    for (let i = 0; i < keys.length; i++) {
+        const k = keys[i];
         const y = objectGet(b, k);
         if (y === undefined || !equal((a as Record<string, unknown>)[k], y)) return false;
     }
@@ -575,7 +580,11 @@ export function toJSON(v: unknown): unknown {
     if (Array.isArray(v)) return v.map(toJSON);
     if (v instanceof RegoSet) return v.sortedValues().map(toJSON);
     const out: Record<string, unknown> = {};
-    for (const k of objectKeys(v)) out[typeof k === "string" ? k : JSON.stringify(toJSON(k))] = toJSON(objectGet(v, k));
+    const keys = objectKeys(v);
+    for (let i = 0; i < keys.length; i++) {
+        const k = keys[i];
+        out[typeof k === "string" ? k : JSON.stringify(toJSON(k))] = toJSON(objectGet(v, k));
+    }
     return out;
 }
 
@@ -642,7 +651,7 @@ export function resultsJSON(set: readonly unknown[]): readonly { result: unknown
 export function resultSet(added: unknown[]): unknown[] {
     if (added.length < 2) return added;
     const set = new RegoSet();
-    for (const v of added) set.add(v);
+    for (let i = 0; i < added.length; i++) set.add(added[i]);
     return set.sortedValues();
 }
 

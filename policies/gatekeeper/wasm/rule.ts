@@ -21,7 +21,7 @@ import { celSourceError, judgeCel } from "./celJudge";
 import { missingBuiltins, missingBuiltinsMessage, WasmEvalError, WasmPolicy } from "./host";
 import { GENERATE_COMMAND, parseTemplate, parseTemplateDocument, templateDigest, type ModuleManifest, type ParsedTemplate } from "./template";
 import { PlanEvalError, planEvaluator, type PlanEvaluator } from "../plan/compile";
-import { resultsJSON, toJSON } from "../plan/values";
+import { objectGet, RegoObject, RegoSet, resultsJSON, toJSON } from "../plan/values";
 
 /** The opa version the modules are compiled with: the one Gatekeeper v3.23.1 vendors (tools/gatekeeper/build.sh). */
 export const OPA_VERSION = "1.17.1";
@@ -174,6 +174,32 @@ function violationsOf(set: readonly { result: unknown }[]): Violation[] {
     });
 }
 
+/**
+ * The violations of a compiled plan's result set, read off its values: the hook's violation set
+ * ({msg, details} objects) in the order they were found, duplicates included (the engine keeps
+ * one of each msg and details, as it does for every template), only details made JSON.
+ */
+function planViolations(set: readonly unknown[]): Violation[] {
+    const result = set.length === 1 ? objectGet(set[0], "result") : undefined;
+    if (!(result instanceof RegoSet)) return violationsOf(resultsJSON(set));
+    const found = result.valuesSeenOnceOrMore();
+    if (found.length === 0) return NO_VIOLATIONS;
+    const out: Violation[] = [];
+    for (let i = 0; i < found.length; i++) {
+        const msg = objectGet(found[i], "msg");
+        // The constraint framework (drivers ToResult) fails the whole review on a msg that is not a string.
+        if (typeof msg !== "string") throw new Error(`extracting message binding: msg is ${JSON.stringify(toJSON(msg))}, not a string`);
+        const v: Violation = { msg };
+        const details = objectGet(found[i], "details");
+        if (details !== undefined && !(details instanceof RegoObject && details.size === 0)) {
+            const json = toJSON(details);
+            if (!isEmptyObject(json)) v.details = json as Record<string, unknown>;
+        }
+        out.push(v);
+    }
+    return out;
+}
+
 /** Whether a template's Rego names `data` beyond its libs: one that does not cannot read data.inventory and is not given it. */
 function readsDataDocument(parsed: ParsedTemplate): boolean {
     return [parsed.rego, ...parsed.libs].some((rego) => /\bdata\b(?!\.libs?\b)/.test(rego));
@@ -205,7 +231,7 @@ export function planTemplateRule(parsed: ParsedTemplate, evaluate: PlanEvaluator
                 if (err instanceof PlanEvalError) throw new RegoEvalError(gatekeeperErrorText(err.message, parsed));
                 throw err;
             }
-            return violationsOf(resultsJSON(set));
+            return planViolations(set);
         },
     };
 }
