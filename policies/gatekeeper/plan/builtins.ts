@@ -42,6 +42,15 @@ function members(v: unknown, pos: number): unknown[] {
     throw new TypeError(`operand ${pos} must be one of {array, set}`);
 }
 
+/** A string, or an array or set of strings, as a list (strings.any_prefix_match's operands, as ../wasm/builtins.ts reads them). */
+function stringsOf(v: unknown, pos: number): string[] {
+    if (typeof v === "string") return [v];
+    if (Array.isArray(v) || v instanceof RegoSet) return members(v, pos).map((x) => str(x, pos));
+    throw new TypeError(`operand ${pos} must be one of {string, set, array}`);
+}
+
+const anyPair = (xs: string[], ys: string[], test: (x: string, y: string) => boolean) => xs.some((x) => ys.some((y) => test(x, y)));
+
 function setOf(values: Iterable<unknown>): RegoSet {
     const s = new RegoSet();
     for (const v of values) s.add(v);
@@ -428,8 +437,8 @@ export const PLAN_BUILTINS: ReadonlyMap<string, PlanBuiltin> = new Map<string, P
     ["trim_suffix", (s, p) => (str(s, 1).endsWith(str(p, 2)) && (p as string).length > 0 ? (s as string).slice(0, -(p as string).length) : s)],
     ["trim_space", (s) => str(s, 1).replace(SPACE, "")],
     ["sprintf", sprintf],
-    ["strings.any_prefix_match", hosted("strings.any_prefix_match")],
-    ["strings.any_suffix_match", hosted("strings.any_suffix_match")],
+    ["strings.any_prefix_match", (a, b) => anyPair(stringsOf(a, 1), stringsOf(b, 2), (x, p) => x.startsWith(p))],
+    ["strings.any_suffix_match", (a, b) => anyPair(stringsOf(a, 1), stringsOf(b, 2), (x, p) => x.endsWith(p))],
     ["semver.is_valid", hosted("semver.is_valid")],
     ["semver.compare", hosted("semver.compare")],
     // regular expressions (Go's RE2 syntax)

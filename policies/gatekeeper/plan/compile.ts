@@ -198,7 +198,7 @@ export function planToJavaScript(given: Plan, entrypoint = 0): string {
                     const fn = funcIndex.get(s.func);
                     if (fn !== undefined) out += `l${s.result}=f${fn}(${args});`;
                     // A built-in that fails is undefined (Gatekeeper's non-strict built-in errors); a conflict is not a failure.
-                    else if (builtinIndex.has(s.func)) out += `try{l${s.result}=B${builtinIndex.get(s.func)}(${args});}catch(e){l${s.result}=failed(e);}`;
+                    else if (builtinIndex.has(s.func)) out += inlineBuiltin(s.func, s.args as Operand[], `l${s.result}`) ?? `try{l${s.result}=B${builtinIndex.get(s.func)}(${args});}catch(e){l${s.result}=failed(e);}`;
                     else throw new UnsupportedPlan(`calls ${s.func}, which the plan does not define`);
                     out += `if(l${s.result}===undefined)${fail()}`;
                     break;
@@ -335,6 +335,43 @@ export function planToJavaScript(given: Plan, entrypoint = 0): string {
             body([...frames, { label: outer, loop: false }, { label: loop, loop: true }]) +
             `}}`
         );
+    };
+
+    /**
+     * The code of a built-in call that cannot raise, written in place (no call through the
+     * built-in's table, no try): the result set to its value, or undefined where the built-in
+     * fails (as `failed` makes a built-in's error). Undefined for the others.
+     */
+    const inlineBuiltin = (name: string, args: readonly Operand[], target: string): string | undefined => {
+        if (process.env.PLAN_AB_NO_INLINE) return undefined;
+        const [a, b, c] = args.map(operand);
+        switch (name) {
+            case "object.get": {
+                // object.get(o, "key", default) on a plain object: its field read in place (the key is no name Object.prototype has).
+                if (args[1]?.type !== "string_index" || PROTOTYPE_KEYS.has(strings[args[1].value as number])) return undefined;
+                return `if(typeof ${a}==="object"&&${a}!==null&&${a}.constructor===Object){${target}=${a}[${b}];if(${target}===undefined)${target}=${c};}else ${target}=V.objectGetOr(${a},${b},${c});`;
+            }
+            case "neq":
+                return `${target}=!V.equal(${a},${b});`;
+            case "gt":
+            case "gte":
+            case "lt":
+            case "lte":
+                return `${target}=V.compare(${a},${b})${{ gt: ">", gte: ">=", lt: "<", lte: "<=" }[name]}0;`;
+            case "count":
+                return `${target}=V.count(${a});`;
+            case "is_number":
+            case "is_string":
+            case "is_boolean":
+                return `${target}=typeof ${a}===${JSON.stringify(name.slice(3))};`;
+            case "is_null":
+                return `${target}=${a}===null;`;
+            case "is_array":
+                return `${target}=Array.isArray(${a});`;
+            case "is_object":
+                return `${target}=V.isObject(${a});`;
+        }
+        return undefined;
     };
 
     /** The keys a scan visits: the one its body requires (pinned), in any order, or in OPA's. */

@@ -120,18 +120,28 @@ class Composites<T> {
 /** A set of Rego values. */
 export class RegoSet {
     /** The members in the order they were added (most sets a policy makes stay empty). */
-    private items: unknown[] = NO_ITEMS;
+    declare private items: unknown[];
     /**
      * Composite values added but not yet told apart from the members: a set is often only
      * scanned by scans whose order cannot be seen, where a value seen twice changes nothing, and
      * many such sets are never asked their size or members (the library's general_violation
      * sets of every spec field's elements); they are compared (hashed) only when asked.
      */
-    private pending: unknown[] = NO_ITEMS;
-    private primitives: Set<Primitive> | undefined;
-    private composites: Composites<unknown> | undefined;
-    private sorted: unknown[] | undefined;
-    private hashed: number | undefined;
+    declare private pending: unknown[];
+    declare private primitives: Set<Primitive> | undefined;
+    declare private composites: Composites<unknown> | undefined;
+    declare private sorted: unknown[] | undefined;
+    declare private hashed: number | undefined;
+
+    // Fields set here, not as class fields (those run a function of their own for every set made, in code not yet optimised).
+    constructor() {
+        this.items = NO_ITEMS;
+        this.pending = NO_ITEMS;
+        this.primitives = undefined;
+        this.composites = undefined;
+        this.sorted = undefined;
+        this.hashed = undefined;
+    }
 
     get size(): number {
         this.settle();
@@ -226,24 +236,29 @@ export class RegoObject {
      * (a violation's msg, details, field), searched faster in a list than in a table, which a
      * record without prototype would be (V8 keeps those as dictionaries).
      */
-    private readonly keys: string[];
-    private readonly vals: unknown[];
+    declare private readonly keys: string[];
+    declare private readonly vals: unknown[];
 
     /** An object of the given distinct string keys and their values (the lists are the object's from now on). */
     constructor(keys: string[] = [], vals: unknown[] = []) {
         this.keys = keys;
         this.vals = vals;
+        this.index = undefined;
+        this.others = undefined;
+        this.composites = undefined;
+        this.sorted = undefined;
+        this.hashed = undefined;
     }
     /** Positions of the string keys, once there are many (an object a comprehension builds). */
-    private index: Map<string, number> | undefined;
+    declare private index: Map<string, number> | undefined;
 
     private position(k: string): number {
         if (this.index !== undefined) return this.index.get(k) ?? -1;
         return this.keys.indexOf(k);
     }
-    private others: Map<Primitive, [unknown, unknown]> | undefined;
-    private composites: Composites<[unknown, unknown]> | undefined;
-    private sorted: unknown[] | undefined;
+    declare private others: Map<Primitive, [unknown, unknown]> | undefined;
+    declare private composites: Composites<[unknown, unknown]> | undefined;
+    declare private sorted: unknown[] | undefined;
 
     get size(): number {
         return this.keys.length + (this.others?.size ?? 0) + (this.composites?.size ?? 0);
@@ -296,7 +311,7 @@ export class RegoObject {
         return [...this.keys];
     }
 
-    private hashed: number | undefined;
+    declare private hashed: number | undefined;
 
     /** The entries' hashes summed (any order, no allocation). */
     hash(): number {
@@ -424,6 +439,18 @@ export function scanKeysPinned(src: unknown, key: string | boolean): readonly un
 }
 /** The one-key lists of pinned scans (their keys are literals of the compiled code: few). */
 const pinnedKeys = new Map<string | boolean, readonly unknown[]>();
+
+/** object.get(o, key, fallback) for a key that is not a path (compiled in place, ./compile.ts): undefined where o is no object (the built-in's error). */
+export function objectGetOr(o: unknown, key: unknown, fallback: unknown): unknown {
+    if (!isObject(o)) return undefined;
+    const v = objectGet(o, key);
+    return v === undefined ? fallback : v;
+}
+
+/** count(v) (compiled in place): undefined for a value that is not a collection or string (the built-in's error). */
+export function count(v: unknown): number | undefined {
+    return typeof v === "string" || (typeof v === "object" && v !== null) ? length(v) : undefined;
+}
 
 /** The number of elements (LenStmt, count). */
 export function length(v: unknown): number {
