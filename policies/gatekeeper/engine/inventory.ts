@@ -46,7 +46,7 @@ export function buildInventory(
     let data: Record<string, unknown> | undefined;
     return {
         gatekeeperData() {
-            data ??= gatekeeperLayout(objects, isClusterScoped, syncOnly);
+            data ??= gatekeeperLayout(byKind, syncOnly);
             return data;
         },
         list(kind, opts) {
@@ -75,20 +75,25 @@ export function buildInventory(
     };
 }
 
-/** Gatekeeper's sync layout of data.inventory, for the kinds Config's syncOnly lists. */
-function gatekeeperLayout(objects: readonly K8sObject[], isClusterScoped: ScopePredicate, syncOnly: readonly SyncKind[]): Record<string, unknown> {
-    const synced = new Set(syncOnly.map((s) => `${s.group}/${s.version}/${s.kind}`));
+/**
+ * Gatekeeper's sync layout of data.inventory, for the kinds Config's syncOnly lists: made from
+ * the objects of those kinds only (an object later in the stack with the same path replaces an
+ * earlier one, as before; the order of keys is not Rego's, which sorts them).
+ */
+function gatekeeperLayout(byKind: ReadonlyMap<string, readonly Entry[]>, syncOnly: readonly SyncKind[]): Record<string, unknown> {
     const cluster: Record<string, any> = {};
     const namespace: Record<string, any> = {};
-    for (const obj of objects) {
-        if (!obj || typeof obj !== "object" || !obj.kind || typeof obj.apiVersion !== "string") continue;
-        const { group, version } = parseApiVersion(obj.apiVersion);
-        if (!synced.has(`${group}/${version}/${obj.kind}`)) continue;
-        const name = obj.metadata?.name;
-        if (typeof name !== "string") continue;
-        const ns = effectiveNamespace(obj, isClusterScoped);
-        const root = ns === undefined ? cluster : (namespace[ns] ??= {});
-        ((root[obj.apiVersion] ??= {})[obj.kind] ??= {})[name] = obj;
+    for (const kind of new Set(syncOnly.map((s) => s.kind))) {
+        const synced = new Set(syncOnly.filter((s) => s.kind === kind).map((s) => `${s.group}/${s.version}`));
+        for (const { obj, namespace: ns } of byKind.get(kind) ?? []) {
+            if (typeof obj.apiVersion !== "string") continue;
+            const { group, version } = parseApiVersion(obj.apiVersion);
+            if (!synced.has(`${group}/${version}`)) continue;
+            const name = obj.metadata?.name;
+            if (typeof name !== "string") continue;
+            const root = ns === undefined ? cluster : (namespace[ns] ??= {});
+            ((root[obj.apiVersion] ??= {})[kind] ??= {})[name] = obj;
+        }
     }
     return { cluster, namespace };
 }
