@@ -17,6 +17,7 @@
 import { PLAN_BUILTINS } from "./builtins";
 import { dataPathLocals, findJoin, raiseFreeFunctions, type JoinSite } from "./join";
 import { allStatements, breaksOut, MAKES, ownReads, ownWrites, visitScans, type Block, type Func, type Operand, type Plan, type Stmt } from "./ir";
+import { fuseBlocks } from "./fuse";
 import { pinnedScanKey, specializeRules } from "./specialize";
 import * as values from "./values";
 
@@ -105,11 +106,17 @@ export function planToJavaScript(given: Plan, entrypoint = 0): string {
     const missing = missingPlanBuiltins(given);
     if (missing.length > 0) throw new UnsupportedPlan(`calls built-in function${missing.length > 1 ? "s" : ""} ${missing.join(", ")}, which the plan compiler does not provide`);
     // Rules scanned for elements of constant fields computed for those only, as topdown does (./specialize.ts).
-    const plan = specializeRules(given);
-    const strings = (plan.static.strings ?? []).map((s) => s.value);
+    const specialized = specializeRules(given);
+    const strings = (specialized.static.strings ?? []).map((s) => s.value);
+    const literal = (o: Operand) => (o.type === "string_index" ? strings[o.value as number] : o.value);
+    const funcIndex = new Map((specialized.funcs?.funcs ?? []).map((f, i) => [f.name, i]));
+    // Which functions cannot stop evaluation (for joins, ./join.ts): judged on the blocks as the planner wrote them.
+    const raiseFree = raiseFreeFunctions(specialized.funcs?.funcs ?? [], funcIndex, literal);
+    // Bodies that start alike run their shared statements once (./fuse.ts).
+    const { plan, reordered } = fuseBlocks(specialized, { pureCall: (name) => funcIndex.has(name) || PLAN_BUILTINS.has(name) });
+    const asWritten = specialized.funcs?.funcs ?? [];
     const files = (plan.static.files ?? []).map((f) => f.value);
     const funcs = plan.funcs?.funcs ?? [];
-    const funcIndex = new Map(funcs.map((f, i) => [f.name, i]));
     const builtinNames = [...new Set((plan.static.builtin_funcs ?? []).map((b) => b.name))];
     const builtinIndex = new Map(builtinNames.map((n, i) => [n, i]));
     let labels = 0;
@@ -184,12 +191,17 @@ export function planToJavaScript(given: Plan, entrypoint = 0): string {
                     out += `if(l${s.target}===undefined)l${s.target}=${operand(s.source)};else if(!(${same}))conflict(${where(s)},"var assignment conflict");`;
                     break;
                 }
-                case "BlockStmt":
-                    for (const inner of s.blocks as Block[]) {
-                        const label = `b${labels++}`;
-                        out += `${label}:{${block(inner, [...frames, { label, loop: false }], ret)}}`;
-                    }
+                case "BlockStmt": {
+                    const blocks = (list: Block[]) =>
+                        list
+                            .map((inner) => {
+                                const label = `b${labels++}`;
+                                return `${label}:{${block(inner, [...frames, { label, loop: false }], ret)}}`;
+                            })
+                            .join("");
+                    out += blocks(s.blocks);
                     break;
+                }
                 case "BreakStmt":
                     out += jump(s.index);
                     break;
@@ -424,8 +436,6 @@ export function planToJavaScript(given: Plan, entrypoint = 0): string {
     const readsInput = inputReaders(funcs, funcIndex);
     const readsData = inputReaders(funcs, funcIndex, 1);
     const loops = loopingFunctions(funcs, funcIndex);
-    const literal = (o: Operand) => (o.type === "string_index" ? strings[o.value as number] : o.value);
-    const raiseFree = raiseFreeFunctions(funcs, funcIndex, literal);
     const func = (name: string) => {
         const i = funcIndex.get(name);
         return i === undefined ? undefined : { readsInput: readsInput[i], raiseFree: raiseFree[i] };
@@ -446,6 +456,7 @@ export function planToJavaScript(given: Plan, entrypoint = 0): string {
         });
     };
     for (const f of funcs) analyseScans(f.blocks, f.params);
+    for (const idx of reordered) analyseScans(asWritten[idx].blocks, asWritten[idx].params);
     for (const p of plan.plans.plans) analyseScans(p.blocks, [0, 1]);
     /** A function's or the plan's body: its locals declared, then each block labelled (`ret`: what a break past the top returns). */
     const bodyOf = (blocks: Block[], params: readonly number[], ret: number | null, prefix: string): string => {
@@ -460,8 +471,23 @@ export function planToJavaScript(given: Plan, entrypoint = 0): string {
         return body;
     };
 
+    const p = plan.plans.plans[entrypoint];
+    if (!p) throw new UnsupportedPlan(`has no entrypoint #${entrypoint}`);
+    // Only the functions the entrypoint calls (a rule specialised for each of its callers, ./specialize.ts, may have none left).
+    const reachable = new Set<number>();
+    const reach = (blocks: readonly Block[]): void => {
+        for (const st of allStatements(blocks)) {
+            const k = st.type === "CallStmt" ? funcIndex.get(st.stmt.func) : undefined;
+            if (k === undefined || reachable.has(k)) continue;
+            reachable.add(k);
+            reach(funcs[k].blocks);
+            if (reordered.has(k)) reach(asWritten[k].blocks);
+        }
+    };
+    reach(p.blocks);
     let code = "";
     funcs.forEach((f, idx) => {
+        if (!reachable.has(idx)) return;
         const params = f.params.map((p) => `l${p}`);
         // A function that never reads the input gives the same result for the same data and
         // arguments: it is computed once per data document (and argument values), across
@@ -471,7 +497,9 @@ export function planToJavaScript(given: Plan, entrypoint = 0): string {
         const memo = f.params.length === 2 || acrossEvaluations;
         // Reading neither input nor data, it depends on its arguments only: kept for the process (Y).
         const cache = readsData[idx] ? "X" : "Y";
-        const body = `${bodyOf(f.blocks, f.params, f.return, "f")}return l${f.return};`;
+        // A function whose scans were fused (./fuse.ts) runs as written while the evaluation is made again after a conflict (U).
+        const body = `${reordered.has(idx) ? `if(U)return u${idx}(${params.join(",")});` : ""}${bodyOf(f.blocks, f.params, f.return, "f")}return l${f.return};`;
+        if (reordered.has(idx)) code += `function u${idx}(${params.join(",")}){${bodyOf(asWritten[idx].blocks, asWritten[idx].params, asWritten[idx].return, "u")}return l${asWritten[idx].return};}\n`;
         if (memo) code += `function g${idx}(${params.join(",")}){${body}}\n`;
         const all = params.join(",");
         if (!memo) code += `function f${idx}(${all}){${body}}\n`;
@@ -484,14 +512,18 @@ export function planToJavaScript(given: Plan, entrypoint = 0): string {
             code += `function f${idx}(${all}){const c=${cache}[${idx}]??=new V.Memo();const m=c.${get}(${args});if(m!==undefined)return m===NONE?undefined:m;const r=g${idx}(${all});c.${set}(r===undefined?NONE:r,${args});return r;}\n`;
         }
     });
-    const p = plan.plans.plans[entrypoint];
-    if (!p) throw new UnsupportedPlan(`has no entrypoint #${entrypoint}`);
     const main = bodyOf(p.blocks, [0, 1], null, "p");
-    code += `return function evaluate(l0,l1){if(l1!==D){D=l1;X=new Array(${funcs.length});}M.fill(undefined);const rs=[];${main}return V.resultSet(rs);};`;
+    if (reordered.size === 0) code += `return function evaluate(l0,l1){if(l1!==D){D=l1;X=new Array(${funcs.length});}M.fill(undefined);const rs=[];${main}return V.resultSet(rs);};`;
+    else {
+        // Fused scans met a conflict: evaluated again as written, which says which conflict comes first.
+        code += `function run(l0,l1){M.fill(undefined);const rs=[];${main}return V.resultSet(rs);}\n`;
+        code += `return function evaluate(l0,l1){if(l1!==D){D=l1;X=new Array(${funcs.length});}try{return run(l0,l1);}catch(e){if(!V.isConflict(e))throw e;U=true;try{return run(l0,l1);}finally{U=false;}}};`;
+    }
     const builtins = builtinNames.length > 0 ? `const [${builtinNames.map((_, i) => `B${i}`).join(",")}]=need(${JSON.stringify(builtinNames)});` : "";
     // M: rules' values in this evaluation; X: input-free functions' values for the data document D; Y: values of functions of their arguments only.
     // J: each join's index, with the data document's parts it was built from.
-    return `${PLAN_JS_FIRST_LINE}\n"use strict";${builtins}let M=new Array(${funcs.length}),X,D={},Y=new Array(${funcs.length}),J=[];\n${joinFunctions}${code}\n`;
+    // U: evaluating again with the functions as written (after a conflict in fused scans).
+    return `${PLAN_JS_FIRST_LINE}\n"use strict";${builtins}let M=new Array(${funcs.length}),X,D={},Y=new Array(${funcs.length}),J=[],U=false;\n${joinFunctions}${code}\n`;
 }
 
 const NONE = Symbol("undefined");
@@ -504,7 +536,7 @@ const PROTOTYPE_KEYS = new Set([...Object.getOwnPropertyNames(Object.prototype),
  * hand out its exports through getters (as the CommonJS output of some TypeScript runners
  * does), which the compiled code would call on every operation.
  */
-const RUNTIME: typeof values = { ...values };
+const RUNTIME = { ...values, isConflict: (e: unknown) => e instanceof PlanEvalError };
 
 /** Built-ins that cost about as much as a look-up of their result (the others, such as sprintf, regex.match or sort, cost more). */
 const CHEAP_BUILTINS = new Set([
