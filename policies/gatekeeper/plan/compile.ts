@@ -355,7 +355,6 @@ export function planToJavaScript(given: Plan, entrypoint = 0): string {
      * fails (as `failed` makes a built-in's error). Undefined for the others.
      */
     const inlineBuiltin = (name: string, args: readonly Operand[], target: string): string | undefined => {
-        if (process.env.PLAN_AB_NO_INLINE) return undefined;
         const [a, b, c] = args.map(operand);
         switch (name) {
             case "object.get": {
