@@ -16,8 +16,8 @@ const opa = opaBinary();
 /** Why the tests that run opa skip (false when opa is there). */
 export const opaMissing: string | false = existsSync(opa) ? false : `opa is not at ${opa} (npm run gatekeeper:build -- opa)`;
 
-/** The plan (`opa build -t plan`, entrypoint t/<rule>) of a Rego v1 module, and opa eval's value (or error) of data.t.<rule> for each input. */
-export function withOpa(rego: string, rule: string, inputs: unknown[], data: unknown): { plan: Plan; expected: ({ value: unknown } | { error: string })[] } {
+/** The plan (`opa build -t plan`, entrypoint t/<rule>) of a Rego v1 module, and opa eval's value (or error, and the row of t.rego it names) of data.t.<rule> for each input. */
+export function withOpa(rego: string, rule: string, inputs: unknown[], data: unknown): { plan: Plan; expected: ({ value: unknown } | { error: string; row?: number })[] } {
     const dir = mkdtempSync(path.join(tmpdir(), "plan-opa-"));
     try {
         writeFileSync(path.join(dir, "t.rego"), rego);
@@ -29,8 +29,8 @@ export function withOpa(rego: string, rule: string, inputs: unknown[], data: unk
         const expected = inputs.map((input) => {
             writeFileSync(path.join(dir, "input.json"), JSON.stringify(input));
             const e = spawnSync(opa, ["eval", "--format", "json", "-d", "t.rego", "-d", "data.json", "-i", "input.json", `data.t.${rule}`], { cwd: dir, encoding: "utf8" });
-            const out = JSON.parse(e.stdout) as { result?: { expressions: { value: unknown }[] }[]; errors?: { message: string }[] };
-            if (out.errors) return { error: out.errors[0].message };
+            const out = JSON.parse(e.stdout) as { result?: { expressions: { value: unknown }[] }[]; errors?: { message: string; location?: { row: number } }[] };
+            if (out.errors) return { error: out.errors[0].message, ...(out.errors[0].location ? { row: out.errors[0].location.row } : {}) };
             return { value: out.result?.[0]?.expressions[0]?.value };
         });
         return { plan, expected };
