@@ -221,7 +221,7 @@ export function planToJavaScript(given: Plan, entrypoint = 0): string {
                         // A plain object's field read in place (the site's own inline cache): the key is no name Object.prototype has.
                         const src = operand(s.source);
                         const key = JSON.stringify(strings[s.key.value]);
-                        out += `l${s.target}=typeof ${src}==="object"&&${src}!==null&&${src}.constructor===Object?${src}[${key}]:V.dotString(${src},${key});if(l${s.target}===undefined)${fail()}`;
+                        out += `l${s.target}=${plainObject(src)}?${src}${member(strings[s.key.value])}:V.dotString(${src},${key});if(l${s.target}===undefined)${fail()}`;
                     } else out += `l${s.target}=V.${s.key.type === "string_index" ? "dotString" : "dot"}(${operand(s.source)},${operand(s.key)});if(l${s.target}===undefined)${fail()}`;
                     break;
                 case "EqualStmt":
@@ -360,7 +360,7 @@ export function planToJavaScript(given: Plan, entrypoint = 0): string {
             case "object.get": {
                 // object.get(o, "key", default) on a plain object: its field read in place (the key is no name Object.prototype has).
                 if (args[1]?.type !== "string_index" || PROTOTYPE_KEYS.has(strings[args[1].value as number])) return undefined;
-                return `if(typeof ${a}==="object"&&${a}!==null&&${a}.constructor===Object){${target}=${a}[${b}];if(${target}===undefined)${target}=${c};}else ${target}=V.objectGetOr(${a},${b},${c});`;
+                return `if(${plainObject(a)}){${target}=${a}${member(strings[args[1].value as number])};if(${target}===undefined)${target}=${c};}else ${target}=V.objectGetOr(${a},${b},${c});`;
             }
             case "neq":
                 return `${target}=!V.equal(${a},${b});`;
@@ -526,6 +526,16 @@ export function planToJavaScript(given: Plan, entrypoint = 0): string {
 }
 
 const NONE = Symbol("undefined");
+
+/**
+ * Whether a value is a plain object (of the input or data), as code: null and undefined are not,
+ * a primitive's constructor is its wrapper's, a JSON object's is Object (or its own field
+ * "constructor", never Object itself).
+ */
+const plainObject = (v: string) => `${v}!=null&&${v}.constructor===Object`;
+
+/** A field read in code: `.name` for a key that is an identifier, else `["key"]`. */
+const member = (key: string) => (/^[A-Za-z_$][\w$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`);
 
 /** The names a plain object inherits (its field of such a name is read by V.dotString, which asks whether it is its own). */
 const PROTOTYPE_KEYS = new Set([...Object.getOwnPropertyNames(Object.prototype), "__proto__"]);
