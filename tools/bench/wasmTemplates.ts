@@ -55,7 +55,9 @@ export interface WasmFigure {
     /** Compiled-Rego CPU time over TypeScript CPU time (medians). */
     ratio: number;
     /** Cold starts, each path in processes of its own (what a pulumi preview pays): medians of the wall time from loading the constraint set to the last verdict. */
-    cold?: { typescriptMs: number; compiledMs: number; compiledStartupMs: number; runs: number; ratio: number };
+    cold?: ColdFigure;
+    /** The same, the plans' bytecode taken from the code cache an earlier process wrote (what every preview after the first pays; policies/gatekeeper/plan/compile.ts). */
+    coldCached?: ColdFigure;
 }
 
 /**
@@ -92,6 +94,14 @@ function judge(constraintsText: string, syncOnly: unknown, registry: () => Templ
     return { startupMs: t1 - t0, totalMs: t2 - t0, cpuMs: cpuMs() - c0, violations: results.length };
 }
 
+export interface ColdFigure {
+    typescriptMs: number;
+    compiledMs: number;
+    compiledStartupMs: number;
+    runs: number;
+    ratio: number;
+}
+
 /** What a cold-start process judges: written by the bench, read by the process (not timed). */
 interface ColdInput {
     constraintsText: string;
@@ -111,20 +121,27 @@ function coldStart(which: "typescript" | Engine, file: string): void {
     console.log(JSON.stringify(r));
 }
 
-/** Cold starts of the TypeScript templates and of one compiled form, alternating, each in a new process. */
-function coldStarts(input: ColdInput, engine: Engine, runs: number): NonNullable<WasmFigure["cold"]> {
+/**
+ * Cold starts of the TypeScript templates and of one compiled form, alternating, each in a new
+ * process: without the plans' code cache (a first preview), or (`cached`) with the cache one
+ * earlier process wrote into a directory of this run (every later preview).
+ */
+function coldStarts(input: ColdInput, engine: Engine, runs: number, cached: boolean): ColdFigure {
     const dir = mkdtempSync(path.join(tmpdir(), "bench-cold-"));
     try {
         const file = path.join(dir, "input.json");
         writeFileSync(file, JSON.stringify(input));
+        const env = { ...process.env, OPS_PLAN_CODE_CACHE: cached ? path.join(dir, "code-cache") : "off" };
         const once = (which: "typescript" | Engine) => {
-            const r = spawnSync(process.execPath, ["--import", "tsx", __filename, "--cold", which, file], { encoding: "utf8" });
+            const r = spawnSync(process.execPath, ["--import", "tsx", __filename, "--cold", which, file], { encoding: "utf8", env });
             if (r.status !== 0) throw new Error(`cold start (${which}) failed: ${r.stderr}`);
             return JSON.parse(r.stdout.trim().split("\n").pop()!) as ReturnType<typeof judge>;
         };
         const ts: number[] = [];
         const compiled: number[] = [];
         const startup: number[] = [];
+        // The process that writes the code cache (not counted).
+        if (cached) once(engine);
         for (let i = 0; i < runs; i++) {
             const a = once("typescript");
             const b = once(engine);
@@ -205,18 +222,24 @@ export async function benchWasmTemplates(opts: { library?: string; runs?: number
             const typescript = { wallMs: median(ts.map((x) => x.wall)), cpuMs: median(ts.map((x) => x.cpu)) };
             const w = { wallMs: median(wasm.map((x) => x.wall)), cpuMs: median(wasm.map((x) => x.cpu)), startupMs: median(wasm.map((x) => x.startup)) };
             // The Wasm modules' cold starts are not measured: the pack runs a module only for a plan the compiler refuses.
-            const cold = engine === "plan" ? coldStarts({ constraintsText, syncOnly, usedKinds, objects: [...objects] }, engine, runs) : undefined;
-            const f: WasmFigure = { label, engine, resources: resources.length, violations, typescript, wasm: w, wasmFirstWallMs, wasmFirstStartupMs, typescriptFirstWallMs, ratio: w.cpuMs / typescript.cpuMs, cold };
+            const coldInput = { constraintsText, syncOnly, usedKinds, objects: [...objects] };
+            const cold = engine === "plan" ? coldStarts(coldInput, engine, runs, false) : undefined;
+            const coldCached = engine === "plan" ? coldStarts(coldInput, engine, runs, true) : undefined;
+            const f: WasmFigure = { label, engine, resources: resources.length, violations, typescript, wasm: w, wasmFirstWallMs, wasmFirstStartupMs, typescriptFirstWallMs, ratio: w.cpuMs / typescript.cpuMs, cold, coldCached };
             figures.push(f);
             log(
                 `compiled Rego (${names[engine]}): ${f.label}: ${f.resources} resources, ${f.violations} violations, median of ${n}: TypeScript ${typescript.wallMs.toFixed(0)} ms (CPU ${typescript.cpuMs.toFixed(0)} ms; first run ${typescriptFirstWallMs.toFixed(0)} ms), ` +
                     `compiled ${w.wallMs.toFixed(0)} ms (CPU ${w.cpuMs.toFixed(0)} ms; ${w.startupMs.toFixed(0)} ms of it loading the constraints and templates; first run ${wasmFirstWallMs.toFixed(0)} ms, ${wasmFirstStartupMs.toFixed(0)} ms of it loading); ` +
                     `ratio ${f.ratio.toFixed(1)}x CPU (target <= ${WASM_TARGET_RATIO}x): ${f.ratio <= WASM_TARGET_RATIO ? "met" : "NOT met"}`,
             );
-            if (cold) {
+            for (const [what, c] of [
+                ["cold start, each in a new process, no code cache (a first preview)", cold],
+                ["cold start, each in a new process, the plans' code cache written by an earlier one (later previews)", coldCached],
+            ] as const) {
+                if (!c) continue;
                 log(
-                    `compiled Rego (${names[engine]}): ${f.label}: cold start, each in a new process, median of ${cold.runs}: TypeScript ${cold.typescriptMs.toFixed(0)} ms, ` +
-                        `compiled ${cold.compiledMs.toFixed(0)} ms (${cold.compiledStartupMs.toFixed(0)} ms of it loading); ratio ${cold.ratio.toFixed(1)}x wall (target <= ${WASM_TARGET_RATIO}x): ${cold.ratio <= WASM_TARGET_RATIO ? "met" : "NOT met"}`,
+                    `compiled Rego (${names[engine]}): ${f.label}: ${what}, median of ${c.runs}: TypeScript ${c.typescriptMs.toFixed(0)} ms, ` +
+                        `compiled ${c.compiledMs.toFixed(0)} ms (${c.compiledStartupMs.toFixed(0)} ms of it loading); ratio ${c.ratio.toFixed(1)}x wall (target <= ${WASM_TARGET_RATIO}x): ${c.ratio <= WASM_TARGET_RATIO ? "met" : "NOT met"}`,
                 );
             }
         }

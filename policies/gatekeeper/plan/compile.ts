@@ -14,6 +14,10 @@
  * is looked up in an index made once per data document. A plan using a statement or a built-in
  * this compiler lacks is refused, naming it.
  */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import vm from "node:vm";
 import { PLAN_BUILTINS } from "./builtins";
 import { dataPathLocals, findJoin, raiseFreeFunctions, type JoinSite } from "./join";
 import { allStatements, breaksOut, MAKES, ownReads, ownWrites, visitScans, type Block, type Func, type Operand, type Plan, type Stmt } from "./ir";
@@ -75,10 +79,60 @@ export function planEvaluator(js: string, digest: string = js, name?: string): P
     if (evaluator === undefined) {
         if (!js.startsWith(`${PLAN_JS_FIRST_LINE}\n`)) throw new Error(`the compiled plan is not of the current format (its first line is not ${JSON.stringify(PLAN_JS_FIRST_LINE)})`);
         // Named for stack traces and profiles.
-        evaluator = instantiate(name === undefined ? js : `${js}//# sourceURL=${name.replace(/\s/g, "_")}\n`);
+        evaluator = instantiateCached(js, digest, name?.replace(/\s/g, "_"));
         evaluators.set(digest, evaluator);
     }
     return evaluator;
+}
+
+/**
+ * The code cache of compiled plans: the bytecode V8 made of a plan's functions in an earlier
+ * process, so that a new process (each pulumi preview) neither parses the plan's text again nor
+ * compiles the functions it calls. Kept per V8 version under OPS_PLAN_CODE_CACHE (a directory;
+ * `off`: none), by default $XDG_CACHE_HOME/ops-env/plan-js (~/.cache/ops-env/plan-js). V8 checks
+ * an entry against the text and its own version and flags, and compiles anew what it refuses; an
+ * entry missing or refused is written when the process exits (a new file renamed into place, so
+ * that a process reading it never sees half of one). A cache that cannot be written is no error:
+ * the next process compiles again.
+ */
+function codeCacheDir(): string | undefined {
+    const setting = process.env.OPS_PLAN_CODE_CACHE;
+    if (setting === "off") return undefined;
+    const root = setting || path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache"), "ops-env", "plan-js");
+    return path.join(root, `v8-${process.versions.v8}`);
+}
+
+const pendingCodeCaches: { script: vm.Script; file: string }[] = [];
+
+function writeCodeCaches(): void {
+    for (const { script, file } of pendingCodeCaches.splice(0)) {
+        const tmp = `${file}.${process.pid}.tmp`;
+        try {
+            fs.mkdirSync(path.dirname(file), { recursive: true });
+            fs.writeFileSync(tmp, script.createCachedData());
+            fs.renameSync(tmp, file);
+        } catch {
+            fs.rmSync(tmp, { force: true });
+        }
+    }
+}
+
+/** The evaluator of a plan's JavaScript, its bytecode taken from the code cache where V8 accepts the entry (`digest`: the text's sha256, naming the entry). */
+function instantiateCached(js: string, digest: string, name: string | undefined): PlanEvaluator {
+    const dir = /^sha256:[0-9a-f]{64}$/.test(digest) ? codeCacheDir() : undefined;
+    const file = dir && path.join(dir, `${digest.slice("sha256:".length)}.bin`);
+    let cachedData: Buffer | undefined;
+    try {
+        cachedData = file ? fs.readFileSync(file) : undefined;
+    } catch {
+        cachedData = undefined;
+    }
+    const script = new vm.Script(`(function(V,failed,conflict,merge,NONE,need){${js}\n})`, { filename: name, cachedData });
+    if (file && (cachedData === undefined || script.cachedDataRejected)) {
+        if (pendingCodeCaches.length === 0) process.once("exit", writeCodeCaches);
+        pendingCodeCaches.push({ script, file });
+    }
+    return (script.runInThisContext() as (...args: unknown[]) => PlanEvaluator)(RUNTIME, failed, conflict, merge, NONE, need);
 }
 
 /** The built-ins compiled code asks for by name; one this module lacks is an error naming it. */
