@@ -9,7 +9,8 @@
  * for each path the constraint set is loaded (for compiled Rego: the templates the constraints
  * use, checked against their digests, their compiled files loaded) and the objects judged, in a
  * fresh registry every run; and for the plan path, cold starts, each path in processes of its own
- * (what a pulumi preview pays). Needs the Gatekeeper library (--library DIR or
+ * (what a pulumi preview pays), without the plans' code cache (a first preview) and with the one
+ * an earlier process wrote (every later one). Needs the Gatekeeper library (--library DIR or
  * GATEKEEPER_LIBRARY) and opa; without them it says so and skips.
  *
  *   npx tsx tools/bench/wasmTemplates.ts --library DIR [--runs 5]
