@@ -15,7 +15,7 @@ import * as values from "./values";
 import { RegoObject, RegoSet } from "./values";
 
 // Taken once as plain functions: some TypeScript runners give a module's exports through getters, one call each.
-const { compare, dot, equal, isObject, length, objectGet, objectKeys } = values;
+const { compare, dot, equal, isObject, objectGet, objectKeys } = values;
 const { opaArith, opaSum } = numbers;
 
 export type PlanBuiltin = (...args: unknown[]) => unknown;
@@ -370,8 +370,9 @@ export const PLAN_BUILTINS: ReadonlyMap<string, PlanBuiltin> = new Map<string, P
     [
         "count",
         (v) => {
-            if (typeof v === "string" || Array.isArray(v) || (typeof v === "object" && v !== null)) return length(v);
-            throw new TypeError("operand 1 must be one of {array, object, set, string}");
+            const n = values.count(v);
+            if (n === undefined) throw new TypeError("operand 1 must be one of {array, object, set, string}");
+            return n;
         },
     ],
     ["sum", (v) => opaSum(members(v, 1).map((x) => num(x, 1)))],
@@ -486,10 +487,7 @@ export const PLAN_BUILTINS: ReadonlyMap<string, PlanBuiltin> = new Map<string, P
         "object.get",
         (o, key, fallback) => {
             if (!isObject(o)) throw new TypeError("operand 1 must be object");
-            if (!Array.isArray(key)) {
-                const v = objectGet(o, key);
-                return v === undefined ? fallback : v;
-            }
+            if (!Array.isArray(key)) return values.objectGetOr(o, key, fallback);
             if (key.length === 0) return o;
             const v = findPath(o, key);
             return v === undefined ? fallback : v;

@@ -20,7 +20,7 @@ import path from "node:path";
 import vm from "node:vm";
 import { PLAN_BUILTINS } from "./builtins";
 import { dataPathLocals, findJoin, raiseFreeFunctions, type JoinSite } from "./join";
-import { allStatements, breaksOut, MAKES, ownReads, ownWrites, visitScans, type Block, type Func, type Operand, type Plan, type Stmt } from "./ir";
+import { allStatements, breaksOut, changedCollections, MAKES, ownReads, ownWrites, visitScans, type Block, type Func, type Operand, type Plan, type Stmt } from "./ir";
 import { fuseBlocks } from "./fuse";
 import { pinnedScanKey, specializeRules } from "./specialize";
 import * as values from "./values";
@@ -79,7 +79,7 @@ export function planEvaluator(js: string, digest: string = js, name?: string): P
     if (evaluator === undefined) {
         if (!js.startsWith(`${PLAN_JS_FIRST_LINE}\n`)) throw new Error(`the compiled plan is not of the current format (its first line is not ${JSON.stringify(PLAN_JS_FIRST_LINE)})`);
         // Named for stack traces and profiles.
-        evaluator = instantiateCached(js, digest, name?.replace(/\s/g, "_"));
+        evaluator = instantiate(js, digest, name?.replace(/\s/g, "_"));
         evaluators.set(digest, evaluator);
     }
     return evaluator;
@@ -117,10 +117,14 @@ function writeCodeCaches(): void {
     }
 }
 
-/** The evaluator of a plan's JavaScript, its bytecode taken from the code cache where V8 accepts the entry (`digest`: the text's sha256, naming the entry). */
-function instantiateCached(js: string, digest: string, name: string | undefined): PlanEvaluator {
-    const dir = /^sha256:[0-9a-f]{64}$/.test(digest) ? codeCacheDir() : undefined;
-    const file = dir && path.join(dir, `${digest.slice("sha256:".length)}.bin`);
+/**
+ * The evaluator of a plan's JavaScript, its bytecode taken from the code cache where V8 accepts the
+ * entry (`digest`: the text's sha256, naming the entry; no cache for another digest).
+ */
+function instantiate(js: string, digest?: string, name?: string): PlanEvaluator {
+    const entry = digest === undefined ? undefined : /^sha256:([0-9a-f]{64})$/.exec(digest)?.[1];
+    const dir = entry === undefined ? undefined : codeCacheDir();
+    const file = dir && path.join(dir, `${entry}.bin`);
     let cachedData: Buffer | undefined;
     try {
         cachedData = file ? fs.readFileSync(file) : undefined;
@@ -147,10 +151,6 @@ export function compilePlan(plan: Plan, entrypoint = 0): PlanEvaluator {
     return instantiate(planToJavaScript(plan, entrypoint));
 }
 
-function instantiate(js: string): PlanEvaluator {
-    return new Function("V", "failed", "conflict", "merge", "NONE", "need", js)(RUNTIME, failed, conflict, merge, NONE, need) as PlanEvaluator;
-}
-
 /**
  * A plan compiled to the text of a JavaScript function body (parameters V, failed, conflict,
  * merge, NONE and need: planEvaluator) that returns the plan's evaluator. Throws UnsupportedPlan
@@ -163,12 +163,13 @@ export function planToJavaScript(given: Plan, entrypoint = 0): string {
     const specialized = specializeRules(given);
     const strings = (specialized.static.strings ?? []).map((s) => s.value);
     const literal = (o: Operand) => (o.type === "string_index" ? strings[o.value as number] : o.value);
-    const funcIndex = new Map((specialized.funcs?.funcs ?? []).map((f, i) => [f.name, i]));
+    // The functions before fusion: what a re-evaluation after a conflict in fused scans runs (U).
+    const asWritten = specialized.funcs?.funcs ?? [];
+    const funcIndex = new Map(asWritten.map((f, i) => [f.name, i]));
     // Which functions cannot stop evaluation (for joins, ./join.ts): judged on the blocks as the planner wrote them.
-    const raiseFree = raiseFreeFunctions(specialized.funcs?.funcs ?? [], funcIndex, literal);
+    const raiseFree = raiseFreeFunctions(asWritten, funcIndex, literal);
     // Bodies that start alike run their shared statements once (./fuse.ts).
     const { plan, reordered } = fuseBlocks(specialized, { pureCall: (name) => funcIndex.has(name) || PLAN_BUILTINS.has(name) });
-    const asWritten = specialized.funcs?.funcs ?? [];
     const files = (plan.static.files ?? []).map((f) => f.value);
     const funcs = plan.funcs?.funcs ?? [];
     const builtinNames = [...new Set((plan.static.builtin_funcs ?? []).map((b) => b.name))];
@@ -207,12 +208,6 @@ export function planToJavaScript(given: Plan, entrypoint = 0): string {
 
     /** The locals the function being compiled adds to (arrays, objects, sets). */
     let mutated = new Set<number>();
-    const mutatedIn = (blocks: readonly Block[]) =>
-        new Set(
-            [...allStatements(blocks)].flatMap((st) =>
-                st.type === "ArrayAppendStmt" ? [st.stmt.array] : st.type === "ObjectInsertStmt" || st.type === "ObjectInsertOnceStmt" ? [st.stmt.object] : st.type === "SetAddStmt" ? [st.stmt.set] : [],
-            ) as number[],
-        );
 
     function block(b: Block, frames: Frame[], ret: string | null): string {
         const jump = (index: number): string => {
@@ -245,17 +240,12 @@ export function planToJavaScript(given: Plan, entrypoint = 0): string {
                     out += `if(l${s.target}===undefined)l${s.target}=${operand(s.source)};else if(!(${same}))conflict(${where(s)},"var assignment conflict");`;
                     break;
                 }
-                case "BlockStmt": {
-                    const blocks = (list: Block[]) =>
-                        list
-                            .map((inner) => {
-                                const label = `b${labels++}`;
-                                return `${label}:{${block(inner, [...frames, { label, loop: false }], ret)}}`;
-                            })
-                            .join("");
-                    out += blocks(s.blocks);
+                case "BlockStmt":
+                    for (const inner of s.blocks as Block[]) {
+                        const label = `b${labels++}`;
+                        out += `${label}:{${block(inner, [...frames, { label, loop: false }], ret)}}`;
+                    }
                     break;
-                }
                 case "BreakStmt":
                     out += jump(s.index);
                     break;
@@ -493,6 +483,20 @@ export function planToJavaScript(given: Plan, entrypoint = 0): string {
         const i = funcIndex.get(name);
         return i === undefined ? undefined : { readsInput: readsInput[i], raiseFree: raiseFree[i] };
     };
+    const p = plan.plans.plans[entrypoint];
+    if (!p) throw new UnsupportedPlan(`has no entrypoint #${entrypoint}`);
+    // Only the functions the entrypoint calls (a rule specialised for each of its callers, ./specialize.ts, may have none left).
+    const reachable = new Set<number>();
+    const reach = (blocks: readonly Block[]): void => {
+        for (const st of allStatements(blocks)) {
+            const k = st.type === "CallStmt" ? funcIndex.get(st.stmt.func) : undefined;
+            if (k === undefined || reachable.has(k)) continue;
+            reachable.add(k);
+            reach(funcs[k].blocks);
+            if (reordered.has(k)) reach(asWritten[k].blocks);
+        }
+    };
+    reach(p.blocks);
     /** The scans whose order cannot be seen (scanIsOrderFree), and the joins (./join.ts), of each function and plan: one walk each. */
     const anyOrder = new Set<object>();
     const joins = new Map<object, JoinSite>();
@@ -508,14 +512,16 @@ export function planToJavaScript(given: Plan, entrypoint = 0): string {
             if (join !== undefined) joins.set(scan.stmt, join);
         });
     };
-    for (const f of funcs) analyseScans(f.blocks, f.params);
-    for (const idx of reordered) analyseScans(asWritten[idx].blocks, asWritten[idx].params);
-    for (const p of plan.plans.plans) analyseScans(p.blocks, [0, 1]);
+    for (const idx of reachable) {
+        analyseScans(funcs[idx].blocks, funcs[idx].params);
+        if (reordered.has(idx)) analyseScans(asWritten[idx].blocks, asWritten[idx].params);
+    }
+    analyseScans(p.blocks, [0, 1]);
     /** A function's or the plan's body: its locals declared, then each block labelled (`ret`: what a break past the top returns). */
     const bodyOf = (blocks: Block[], params: readonly number[], ret: number | null, prefix: string): string => {
         const ls = [...locals(blocks, new Set(ret === null ? [] : [ret]))].filter((l) => !params.includes(l));
         let body = ls.length > 0 ? `let ${ls.map((l) => `l${l}`).join(",")};` : "";
-        mutated = mutatedIn(blocks);
+        mutated = changedCollections(blocks);
         dataLocals = new Set(params[1] === 1 ? [1] : []);
         for (const b of blocks) {
             const label = `${prefix}${labels++}`;
@@ -524,20 +530,6 @@ export function planToJavaScript(given: Plan, entrypoint = 0): string {
         return body;
     };
 
-    const p = plan.plans.plans[entrypoint];
-    if (!p) throw new UnsupportedPlan(`has no entrypoint #${entrypoint}`);
-    // Only the functions the entrypoint calls (a rule specialised for each of its callers, ./specialize.ts, may have none left).
-    const reachable = new Set<number>();
-    const reach = (blocks: readonly Block[]): void => {
-        for (const st of allStatements(blocks)) {
-            const k = st.type === "CallStmt" ? funcIndex.get(st.stmt.func) : undefined;
-            if (k === undefined || reachable.has(k)) continue;
-            reachable.add(k);
-            reach(funcs[k].blocks);
-            if (reordered.has(k)) reach(asWritten[k].blocks);
-        }
-    };
-    reach(p.blocks);
     let code = "";
     funcs.forEach((f, idx) => {
         if (!reachable.has(idx)) return;

@@ -20,18 +20,12 @@
  * evaluates again with the functions as written (../compile.ts), so that the conflict reported is
  * the one evaluation as written meets first.
  */
-import { allStatements, breaksOut, liveOnEntry, MAKES, ownReads, ownWrites, type Block, type Plan, type Stmt } from "./ir";
+import { allStatements, bodyLiveOnEntry, breaksOut, changedCollections, liveOnEntry, LOCALS_ONLY, MAKES, ownReads, ownWrites, type Block, type Plan, type Stmt } from "./ir";
 
 export interface FuseContext {
     /** Whether a call (by the plan's name) gives the same value for the same arguments within an evaluation (a function of the plan, a built-in of the runtime). */
     pureCall(name: string): boolean;
 }
-
-/** Statements that only set locals or fail. */
-const PLAIN = new Set([
-    "AssignIntStmt", "AssignVarStmt", "DotStmt", "EqualStmt", "IsArrayStmt", "IsDefinedStmt", "IsObjectStmt", "IsSetStmt", "IsUndefinedStmt",
-    "LenStmt", "MakeNullStmt", "MakeNumberIntStmt", "MakeNumberRefStmt", "NotEqualStmt", "ResetLocalStmt",
-]);
 
 /**
  * The plan with runs of blocks that start alike fused in its functions (a new plan; the one given
@@ -66,14 +60,6 @@ const meets = (a: ReadonlySet<number>, b: ReadonlySet<number>) => [...a].some((x
 /** The locals a list sets, assigned once included (a conflict's check reads what an earlier body set). */
 const writesIn = (stmts: readonly Stmt[]) => setOf([...allStatements([{ stmts: [...stmts] }])].flatMap((st) => (st.type === "AssignVarOnceStmt" ? [st.stmt.target as number] : ownWrites(st))));
 const readsIn = (stmts: readonly Stmt[]) => setOf([...allStatements([{ stmts: [...stmts] }])].flatMap((st) => [...ownReads(st)]));
-
-/** The collections a list adds to or inserts into (held by locals). */
-const changedIn = (stmts: readonly Stmt[]) =>
-    setOf(
-        [...allStatements([{ stmts: [...stmts] }])].flatMap((st) =>
-            st.type === "ArrayAppendStmt" ? [st.stmt.array] : st.type === "ObjectInsertStmt" || st.type === "ObjectInsertOnceStmt" ? [st.stmt.object] : st.type === "SetAddStmt" ? [st.stmt.set] : [],
-        ),
-    );
 
 /** A statement as text without where it comes from (bodies from different lines of Rego are alike). */
 const shape = (st: Stmt): string => JSON.stringify(st, (k, v) => (k === "file" || k === "row" || k === "col" ? undefined : v));
@@ -114,7 +100,7 @@ function fuseStmts(stmts: readonly Stmt[], after: ReadonlySet<number>, ctx: Cont
         if (st.type === "BlockStmt") return { type: st.type, stmt: { ...st.stmt, blocks: fuseFrames(st.stmt.blocks, rest(), ctx) } };
         if (st.type === "ScanStmt") {
             const body = st.stmt.block.stmts as Stmt[];
-            const next = liveOnEntry(body, 0, new Set([st.stmt.key, st.stmt.value]));
+            const next = bodyLiveOnEntry(st);
             return { type: st.type, stmt: { ...st.stmt, block: { stmts: fuseStmts(body, union(rest(), next), ctx) } } };
         }
         if (st.type === "NotStmt" || st.type === "WithStmt") return { type: st.type, stmt: { ...st.stmt, block: { stmts: fuseStmts(st.stmt.block.stmts, rest(), ctx) } } };
@@ -136,7 +122,7 @@ function sharedPrefix(a: readonly Stmt[], b: readonly Stmt[], ctx: Context): num
 
 /** Whether a statement gives the same outcome each time it runs on the same locals, and does nothing but set locals and fail. */
 function runsOnce(st: Stmt, ctx: Context): boolean {
-    if (PLAIN.has(st.type)) return true;
+    if (LOCALS_ONLY.has(st.type)) return true;
     if (st.type === "CallStmt") return ctx.pureCall(st.stmt.func);
     if (st.type === "NotStmt") return !breaksOut(st.stmt.block.stmts, 0) && (st.stmt.block.stmts as Stmt[]).every((x) => runsOnce(x, ctx));
     return false;
@@ -154,7 +140,7 @@ function fuseRun(run: readonly Block[], k: number, after: ReadonlySet<number>, c
     const prefixReads = readsIn(prefix);
     for (const rest of rests) {
         const w = writesIn(rest);
-        if (breaksOut(rest, 0) || meets(w, prefixWrites) || meets(w, prefixReads) || meets(changedIn(rest), prefixWrites)) return undefined;
+        if (breaksOut(rest, 0) || meets(w, prefixWrites) || meets(w, prefixReads) || meets(changedCollections([{ stmts: rest }]), prefixWrites)) return undefined;
     }
     const scan = fusedScan(rests, after, ctx);
     return { stmts: [...prefix, scan ?? { type: "BlockStmt", stmt: { blocks: rests.map((stmts) => ({ stmts })) } }] };
@@ -169,7 +155,8 @@ function fusedScan(rests: readonly Stmt[][], after: ReadonlySet<number>, ctx: Co
     const writes = union(...bodies.map(writesIn));
     if (writes.has(first.stmt.source) || meets(writes, after)) return undefined;
     const added = new Set<number>();
-    for (const body of bodies) {
+    for (const scan of scans) {
+        const body = scan!.stmt.block.stmts as Stmt[];
         if (breaksOut(body, 0)) return undefined;
         const all = [...allStatements([{ stmts: body }])];
         const made = setOf(all.filter((st) => MAKES.has(st.type)).map((st) => st.stmt.target as number));
@@ -180,7 +167,7 @@ function fusedScan(rests: readonly Stmt[][], after: ReadonlySet<number>, ctx: Co
             if ((st.type === "ObjectInsertStmt" || st.type === "ObjectInsertOnceStmt") && !made.has(st.stmt.object)) return undefined;
             if (st.type === "SetAddStmt" && !made.has(st.stmt.set)) added.add(st.stmt.set);
         }
-        if (meets(liveOnEntry(body, 0, new Set([first.stmt.key, first.stmt.value])), writes)) return undefined;
+        if (meets(bodyLiveOnEntry(scan!), writes)) return undefined;
     }
     // A set the bodies add to is read by none of them (its members come in another order).
     for (const body of bodies) for (const st of allStatements([{ stmts: body }])) if (st.type !== "SetAddStmt" && [...ownReads(st)].some((l) => added.has(l))) return undefined;

@@ -60,6 +60,26 @@ const WRITE_FIELDS: Record<string, string[]> = {
 };
 export const MAKES = new Set(["MakeArrayStmt", "MakeObjectStmt", "MakeSetStmt"]);
 
+/** Statements that only set locals or fail: no call, no collection changed, no break. */
+export const LOCALS_ONLY = new Set([
+    "AssignIntStmt", "AssignVarStmt", "DotStmt", "EqualStmt", "IsArrayStmt", "IsDefinedStmt", "IsObjectStmt", "IsSetStmt", "IsUndefinedStmt",
+    "LenStmt", "MakeNullStmt", "MakeNumberIntStmt", "MakeNumberRefStmt", "NotEqualStmt", "ResetLocalStmt",
+]);
+
+/** The collections (held by locals) that the statements of the blocks add to or insert into. */
+export function changedCollections(blocks: readonly Block[]): Set<number> {
+    const out = new Set<number>();
+    for (const st of allStatements(blocks)) {
+        if (st.type === "ArrayAppendStmt") out.add(st.stmt.array);
+        else if (st.type === "ObjectInsertStmt" || st.type === "ObjectInsertOnceStmt") out.add(st.stmt.object);
+        else if (st.type === "SetAddStmt") out.add(st.stmt.set);
+    }
+    return out;
+}
+
+/** The locals a scan's body reads before setting them (its key and value set by the scan): what a turn reads of the turn before. */
+export const bodyLiveOnEntry = (scan: Stmt): ReadonlySet<number> => liveOnEntry(scan.stmt.block.stmts, 0, new Set([scan.stmt.key, scan.stmt.value]));
+
 /** The locals a statement reads itself (not in its nested blocks); made once per statement. */
 export function ownReads(st: Stmt): Set<number> {
     let out = readsOf.get(st.stmt);

@@ -15,16 +15,13 @@
  * pinned scans (pinnedScanKey: a scan whose body first requires its key to be a constant looks
  * that key up), the copy evaluates what topdown evaluates.
  */
-import { allStatements, breaksOut, liveOnEntry, MAKES, nestedBlocks, ownWrites, visitScans, type Block, type Func, type Operand, type Plan, type Stmt } from "./ir";
+import { allStatements, bodyLiveOnEntry, breaksOut, LOCALS_ONLY, MAKES, nestedBlocks, ownWrites, visitScans, type Block, type Func, type Operand, type Plan, type Stmt } from "./ir";
 
 /** A caller's condition on a rule's elements: an object whose field `field` is the literal `value`. */
 interface FieldFilter {
     field: string;
     value: Operand;
 }
-
-/** Statements a scan's body may run before its filters: they set locals and fail, nothing else. */
-const PLAIN = new Set(["AssignVarStmt", "DotStmt", "EqualStmt", "IsDefinedStmt", "IsObjectStmt", "IsUndefinedStmt", "LenStmt", "MakeNullStmt", "MakeNumberIntStmt", "NotEqualStmt", "ResetLocalStmt"]);
 
 const isLocal = (o: Operand | undefined): o is Operand => o?.type === "local";
 const isLiteral = (o: Operand | undefined): o is Operand => o?.type === "string_index" || o?.type === "bool";
@@ -114,7 +111,7 @@ function filtersOf(scan: Stmt, liveAfter: (local: number) => boolean, strings: r
     const written: number[] = [scan.stmt.key, scan.stmt.value];
     const filters: FieldFilter[] = [];
     for (const st of scan.stmt.block.stmts as Stmt[]) {
-        if (!PLAIN.has(st.type)) break;
+        if (!LOCALS_ONLY.has(st.type)) break;
         const s = st.stmt;
         if (st.type === "EqualStmt") {
             const [local, literal] = isLocal(s.a) && isLiteral(s.b) ? [s.a, s.b] : isLocal(s.b) && isLiteral(s.a) ? [s.b, s.a] : [undefined, undefined];
@@ -272,7 +269,7 @@ function quietRest(scan: Stmt, body: readonly Stmt[], from: number, ret: number,
         if ((st.type === "ObjectInsertStmt" || st.type === "ObjectInsertOnceStmt") && !made.has(st.stmt.object)) return false;
     }
     const liveAfter = live.get(scan.stmt)!;
-    const nextTurn = liveOnEntry(body, 0, new Set([scan.stmt.key, scan.stmt.value]));
+    const nextTurn = bodyLiveOnEntry(scan);
     return adds === 1 && !all.some((st) => ownWrites(st).some((l) => liveAfter(l) || nextTurn.has(l)));
 }
 
@@ -287,12 +284,12 @@ export function pinnedScanKey(scan: Stmt, liveAfter: (local: number) => boolean)
     const written = new Set<number>([scan.stmt.key, scan.stmt.value]);
     const body = scan.stmt.block.stmts as Stmt[];
     for (const st of body) {
-        if (!PLAIN.has(st.type)) return undefined;
+        if (!LOCALS_ONLY.has(st.type)) return undefined;
         const s = st.stmt;
         if (st.type === "EqualStmt") {
             const literal = isLocal(s.a) && copies.has(s.a.value as number) && isLiteral(s.b) ? s.b : isLocal(s.b) && copies.has(s.b.value as number) && isLiteral(s.a) ? s.a : undefined;
             if (literal === undefined) continue;
-            const nextTurn = liveOnEntry(body, 0, new Set([scan.stmt.key, scan.stmt.value]));
+            const nextTurn = bodyLiveOnEntry(scan);
             return [...written].some((l) => liveAfter(l) || nextTurn.has(l)) ? undefined : literal;
         }
         for (const l of ownWrites(st)) {

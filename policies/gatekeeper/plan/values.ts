@@ -658,15 +658,12 @@ export class Memo {
     }
 }
 
-/** The result set of a policy that found nothing: shared (frozen). */
-const NO_VIOLATION: readonly { result: unknown }[] = Object.freeze([Object.freeze({ result: Object.freeze([]) })]);
-
 /** A result set as JSON: its members in the order they were found (the order of violations means nothing), their values as toJSON gives them. */
-export function resultsJSON(set: readonly unknown[]): readonly { result: unknown }[] {
+export function resultsJSON(set: readonly unknown[]): { result: unknown }[] {
     // The common case: one result, an empty set (no violation).
     if (set.length === 1) {
         const result = objectGet(set[0], "result");
-        if (result instanceof RegoSet && result.size === 0) return NO_VIOLATION;
+        if (result instanceof RegoSet && result.size === 0) return [{ result: [] }];
     }
     return set.map((r) => {
         const result = objectGet(r, "result");

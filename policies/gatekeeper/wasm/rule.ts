@@ -165,13 +165,19 @@ const NO_VIOLATIONS = Object.freeze([]) as unknown as Violation[];
 function violationsOf(set: readonly { result: unknown }[]): Violation[] {
     const results = (set[0]?.result ?? []) as { msg: unknown; details: unknown }[];
     if (results.length === 0) return NO_VIOLATIONS;
-    return results.map((r) => {
-        // The constraint framework (drivers ToResult) fails the whole review on a msg that is not a string.
-        if (typeof r.msg !== "string") throw new Error(`extracting message binding: msg is ${JSON.stringify(r.msg)}, not a string`);
-        const v: Violation = { msg: r.msg };
-        if (r.details !== undefined && !isEmptyObject(r.details)) v.details = r.details as Record<string, unknown>;
-        return v;
-    });
+    return results.map((r) => violation(r.msg, r.details));
+}
+
+/** One result as the constraint framework reads it: its msg and details as JSON (details left out when empty). */
+function violation(msg: unknown, details: unknown): Violation {
+    // The constraint framework (drivers ToResult) fails the whole review on a msg that is not a string.
+    if (typeof msg !== "string") throw new Error(`extracting message binding: msg is ${JSON.stringify(toJSON(msg))}, not a string`);
+    const v: Violation = { msg };
+    if (details !== undefined && !(details instanceof RegoObject && details.size === 0)) {
+        const json = toJSON(details);
+        if (!isEmptyObject(json)) v.details = json as Record<string, unknown>;
+    }
+    return v;
 }
 
 /**
@@ -185,18 +191,7 @@ function planViolations(set: readonly unknown[]): Violation[] {
     const found = result.valuesSeenOnceOrMore();
     if (found.length === 0) return NO_VIOLATIONS;
     const out: Violation[] = [];
-    for (let i = 0; i < found.length; i++) {
-        const msg = objectGet(found[i], "msg");
-        // The constraint framework (drivers ToResult) fails the whole review on a msg that is not a string.
-        if (typeof msg !== "string") throw new Error(`extracting message binding: msg is ${JSON.stringify(toJSON(msg))}, not a string`);
-        const v: Violation = { msg };
-        const details = objectGet(found[i], "details");
-        if (details !== undefined && !(details instanceof RegoObject && details.size === 0)) {
-            const json = toJSON(details);
-            if (!isEmptyObject(json)) v.details = json as Record<string, unknown>;
-        }
-        out.push(v);
-    }
+    for (let i = 0; i < found.length; i++) out.push(violation(objectGet(found[i], "msg"), objectGet(found[i], "details")));
     return out;
 }
 
