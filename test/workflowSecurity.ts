@@ -280,7 +280,7 @@ const stackOf = (s: Any): string | undefined => /(?:\/|'\{0\}\/)([\w-]+)'?\s*,?\
 
 type Opener = "member" | "fork" | "dependabot" | "renovate";
 /** Contexts a pull-request job's `if:` is evaluated in (pull_request, or the workflow_run after it): who opened it from where. */
-function prContext(kind: Opener, needsResult = "success", pullRequests?: Array<{ number: number }>, needsOutputs: Record<string, string> = {}): Context {
+export function prContext(kind: Opener, needsResult = "success", pullRequests?: Array<{ number: number }>, needsOutputs: Record<string, string> = {}): Context {
     const login = kind === "dependabot" ? "dependabot[bot]" : kind === "renovate" ? "renovate[bot]" : kind === "fork" ? "mallory" : "alice";
     const user = { login, type: kind === "dependabot" || kind === "renovate" ? "Bot" : "User" };
     const repo = { full_name: kind === "fork" ? "mallory/ops" : "acme/ops" };
@@ -621,7 +621,7 @@ function effectivelyRuns(jobs: Record<string, Any>, name: string, ctx: Context, 
 }
 
 /** A pull request as GET /repos/{owner}/{repo}/pulls/{n} answers (the fields the checks read, and a few more). */
-function pullAnswer(n: number, o: { state?: string; base?: string; head?: string; repo?: string | null; author?: string } = {}): Any {
+export function pullAnswer(n: number, o: { state?: string; base?: string; head?: string; repo?: string | null; author?: string } = {}): Any {
     const repo = o.repo === undefined ? "acme/ops" : o.repo;
     return {
         number: n, state: o.state ?? "open", locked: false, draft: false, merged: false, title: "a change",
@@ -631,7 +631,7 @@ function pullAnswer(n: number, o: { state?: string; base?: string; head?: string
     };
 }
 /** The review history of a run, as GET /repos/{owner}/{repo}/actions/runs/{run_id}/approvals answers. */
-const approvalsAnswer = (entries: Array<[string, string, string?]>) => entries.map(([login, state, env]) => ({ state, comment: "", environments: [{ id: 1, node_id: "EN_1", name: env ?? "preview-prod" }], user: { login, type: "User" } }));
+export const approvalsAnswer = (entries: Array<[string, string, string?]>) => entries.map(([login, state, env]) => ({ state, comment: "", environments: [{ id: 1, node_id: "EN_1", name: env ?? "preview-prod" }], user: { login, type: "User" } }));
 
 /**
  * The approval of a workflow_run job that runs a pull request's code: before the prompt, a job

@@ -4,7 +4,7 @@
  * get.pulumi.com at run time without a checksum; the pulumi steps also set
  * PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION, so a plugin missing here fails them instead):
  *
- *   npm run -s provider-plugins
+ *   npm run -s provider-plugins [-- --node-modules <folder>]
  *
  * The plugins are the ones node_modules' packages declare (package.json "pulumi": {"resource":
  * true, "name", "version"}), which is what the Node.js language host reports to the engine. Each
@@ -124,10 +124,12 @@ async function checkedPlugin(p: Plugin, work: string): Promise<{ file: string; s
     if (check.kind === "proxy") {
         const recorded = recordedKubernetes();
         if (p.name !== "kubernetes" || p.version !== recorded.version) throw new Error(`${p.from}: ${p.name} ${p.version}, but tools/e2e/lib.sh records the kubernetes provider ${recorded.version} (module ${recorded.module}); record the pseudo-version of the new release tag's commit there`);
-        const cache = path.join(work, "proxy");
-        run("bash", [path.join(ROOT, "tools", "e2e", "build.sh"), "provider"], { ...process.env, OPS_E2E_CACHE: cache, PATH: pathWithGo() });
+        // OPS_E2E_CACHE: where tools/e2e/build.sh keeps what it built (a developer's machine reuses it).
+        const cache = process.env.OPS_E2E_CACHE || path.join(work, "proxy");
+        // build.sh exits 1 after building when the rest of the e2e toolchain is not in the cache: the binary decides.
+        const built = spawnSync("bash", [path.join(ROOT, "tools", "e2e", "build.sh"), "provider"], { env: { ...process.env, OPS_E2E_CACHE: cache, PATH: pathWithGo() }, stdio: ["ignore", "inherit", "inherit"] });
         const file = path.join(cache, `pulumi-resource-kubernetes-${p.version}`, "pulumi-resource-kubernetes");
-        if (!fs.existsSync(file)) throw new Error(`tools/e2e/build.sh provider left no ${file}`);
+        if (!fs.existsSync(file)) throw new Error(`tools/e2e/build.sh provider (exit ${built.status}) left no ${file}: the kubernetes provider was not built`);
         return { file, said: `built from the Go module proxy at github.com/pulumi/pulumi-kubernetes/provider/v4@${recorded.module} (sha256 of the binary ${sha256(file)})` };
     }
     const platform = `${process.platform === "win32" ? "windows" : process.platform}-${process.arch === "x64" ? "amd64" : process.arch}`;
@@ -166,7 +168,8 @@ export async function installPlugins(nodeModules: string, work: string): Promise
 async function main(): Promise<number> {
     const work = fs.mkdtempSync(path.join(process.env.RUNNER_TEMP ?? os.tmpdir(), "provider-plugins-"));
     try {
-        const said = await installPlugins(path.join(ROOT, "node_modules"), work);
+        const i = process.argv.indexOf("--node-modules");
+        const said = await installPlugins(i > 0 ? path.resolve(process.argv[i + 1]) : path.join(ROOT, "node_modules"), work);
         for (const line of said) console.log(line);
         if (process.env.GITHUB_STEP_SUMMARY) fs.appendFileSync(process.env.GITHUB_STEP_SUMMARY, said.map((l) => `${l}\n`).join(""));
         return 0;
