@@ -38,7 +38,7 @@ type Any = Record<string, any>;
 export const FINDING_CLASSES = [
     "action", "approval", "artifact", "cache", "checkout-ref", "checksum", "code", "comment", "concurrency", "dispatch-input",
     "env-file", "environment", "fail-open", "fetch", "fork", "injection", "install", "job-output", "log", "oidc", "permissions",
-    "pin", "plugins", "ref", "secret", "stack", "status", "token", "trigger",
+    "plugins", "ref", "secret", "stack", "status", "token", "trigger",
 ] as const;
 
 /** The environments the workflows may use, with the settings docs/usage.md tells to set. */
