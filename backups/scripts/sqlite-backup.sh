@@ -37,6 +37,7 @@ command -v sqlite3 > /dev/null 2>&1 || die "sqlite3 is not installed in this ima
 [ -r "$SQLITE_DB" ] || die "database file $SQLITE_DB is not readable"
 if [ -n "${UPLOADS_DIR:-}" ]; then
   [ -d "$UPLOADS_DIR" ] || die "uploads folder $UPLOADS_DIR not found"
+  ! inside "$(real_dir "$BACKUP_DIR")" "$(real_dir "$UPLOADS_DIR")" || die "UPLOADS_DIR=$UPLOADS_DIR holds the backup volume $BACKUP_DIR: its copy would copy the backups into themselves; nothing was changed"
 fi
 case $SQLITE_DB in -*) SQLITE_DB="./$SQLITE_DB" ;; esac
 name=$(basename "$SQLITE_DB")
