@@ -694,7 +694,7 @@ move_aside() { # $1 = from, $2 = to
 temp_folder() { # $1 = what it is for
   _t=${TMPDIR:-/tmp}
   tmpd=$(mktemp -d 2>&1) || die "$1: cannot create a temporary folder in $_t: $(write_cause "$tmpd" "$_t"); nothing was changed"
-  _out=$( { printf '%4096s\n' '' > "$tmpd/.probe"; } 2>&1) || { rm -rf -- "$tmpd"; die "$1: cannot write to $_t: $(write_cause "$_out" "$_t"); nothing was changed"; }
+  _out=$( { head -c 4096 /dev/zero > "$tmpd/.probe"; } 2>&1) || { rm -rf -- "$tmpd"; die "$1: cannot write to $_t: $(write_cause "$_out" "$_t"); nothing was changed"; }
   rm -f -- "$tmpd/.probe"
 }
 
