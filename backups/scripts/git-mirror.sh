@@ -62,7 +62,7 @@ prune=--prune
 
 new_backup_folder
 trap 'rm -rf -- "$work"' EXIT
-mkdir -p "$work" || die "cannot create $work: $(write_cause "" "$BACKUP_DIR")"
+out=$(mkdir -p "$work" 2>&1) || die "creating $work failed: $(write_cause "$out" "$BACKUP_DIR")"
 
 failed=""
 ok=0

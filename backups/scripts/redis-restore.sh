@@ -46,13 +46,12 @@ done
 [ "$MODE" = rdb ] || [ "$RDB_NAME" != "$AOF_DIR" ] || die "REDIS_RDB_FILENAME and REDIS_AOF_DIRNAME are both '$RDB_NAME'; nothing was changed"
 [ -d "$REDIS_DATA_DIR" ] || die "Redis data directory $REDIS_DATA_DIR does not exist (is the data volume mounted?)"
 [ -w "$REDIS_DATA_DIR" ] || die "Redis data directory $REDIS_DATA_DIR is not writable"
+chosen_backup dump.rdb
+[ -f "$src/dump.rdb" ] || die "$src/dump.rdb does not exist"
 # One restore into this data folder at a time (refuses, naming the holder, before anything changes).
 store_lock "$REDIS_DATA_DIR/.restore-lock" "the Redis data in $REDIS_DATA_DIR"
 remove_leftovers "$REDIS_DATA_DIR" '.restore-[0-9]*.rdb' "restore"
 remove_leftovers "$REDIS_DATA_DIR" '.restore-[0-9]*.aofdir' "restore"
-
-chosen_backup dump.rdb
-[ -f "$src/dump.rdb" ] || die "$src/dump.rdb does not exist"
 verify_sums "$src"
 
 if [ -n "${REDIS_HOST:-}" ]; then

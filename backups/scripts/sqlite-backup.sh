@@ -44,7 +44,7 @@ name=$(basename "$SQLITE_DB")
 
 new_backup_folder
 trap 'rm -rf -- "$work"' EXIT
-mkdir -p "$work"
+out=$(mkdir -p "$work" 2>&1) || die "creating $work failed: $(write_cause "$out" "$BACKUP_DIR")"
 
 copy="$work/$name"
 qcopy=$(printf '%s' "$copy" | sed "s/'/''/g")
@@ -53,7 +53,7 @@ out=$(sqlite3 -bail -batch -cmd ".timeout $TIMEOUT" "$SQLITE_DB" "VACUUM INTO '$
   case $out in
     *"not a database"*|*"malformed"*|*"corrupt"*) die "$SQLITE_DB is not a valid SQLite database or is corrupt: $(oneline "$out")" ;;
     *"locked"*|*"busy"*) die "$SQLITE_DB stayed locked for more than ${TIMEOUT} ms: $(oneline "$out")" ;;
-    *) die "VACUUM INTO of $SQLITE_DB failed: $(oneline "$out")" ;;
+    *) die "VACUUM INTO of $SQLITE_DB failed: $(write_cause "$out" "$BACKUP_DIR")" ;;
   esac
 }
 [ -s "$copy" ] || die "VACUUM INTO produced no file"

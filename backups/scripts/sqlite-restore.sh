@@ -47,6 +47,8 @@ if [ -n "${UPLOADS_DIR:-}" ]; then
   ! inside "$(real_dir "$dbdir")/$name" "$rup" || die "UPLOADS_DIR=$UPLOADS_DIR holds the database $SQLITE_DB: restoring the uploads would move it aside; nothing was changed"
   ! inside "$(real_dir "$BACKUP_DIR")" "$rup" || die "UPLOADS_DIR=$UPLOADS_DIR holds the backup volume $BACKUP_DIR; nothing was changed"
 fi
+chosen_backup "$name"
+[ -f "$src/$name" ] || die "backup $src has no database file named $name"
 # One restore into this folder at a time (refuses, naming the holder, before anything changes); holding
 # the lock, the temporary copies of runs that did not finish are removed.
 store_lock "$dbdir/.restore-lock" "the SQLite databases in $dbdir"
@@ -56,8 +58,6 @@ if [ -n "$updir" ]; then
   remove_leftovers "$updir" "$upname.restore-[0-9]*" "restore"
 fi
 
-chosen_backup "$name"
-[ -f "$src/$name" ] || die "backup $src has no database file named $name"
 verify_sums "$src"
 out=$(sqlite3 -bail -batch "$src/$name" "PRAGMA integrity_check" 2>&1 < /dev/null) || die "cannot read the backup copy: $(oneline "$out")"
 [ "$out" = ok ] || die "integrity_check of the backup copy failed: $(printf '%s' "$out" | head -n 5 | tr '\n' ' ')"

@@ -701,7 +701,7 @@ temp_folder() { # $1 = what it is for
 # The cause of a failed write to a file: disk full, read-only, or what the writer said.
 write_cause() { # $1 = output of the failed command, $2 = folder written to
   case $1 in
-    *"No space left"*) printf 'the disk is full (No space left on device) at %s' "$2" ;;
+    *"No space left"*|*"database or disk is full"*) printf 'the disk is full (No space left on device) at %s' "$2" ;;
     *"Read-only file system"*) printf '%s is read-only' "$2" ;;
     *"Permission denied"*) printf 'permission denied writing to %s' "$2" ;;
     '') _free=$(df -Pk "$2" 2>/dev/null | tail -n 1 | tr -s ' ' | cut -d' ' -f4)
