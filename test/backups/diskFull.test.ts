@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import {
-  GIT_NEEDS, REDIS_NEEDS, SQLITE_NEEDS, backupEntries, describeNeeding, describeRun, run, runScript, skipUnless, startRedis, tempDir, tmpfsFor,
+  CURL_NEEDS, GIT_NEEDS, REDIS_NEEDS, SQLITE_NEEDS, backupEntries, describeNeeding, describeRun, run, runScript, skipUnless, startRedis, tempDir, tmpfsFor,
 } from './servers';
 
 const FULL = 'the disk is full \\(No space left on device\\)';
@@ -141,5 +141,24 @@ describeNeeding('a full disk is named as the cause (real git)', { skip: skipUnle
     assert.equal(mirror.code, 1, describeRun(mirror));
     assert.match(mirror.stderr, new RegExp(`${FULL} at ${disk.dir}`), describeRun(mirror));
     assert.deepEqual(leftovers(disk.dir), []);
+  });
+});
+
+describeNeeding('a full TMPDIR is named before a request is made (object store, search engine)', { skip: skipUnless(CURL_NEEDS) }, () => {
+  test('objectstore-restore and search-restore with a full TMPDIR: the cause, and neither mc nor the search engine is called', async (t) => {
+    const disk = tmpfsFor(t, '64k');
+    if (!disk) return;
+    disk.fill();
+    const bin = tempDir('mc-not-called').dir;
+    fs.writeFileSync(path.join(bin, 'mc'), '#!/bin/sh\necho "mc called: $*" >&2\nexit 3\n', { mode: 0o755 });
+    const backupDir = await backupFolder({ 'photos/a.jpg': 'a' });
+    const o = await runScript('objectstore-restore', { BACKUP_DIR: backupDir, OBJECTSTORE_URL: 'http://127.0.0.1:9', OBJECTSTORE_ACCESS_KEY: 'a', OBJECTSTORE_SECRET_KEY: 's', TMPDIR: disk.dir }, { pathPrepend: [bin] });
+    assert.equal(o.code, 1, describeRun(o));
+    assert.match(o.stderr, new RegExp(`writing the mc configuration: cannot write to ${disk.dir}: ${FULL} at ${disk.dir}; nothing was changed`), describeRun(o));
+    assert.doesNotMatch(o.stderr, /mc called/);
+    const s = await runScript('search-restore', { SEARCH_URL: 'http://127.0.0.1:9', SNAPSHOT_REPOSITORY: 'backups', SNAPSHOT_NAME: 'snap-1', RESTORE_INDICES: 'logs-*', TMPDIR: disk.dir });
+    assert.equal(s.code, 1, describeRun(s));
+    assert.match(s.stderr, new RegExp(`preparing the request: cannot write to ${disk.dir}: ${FULL} at ${disk.dir}; nothing was changed`), describeRun(s));
+    assert.deepEqual(fs.readdirSync(disk.dir).filter((n) => n !== '.fill'), [], 'no temporary folder left');
   });
 });
