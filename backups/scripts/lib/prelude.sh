@@ -56,7 +56,8 @@ new_backup_folder() {
         [ ! -e "$_l" ] || log "$_l is in use by a backup that is running now (or left by a killed one, then the next run that is alone on the volume removes it)"
       done
     fi
-    flock -s -w 60 7 || die "could not take a shared lock on $BACKUP_DIR within 60 s; nothing was changed"
+    # (no -w: busybox's flock has only -s -x -u -n; a run holds it exclusively only while it removes leftovers)
+    flock -s 7 || die "could not take a shared lock on $BACKUP_DIR; nothing was changed"
   else
     _cut=$(( $(date -u +%s) - 2 * 86400 ))
     for _l in "$BACKUP_DIR"/.partial-*; do
