@@ -73,6 +73,25 @@ test("a folder of a diff that was killed before its worktree existed is named an
     assert.match(said, new RegExp(`removed ${dir.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}, left by an earlier diff that did not finish`));
 });
 
+test("a folder whose worktree a repository still lists is left to that repository's next diff, even with a dead owner", async () => {
+    const dir = leftover(await deadPid());
+    execFileSync("git", ["-C", repo, "worktree", "add", "--quiet", "--detach", path.join(dir, "base"), commit]);
+    const other = fs.mkdtempSync(path.join(tmp, "other-"));
+    execFileSync("git", ["clone", "--quiet", repo, path.join(other, "r")]);
+    // a diff of another clone does not touch it
+    const saved = repo;
+    repo = path.join(other, "r");
+    try {
+        await diffStep();
+    } finally {
+        repo = saved;
+    }
+    assert.ok(fs.existsSync(path.join(dir, "base")), "another clone's diff removed it");
+    // its own repository's next diff does
+    await diffStep();
+    assert.ok(!fs.existsSync(dir), `${dir} is left on disk`);
+});
+
 test("the folder of a diff that is alive is never removed; one without an owner only once it is older than ten minutes", async () => {
     const alive = spawn("sleep", ["30"]);
     try {

@@ -101,8 +101,9 @@ const OWNERLESS_AFTER_MS = 10 * 60_000;
 
 /**
  * Removes the temporary folders (<tmp>/ops-diff-XXXXXX) of earlier diffs that no worktree list names: a
- * diff killed before its worktree was registered or after it was removed, one of another clone, one that
- * could not write its owner file (a full disk). Only folders of this user whose owner process is gone (or,
+ * diff killed before its worktree was registered or after it was removed, or one that could not write its
+ * owner file (a full disk). A folder whose worktree a repository still lists is left to that repository's
+ * next diff (removeStaleWorktrees). Only folders of this user whose owner process is gone (or,
  * without an owner, older than OWNERLESS_AFTER_MS) are touched; returns the folders removed.
  */
 export function removeStaleFolders(): string[] {
@@ -125,6 +126,7 @@ export function removeStaleFolders(): string[] {
             continue;
         }
         if (!st.isDirectory() || (process.getuid && st.uid !== process.getuid())) continue;
+        if (registeredWorktree(path.join(dir, "base"))) continue; // its repository's worktree list names it: removeStaleWorktrees there
         let owner = NaN;
         try {
             owner = Number(fs.readFileSync(path.join(dir, OWNER_FILE), "utf8").trim());
@@ -142,6 +144,16 @@ export function removeStaleFolders(): string[] {
         removed.push(dir);
     }
     return removed;
+}
+
+/** True when `dir` is a git worktree whose repository still holds its administrative folder. */
+function registeredWorktree(dir: string): boolean {
+    try {
+        const m = /^gitdir: (.+)$/m.exec(fs.readFileSync(path.join(dir, ".git"), "utf8"));
+        return m !== null && fs.existsSync(m[1].trim());
+    } catch {
+        return false;
+    }
 }
 
 const pause = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
