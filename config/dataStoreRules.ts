@@ -1,12 +1,8 @@
 /**
  * Cross-key rules of the data stores, the workflow tool and the backups.
  */
-import type { ConfigProblem } from "./index";
-import { cpuMillis, Infer, quantityBytes } from "./schema";
-import type { schema } from "./stack";
-
-type Config = Infer<typeof schema>;
-type Rule = (c: Config) => ConfigProblem[];
+import type { Rule } from "./rule";
+import { cpuMillis, quantityBytes } from "./schema";
 
 /** In prod every StatefulSet of these areas runs with Guaranteed QoS (section 2.1): requests equal limits. */
 const guaranteedInProd: Rule = (c) => {

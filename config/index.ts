@@ -4,19 +4,15 @@
  * throws a ConfigError that lists every offending key before a single resource is registered.
  */
 import * as pulumi from "@pulumi/pulumi";
-import { flatten, Infer, isField, Schema } from "./schema";
+import { flatten, isField, Schema } from "./schema";
 import { schema } from "./stack";
 import { crossChecks, isImageKey } from "./rules";
+import type { Config, ConfigProblem } from "./rule";
 import { DigestMode, IMAGES_LOCK_FILE, ImageRecord, readImageLock, RENDER_DIGEST_MODE_KEY, resolveImage } from "./imageLock";
 
 export { schema } from "./stack";
-export type StackConfig = Infer<typeof schema> & { readonly stack: string; readonly project: string };
-
-export interface ConfigProblem {
-    key: string;
-    problem: string;
-    expected: string;
-}
+export type { ConfigProblem } from "./rule";
+export type StackConfig = Config & { readonly stack: string; readonly project: string };
 
 export class ConfigError extends Error {
     constructor(readonly project: string, readonly problems: ConfigProblem[]) {
@@ -92,7 +88,7 @@ export function loadConfig(source: ConfigSource = pulumiSource()): StackConfig {
     const failed = new Set(problems.map((p) => p.key));
     for (const { key, field } of fields) if (failed.has(key) && field.default !== undefined) values.set(key, field.default);
     problems.push(...resolveImages(source, fields, values, failed));
-    const config = build(schema, [], values) as Infer<typeof schema>;
+    const config = build(schema, [], values) as Config;
     // Keys come from the stack file as written ("a[0]", "b(c"): matched as text, never as a pattern.
     const escape = (k: string) => k.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
     const mentionsFailed = (p: ConfigProblem) => [...failed].some((k) => p.key === k || new RegExp(`(?<![\\w])${escape(k)}(?![\\w])`).test(`${p.problem} ${p.expected}`));

@@ -3,13 +3,9 @@
  * settings inside the specification's ranges (section 8.1), the ACME server per tier, vertical
  * autoscalers never on horizontally autoscaled workloads, repository host keys, quota overrides.
  */
-import type { ConfigProblem } from "./index";
-import { cpuMillis, Infer, keyOf, quantityBytes } from "./schema";
+import type { Config, ConfigProblem, Rule } from "./rule";
+import { cpuMillis, keyOf, quantityBytes } from "./schema";
 import { compareVersions, minorOf, OLDEST_SUPPORTED, SCHEMA_VERSION } from "./kubernetesVersion";
-import type { schema } from "./stack";
-
-type Config = Infer<typeof schema>;
-type Rule = (c: Config) => ConfigProblem[];
 
 const GiB = 2 ** 30;
 export const KEY_STORE_LIMITS = {

@@ -2,16 +2,13 @@
  * Rules that relate several keys. Each returns the problems it finds, naming the key to change.
  */
 import * as pulumi from "@pulumi/pulumi";
-import type { ConfigProblem } from "./index";
-import { cpuMillis, flatten, imageProblem, Infer, keyOf, quantityBytes } from "./schema";
+import type { Config, ConfigProblem, Rule } from "./rule";
+import { cpuMillis, flatten, imageProblem, keyOf, quantityBytes } from "./schema";
 import { schema } from "./stack";
 import { API_SERVER_RULES } from "./apiServerRules";
 import { APPLICATION_RULES } from "./applicationRules";
 import { DATA_STORE_RULES } from "./dataStoreRules";
 import { PLATFORM_RULES } from "./platformRules";
-
-type Config = Infer<typeof schema>;
-type Rule = (c: Config) => ConfigProblem[];
 
 export const isImageKey = (path: string[]) => path[path.length - 1] === "image" || path[path.length - 1].endsWith("Image");
 
