@@ -19,32 +19,17 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { quantityBytes } from "../../config/schema";
-import type { ClaimsOf } from "./claimGrowth";
 
 /** The stack output with each growable StatefulSet's sizes: `<namespace>/<name>` -> "<template>=<size>,...". */
 export const CLAIM_SIZES_OUTPUT = "volumeClaimSizes";
 const READ_STACK_OUTPUTS = "pulumi:pulumi:readStackOutputs";
 
-let declared = new Map<string, string>();
-let judgements: Promise<JudgedSizes>[] = [];
-let previous: Promise<Map<string, string>> | undefined;
-
-/** A new program run: no StatefulSet declared yet, the last outputs not read yet. */
-export function resetClaimGuard(): void {
-    declared = new Map();
-    judgements = [];
-    previous = undefined;
-}
-
-/**
- * The stack output's value: every growable StatefulSet of this run, sorted. It fails with every
- * refusal of this run (a RunError: the language host reports its message without a stack, and the
- * preview or update fails), so the refused sizes are never recorded as deployed.
- */
-export async function declaredClaimSizes(): Promise<Record<string, string>> {
-    const refusals = (await Promise.all(judgements)).flatMap((j) => j.refusals);
-    if (refusals.length) throw new pulumi.RunError(refusals.join("\n"));
-    return Object.fromEntries([...declared].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+/** What of a StatefulSet's claims the program declares: plain values, known before anything runs (claimGrowth.ts claimsOf). */
+export interface ClaimsOf {
+    statefulSet: string;
+    namespace: string;
+    replicas: number;
+    templates: { name: string; size: string }[];
 }
 
 /** The stack's own fully qualified name; the file backend's organization is "organization". */
@@ -59,8 +44,8 @@ function stackName(): string {
 }
 
 /** The sizes of the stack's last outputs; none on a first deploy. */
-function previousSizes(): Promise<Map<string, string>> {
-    previous ??= pulumi.runtime.invoke(READ_STACK_OUTPUTS, { name: stackName() }).then(
+function readPreviousSizes(): Promise<Map<string, string>> {
+    return pulumi.runtime.invoke(READ_STACK_OUTPUTS, { name: stackName() }).then(
         (r: { outputs?: Record<string, unknown> } | undefined) => {
             const v = r?.outputs?.[CLAIM_SIZES_OUTPUT];
             return new Map(Object.entries(v && typeof v === "object" ? v : {}).filter((e): e is [string, string] => typeof e[1] === "string"));
@@ -70,7 +55,6 @@ function previousSizes(): Promise<Map<string, string>> {
             return new Map<string, string>();
         },
     );
-    return previous;
 }
 
 export interface SizeChange {
@@ -156,35 +140,58 @@ export interface JudgedSizes {
 }
 
 /**
- * The judgement of a StatefulSet's sizes against the last deploy. Accepted: the declared sizes.
- * Refused: the StatefulSet, its marker and its claim patches keep the last deployed sizes, so none
- * of them changes, and the stack output `volumeClaimSizes` fails the run with the reasons
- * (declaredClaimSizes). Failing their inputs instead would leave what depends on the StatefulSet
- * waiting forever (the SDK never resolves a resource whose inputs failed). `patched`: its claims
- * are expanded by the program (not an autoscaled StatefulSet), so a growth needs classes that
- * allow expansion.
+ * The volume guard of one program run (main.ts makes it and hands it to the components whose
+ * StatefulSets can grow): the sizes each StatefulSet declares, the judgement of each against the
+ * stack's last outputs, read once per run.
  */
-export function judgedSizes(name: string, claims: ClaimsOf, keys: Record<string, string>, classOf: Record<string, string | undefined>, patched: boolean, opts: pulumi.CustomResourceOptions): Promise<JudgedSizes> {
-    const id = `${claims.namespace}/${claims.statefulSet}`;
-    const declaredKey = claims.templates.map((t) => `${t.name}=${t.size}`).join(",");
-    const declaredSizes = Object.fromEntries(claims.templates.map((t) => [t.name, t.size]));
-    declared.set(id, declaredKey);
-    const judged = previousSizes().then(async (prev): Promise<JudgedSizes> => {
-        const was = prev.get(id);
-        if (was === undefined) return { key: declaredKey, sizes: declaredSizes, refusals: [] };
-        const { shrinks, grows } = sizeChanges(claims, was, keys);
-        const refusals = shrinks.map((c) => shrinkRefusal(claims, c));
-        if (!refusals.length && grows.length && patched) refusals.push(...(await expansionRefusals(name, claims, grows, classOf, opts)));
-        if (!refusals.length) return { key: declaredKey, sizes: declaredSizes, refusals: [] };
-        const before = parseSizes(was);
-        const kept = Object.fromEntries(claims.templates.map((t) => [t.name, before.get(t.name) ?? t.size]));
-        return { key: claims.templates.map((t) => `${t.name}=${kept[t.name]}`).join(","), sizes: kept, refusals };
-    }).catch((err: unknown) => ({
-        // Never a failed judgement: the StatefulSet's inputs wait for it, and what depends on the StatefulSet with them.
-        key: declaredKey,
-        sizes: declaredSizes,
-        refusals: [`refused before anything changes: the last deployed sizes of StatefulSet ${id} (stack output ${CLAIM_SIZES_OUTPUT}) could not be judged: ${err instanceof Error ? err.message : String(err)}`],
-    }));
-    judgements.push(judged);
-    return judged;
+export class ClaimGuard {
+    private readonly declared = new Map<string, string>();
+    private readonly judgements: Promise<JudgedSizes>[] = [];
+    private previous: Promise<Map<string, string>> | undefined;
+
+    /**
+     * The stack output's value: every growable StatefulSet of this run, sorted. It fails with every
+     * refusal of this run (a RunError: the language host reports its message without a stack, and the
+     * preview or update fails), so the refused sizes are never recorded as deployed.
+     */
+    async declaredSizes(): Promise<Record<string, string>> {
+        const refusals = (await Promise.all(this.judgements)).flatMap((j) => j.refusals);
+        if (refusals.length) throw new pulumi.RunError(refusals.join("\n"));
+        return Object.fromEntries([...this.declared].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    }
+
+    /**
+     * The judgement of a StatefulSet's sizes against the last deploy. Accepted: the declared sizes.
+     * Refused: the StatefulSet, its marker and its claim patches keep the last deployed sizes, so none
+     * of them changes, and the stack output `volumeClaimSizes` fails the run with the reasons
+     * (declaredSizes). Failing their inputs instead would leave what depends on the StatefulSet
+     * waiting forever (the SDK never resolves a resource whose inputs failed). `patched`: its claims
+     * are expanded by the program (not an autoscaled StatefulSet), so a growth needs classes that
+     * allow expansion.
+     */
+    judge(name: string, claims: ClaimsOf, keys: Record<string, string>, classOf: Record<string, string | undefined>, patched: boolean, opts: pulumi.CustomResourceOptions): Promise<JudgedSizes> {
+        const id = `${claims.namespace}/${claims.statefulSet}`;
+        const declaredKey = claims.templates.map((t) => `${t.name}=${t.size}`).join(",");
+        const declaredSizes = Object.fromEntries(claims.templates.map((t) => [t.name, t.size]));
+        this.declared.set(id, declaredKey);
+        this.previous ??= readPreviousSizes();
+        const judged = this.previous.then(async (prev): Promise<JudgedSizes> => {
+            const was = prev.get(id);
+            if (was === undefined) return { key: declaredKey, sizes: declaredSizes, refusals: [] };
+            const { shrinks, grows } = sizeChanges(claims, was, keys);
+            const refusals = shrinks.map((c) => shrinkRefusal(claims, c));
+            if (!refusals.length && grows.length && patched) refusals.push(...(await expansionRefusals(name, claims, grows, classOf, opts)));
+            if (!refusals.length) return { key: declaredKey, sizes: declaredSizes, refusals: [] };
+            const before = parseSizes(was);
+            const kept = Object.fromEntries(claims.templates.map((t) => [t.name, before.get(t.name) ?? t.size]));
+            return { key: claims.templates.map((t) => `${t.name}=${kept[t.name]}`).join(","), sizes: kept, refusals };
+        }).catch((err: unknown) => ({
+            // Never a failed judgement: the StatefulSet's inputs wait for it, and what depends on the StatefulSet with them.
+            key: declaredKey,
+            sizes: declaredSizes,
+            refusals: [`refused before anything changes: the last deployed sizes of StatefulSet ${id} (stack output ${CLAIM_SIZES_OUTPUT}) could not be judged: ${err instanceof Error ? err.message : String(err)}`],
+        }));
+        this.judgements.push(judged);
+        return judged;
+    }
 }
