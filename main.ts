@@ -6,14 +6,15 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import { loadConfig } from "./config";
-import { ownedNamespaces } from "./config/apiServerRules";
+import { addonNamespaces, applicationNamespaces, ownedNamespaces } from "./config/apiServerRules";
 import { AgentServer } from "./components/agentServer";
 import { Booking } from "./components/booking";
 import { Bridge } from "./components/bridge";
 import { ColumnStore } from "./components/columnStore";
 import { Namespaces } from "./components/namespaces";
 import { placedInOwnNamespace } from "./components/lib/engineOrder";
-import { CLAIM_SIZES_OUTPUT, ClaimGuard } from "./components/lib/claimGuard";
+import { CLAIM_ORDINALS_OUTPUT, CLAIM_SIZES_OUTPUT, ClaimGuard } from "./components/lib/claimGuard";
+import { keyOf } from "./config/schema";
 import { programOwned } from "./components/lib/fieldOwnership";
 import { DECLARED_FLOWS_FILE, declaredFlowsJson, resetDeclaredFlows } from "./components/lib/network";
 import { AdmissionPolicies } from "./components/platform/admissionPolicies";
@@ -35,7 +36,7 @@ export function main() {
     // The flows components declare (components/lib/network.ts), collected afresh for this run.
     resetDeclaredFlows();
     // The data volume sizes of this run, judged against the last deploy's (components/lib/claimGuard.ts).
-    const volumeGuard = new ClaimGuard();
+    const volumeGuard = new ClaimGuard({ namespaces: [...applicationNamespaces(config), ...addonNamespaces(config)], released: config.volumes.released, releasedKey: keyOf(["volumes", "released"]) });
 
     // One namespace per area, each with its guardrails; the add-ons the applications rely on. Every object of
     // the program takes back fields another manager changed (components/lib/fieldOwnership.ts).
@@ -114,8 +115,9 @@ export function main() {
         // Node agent and key-store settings cannot be applied through the API: published for the node provisioning.
         nodeSettings: { kubelet: kubeletConfiguration(config), keyStore: keyStoreFlags(config) },
         /** Files the render writes next to the manifests (cli/harness/render.ts); the declared flows feed `npm run explain`. */
-        /** Each growable StatefulSet's volume sizes: the next run refuses a shrink against them (components/lib/claimGuard.ts). */
+        /** Each growable StatefulSet's volume sizes and claims: the next run judges its changes against them (components/lib/claimGuard.ts). */
         [CLAIM_SIZES_OUTPUT]: volumeGuard.declaredSizes(),
+        [CLAIM_ORDINALS_OUTPUT]: volumeGuard.declaredOrdinals(),
         renderedFiles: { ...nodeFiles(config), [DECLARED_FLOWS_FILE]: declaredFlowsJson() },
     };
 }
