@@ -137,9 +137,11 @@ export function expansionRefusal(claims: ClaimsOf, c: SizeChange, claim: string,
  * given a handler, so a failed read is one refusal, not a trail of unhandled rejections.
  */
 function known<T>(resource: pulumi.CustomResource, o: pulumi.Output<T>): Promise<T> {
-    const quiet = (x: unknown) => (x as { promise?: () => Promise<unknown> })?.promise?.().catch(() => undefined);
+    const quiet = (x: pulumi.Output<unknown>) => {
+        const parts = x as unknown as { promise(): Promise<unknown>; isKnown: Promise<unknown>; isSecret?: Promise<unknown> };
+        for (const p of [parts.promise(), parts.isKnown, parts.isSecret]) p?.catch(() => undefined);
+    };
     for (const v of Object.values(resource)) if (pulumi.Output.isInstance(v)) quiet(v);
-    quiet(resource.urn);
     return (o as unknown as { promise(): Promise<T> }).promise();
 }
 
