@@ -1,8 +1,10 @@
 /**
  * Cross-key rules of the data stores, the workflow tool and the backups.
  */
-import type { Rule } from "./rule";
-import { cpuMillis, quantityBytes } from "./schema";
+import type { ConfigProblem, Rule } from "./rule";
+import { cronLongestGapDays, parseCron } from "./cron";
+import { cpuMillis, flatten, quantityBytes } from "./schema";
+import { schema } from "./stack";
 
 /** In prod every StatefulSet of these areas runs with Guaranteed QoS (section 2.1): requests equal limits. */
 const guaranteedInProd: Rule = (c) => {
@@ -46,4 +48,24 @@ const backupDeadline: Rule = (c) =>
         ? []
         : [{ key: "backupsJobActiveDeadline", problem: "0 would kill every backup at once", expected: "a positive number of seconds" }];
 
-export const DATA_STORE_RULES: Rule[] = [guaranteedInProd, redisMemory, rbacNamespaces, executionTimeouts, workerRange, backupDeadline];
+/**
+ * Every backup schedule (a `...Schedule` key of a backup area) runs at most backupsRetentionDays
+ * apart: each successful run deletes the backups older than that (the scripts' RETENTION_DAYS),
+ * so runs further apart would leave the newest backup alone, with nothing to fall back on.
+ */
+const backupsWithinRetention: Rule = (c) => {
+    const days = c.backups.retentionDays;
+    if (days === 0) return [];
+    const out: ConfigProblem[] = [];
+    for (const { key, path } of flatten(schema)) {
+        if (!key.endsWith("Schedule") || !path.some((p) => /^backups?$/.test(p))) continue;
+        const value = path.reduce<any>((n, p) => n?.[p], c);
+        const parsed = typeof value === "string" ? parseCron(value) : "";
+        const gap = typeof parsed === "string" ? undefined : cronLongestGapDays(parsed);
+        if (gap !== undefined && gap > days)
+            out.push({ key, problem: `"${value}" runs up to ${gap} days apart, but each successful run deletes the backups older than backupsRetentionDays (${days}): only the newest backup would be kept`, expected: `a schedule that runs at least every ${days} days, or backupsRetentionDays of at least ${gap}` });
+    }
+    return out;
+};
+
+export const DATA_STORE_RULES: Rule[] = [guaranteedInProd, redisMemory, rbacNamespaces, executionTimeouts, workerRange, backupDeadline, backupsWithinRetention];

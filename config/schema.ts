@@ -7,7 +7,8 @@
  */
 import * as net from "net";
 import * as pulumi from "@pulumi/pulumi";
-import { cronFires, isDns1123Label, isDns1123Subdomain, isIanaTimeZone, isIpv4Cidr, isLabelValue } from "./kubernetesNames";
+import { cronLongestGapDays, parseCron } from "./cron";
+import { isDns1123Label, isDns1123Subdomain, isIanaTimeZone, isIpv4Cidr, isLabelValue } from "./kubernetesNames";
 
 export type PulumiType = "string" | "integer" | "boolean" | "array";
 
@@ -193,13 +194,13 @@ export function cpuMillis(q: string): number {
     return q.endsWith("m") ? Number(q.slice(0, -1)) : Math.round(Number(q) * 1000);
 }
 
-// Cron: five fields (minute hour day month weekday), or six with seconds first (search engine lifecycle policy).
-// Each field is a comma list of `*`, `?`, a value or a range, with an optional /step; letters only
-// as month (JAN-DEC) and weekday (SUN-SAT) names, as the Kubernetes CronJob parser reads them.
+// Cron, six fields with seconds first (the search engine's lifecycle policy, read by the search
+// engine itself): each field a comma list of `*`, `?`, a value or a range, with an optional /step;
+// letters only as month (JAN-DEC) and weekday (SUN-SAT) names.
 const MONTHS = ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"];
 const WEEKDAYS = ["SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"];
 type CronField = { lo: number; hi: number; names?: string[]; first?: number };
-const CRON_RANGES: CronField[] = [{ lo: 0, hi: 59 }, { lo: 0, hi: 23 }, { lo: 1, hi: 31 }, { lo: 1, hi: 12, names: MONTHS, first: 1 }, { lo: 0, hi: 7, names: WEEKDAYS, first: 0 }];
+const SIX_FIELDS: CronField[] = [{ lo: 0, hi: 59 }, { lo: 0, hi: 59 }, { lo: 0, hi: 23 }, { lo: 1, hi: 31 }, { lo: 1, hi: 12, names: MONTHS, first: 1 }, { lo: 0, hi: 7, names: WEEKDAYS, first: 0 }];
 
 function cronValue(v: string, f: CronField): number | undefined {
     if (/^\d+$/.test(v)) return Number(v);
@@ -221,13 +222,22 @@ function cronFieldsValid(fields: string[], ranges: CronField[]): boolean {
     );
 }
 
+/** Days a schedule may go without a run: more, and some calendar years have none (February 29 only). */
+export const CRON_MOST_DAYS_APART = 366;
+
+/**
+ * A CronJob schedule: five fields as the API server's parser reads them (config/cron.ts), that
+ * fires at least once a year.
+ */
 export const cron = (description: string, def?: string) =>
     field<string>("string", description, def, (raw) => {
-        const expected = 'a five-field cron schedule "minute hour day-of-month month day-of-week", e.g. "0 3 * * *"';
+        const expected = 'a five-field cron schedule "minute hour day-of-month month day-of-week" as the API server reads it (robfig/cron: day of week 0-6 or SUN-SAT, 7 is refused), e.g. "0 3 * * *"';
         if (typeof raw !== "string") return bad(`got ${describeRaw(raw)}`, expected);
-        const fields = raw.trim().split(/\s+/);
-        if (fields.length !== 5 || !cronFieldsValid(fields, CRON_RANGES)) return bad(`got ${describeRaw(raw)}`, expected);
-        if (!cronFires(raw)) return bad(`${describeRaw(raw)} never fires: no month of it has that day`, "a schedule whose day of month exists in one of its months (the 31st only in 31-day months, the 30th never in February)");
+        const parsed = parseCron(raw);
+        if (typeof parsed === "string") return bad(`${describeRaw(raw)}: ${parsed}`, expected);
+        const gap = cronLongestGapDays(parsed);
+        if (gap === undefined) return bad(`${describeRaw(raw)} never fires: no month of it has that day`, "a schedule whose day of month exists in one of its months (the 31st only in 31-day months, the 30th never in February)");
+        if (gap > CRON_MOST_DAYS_APART) return bad(`${describeRaw(raw)} fires only in some years: up to ${gap} days apart (February 29 is in leap years only, and none from 2097 to 2103)`, "a schedule that fires at least once every year");
         return ok(raw);
     });
 
@@ -236,7 +246,7 @@ export const cronWithSeconds = (description: string, def?: string) =>
         const expected = 'a six-field cron schedule with seconds first "sec min hour day month weekday", e.g. "0 30 1 * * ?"';
         if (typeof raw !== "string") return bad(`got ${describeRaw(raw)}`, expected);
         const fields = raw.trim().split(/\s+/);
-        if (fields.length !== 6 || !cronFieldsValid(fields, [{ lo: 0, hi: 59 }, ...CRON_RANGES])) return bad(`got ${describeRaw(raw)}`, expected);
+        if (fields.length !== 6 || !cronFieldsValid(fields, SIX_FIELDS)) return bad(`got ${describeRaw(raw)}`, expected);
         return ok(raw);
     });
 
