@@ -68,4 +68,24 @@ const backupsWithinRetention: Rule = (c) => {
     return out;
 };
 
-export const DATA_STORE_RULES: Rule[] = [guaranteedInProd, redisMemory, rbacNamespaces, executionTimeouts, workerRange, backupDeadline, backupsWithinRetention];
+/**
+ * The folders backup and restore jobs mount besides the backup volume (components/lib/backupCronJob.ts:
+ * the scripts, the deploy key and known hosts of the mirror job, the stores' data at /data;
+ * test/mountPaths.test.ts fails when a rendered job mounts another). The API server refuses a
+ * container with one mount path twice, and a volume mounted inside another hides part of it.
+ */
+export const BACKUP_JOB_MOUNTS = ["/data", "/scripts", "/ssh", "/ssh-known-hosts"] as const;
+
+const nested = (a: string, b: string) => a === b || a.startsWith(`${b}/`) || b.startsWith(`${a}/`);
+
+const backupMounts: Rule = (c) => {
+    const out: ConfigProblem[] = [];
+    const backup = c.backups.mountPath;
+    for (const [other, what] of [[c.booking.dataMountPath, "bookingDataMountPath (the booking backup job mounts both)"], ...BACKUP_JOB_MOUNTS.map((m) => [m, `${m}, which backup and restore jobs mount`])] as const)
+        if (nested(backup, other)) out.push({ key: "backupsMountPath", problem: `"${backup}" is or holds ${what === `${other}, which backup and restore jobs mount` ? what : `"${other}" of ${what}`}`, expected: `a folder apart from ${[c.booking.dataMountPath, ...BACKUP_JOB_MOUNTS].join(", ")}` });
+    for (const m of BACKUP_JOB_MOUNTS.filter((x) => x !== "/data"))
+        if (nested(c.booking.dataMountPath, m)) out.push({ key: "bookingDataMountPath", problem: `"${c.booking.dataMountPath}" is or holds ${m}, which the booking backup job also mounts`, expected: `a folder apart from ${BACKUP_JOB_MOUNTS.filter((x) => x !== "/data").join(", ")}` });
+    return out;
+};
+
+export const DATA_STORE_RULES: Rule[] = [backupMounts, guaranteedInProd, redisMemory, rbacNamespaces, executionTimeouts, workerRange, backupDeadline, backupsWithinRetention];

@@ -250,6 +250,37 @@ export const cronWithSeconds = (description: string, def?: string) =>
         return ok(raw);
     });
 
+/** Folders of a container's own system a volume must not be mounted on or over; /tmp is every container's scratch (components/lib/pod.ts). */
+export const RESERVED_MOUNT_PATHS = ["/", "/bin", "/boot", "/dev", "/etc", "/lib", "/lib64", "/proc", "/root", "/run", "/sbin", "/sys", "/tmp", "/usr", "/var", "/var/run"] as const;
+const UNDER_RESERVED = ["/dev/", "/proc/", "/sys/", "/tmp/", "/run/", "/var/run/"];
+
+/** Why a path cannot be a mount path, or undefined. */
+export function mountPathProblem(p: string): string | undefined {
+    if (!p.startsWith("/")) return `"${p}" is not an absolute path`;
+    if (p !== "/" && (p.endsWith("/") || p.split("/").slice(1).some((seg) => seg === "" || seg === "." || seg === ".."))) return `"${p}" has an empty, "." or ".." segment or a trailing "/"`;
+    if ((RESERVED_MOUNT_PATHS as readonly string[]).includes(p) || UNDER_RESERVED.some((r) => p.startsWith(r))) return `"${p}" is a folder of the container's own system or its scratch /tmp: a volume there hides what the image needs`;
+    return undefined;
+}
+
+/** A folder a volume is mounted at: absolute, plain, not a system folder. */
+export const mountPath = (description: string, def: string): Field<string> =>
+    field("string", description, def, (raw) => {
+        const expected = `an absolute folder such as "${def}": no "." or ".." segment, no trailing "/", not ${RESERVED_MOUNT_PATHS.join(", ")}`;
+        if (typeof raw !== "string" || !/^[\w./-]+$/.test(raw)) return bad(`got ${describeRaw(raw)}`, expected);
+        const problem = mountPathProblem(raw);
+        return problem ? bad(problem, expected) : ok(raw);
+    });
+
+/** A path inside a volume: relative, plain segments (`kind`: a file or a folder), never "." or "..". */
+export const relativePath = (kind: "file name" | "relative file path" | "relative folder path") => (description: string, def: string): Field<string> =>
+    field("string", description, def, (raw) => {
+        const expected = `a ${kind}${kind === "file name" ? " (letters, digits, \".\", \"_\", \"-\")" : " of such names separated by \"/\""}, never "." or ".."`;
+        const pattern = kind === "file name" ? /^[\w.-]+$/ : /^[\w.-]+(\/[\w.-]+)*$/;
+        if (typeof raw !== "string" || !pattern.test(raw)) return bad(`got ${describeRaw(raw)}`, expected);
+        if (raw.split("/").some((seg) => seg === "." || seg === "..")) return bad(`"${raw}" leaves its folder or names it ("." or "..")`, expected);
+        return ok(raw);
+    });
+
 /** A string field checked by a predicate; `expected` says the form in words. */
 export function matching(test: (s: string) => boolean, expected: string) {
     return (description: string, def?: string): Field<string> =>
@@ -278,22 +309,60 @@ const hostnameField = patterned(HOSTNAME, 'a lower-case DNS hostname of at most 
 export const hostname = (description: string, def?: string) =>
     hostnameField(description, def, (h) => (h.split(".").some((l) => l.length > 63) ? `${h} has a label longer than 63 characters` : undefined));
 
-/** `withoutCredentials`: the expected form when the URL carries a user or password (credentials in a URL are secrets, never plain config). */
+/** A URL as shown in a message: without user, password, query and fragment (they may hold a secret). */
+export function shownUrl(raw: string): string {
+    return describeRaw(raw.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^@/?#]*@/i, "$1<user>@").replace(/[?#].*$/s, ""));
+}
+
+/**
+ * `withoutCredentials`: the expected form when the URL carries a user or password (credentials in
+ * a URL are secrets, never plain config). A query string or fragment is refused too: these are base
+ * URLs (a client appends its paths, so a query never works there), and a token in one is a secret
+ * the rendered files would show.
+ */
 export function url(description: string, def?: string, schemes: readonly string[] = ["http", "https"], withoutCredentials?: string): Field<string> {
-    const expected = `an absolute ${schemes.join(" or ")} URL such as "${schemes[schemes.length - 1]}://host.example.com/path"`;
+    const expected = `an absolute ${schemes.join(" or ")} URL such as "${schemes[schemes.length - 1]}://host.example.com/path", without query string or fragment`;
     return field("string", description, def, (raw) => {
         if (typeof raw !== "string") return bad(`got ${describeRaw(raw)}`, expected);
+        // WHATWG URL parsing says only "Invalid URL" for a port out of range: name it first.
+        const port = /^[a-z][a-z0-9+.-]*:\/\/(?:[^@/?#]*@)?(?:\[[^\]]*\]|[^:/?#]*):(\d+)(?:[/?#]|$)/i.exec(raw)?.[1];
+        if (port !== undefined && Number(port) > 65535) return bad(`${shownUrl(raw)} has the port ${port}, above 65535`, `${expected}, with a port from 1 to 65535`);
         let u: URL;
         try {
             u = new URL(raw);
         } catch {
-            return bad(`got ${describeRaw(raw)}`, expected);
+            return bad(`${shownUrl(raw)} is not a URL`, expected);
         }
         if (!schemes.includes(u.protocol.replace(/:$/, ""))) return bad(`scheme ${u.protocol} is not allowed`, expected);
         if (!u.hostname) return bad("the URL has no host", expected);
         if (u.username || u.password) return bad("the URL carries a user or password (value not shown)", withoutCredentials ?? `${expected}, without user or password (credentials in a URL are secrets)`);
+        if (u.search || u.hash || raw.includes("?") || raw.includes("#")) return bad(`${shownUrl(raw)} has a query string or fragment (value not shown: a token there is a secret)`, `${expected} (a credential goes in a secret key of its own)`);
         return ok(raw);
     });
+}
+
+const SECRET_PARAM = /(token|key|secret|pass(word|wd)?|pwd|auth|sig(nature)?|credential|session|code)/i;
+
+/**
+ * A credential inside any text that holds a URL (a list item, an argument): a user or password, or
+ * a query parameter named like a secret (token, key, signature, password ...). The value is never
+ * shown; undefined when there is none.
+ */
+export function urlCredentialProblem(text: string): string | undefined {
+    for (const m of text.matchAll(/[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+/gi)) {
+        let u: URL;
+        try {
+            u = new URL(m[0]);
+        } catch {
+            if (/^[a-z][a-z0-9+.-]*:\/\/[^/?#@]*:[^/?#@]*@/i.test(m[0])) return "a URL in it carries a user and password (value not shown)";
+            continue;
+        }
+        // An SSH user ("git@") names the account the key logs in as; over HTTP a user alone is often a token.
+        if (u.password || (u.username && u.protocol !== "ssh:")) return "a URL in it carries a user or password (value not shown)";
+        const names = [...u.searchParams.keys(), ...new URLSearchParams(u.hash.slice(1)).keys()].filter((k) => SECRET_PARAM.test(k));
+        if (names.length) return `a URL in it carries ${names.map((n) => `"${n}"`).join(", ")} in its query (value not shown)`;
+    }
+    return undefined;
 }
 
 export const email = patterned(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'an e-mail address such as "ops@example.com"');
