@@ -40,7 +40,7 @@ describe("issue 42 class 5: paths", () => {
         const r = await renderStack("ci");
         const paths = new Set<string>();
         for (const o of r.redactedObjects) {
-            if (!["backup", "restore"].includes(o.metadata?.labels?.["app.kubernetes.io/component"])) continue;
+            if (!["backup", "restore"].includes(String(o.metadata?.labels?.["app.kubernetes.io/component"]))) continue;
             const t = o.kind === "CronJob" ? o.spec.jobTemplate.spec.template : o.spec?.template;
             for (const c of [...(t?.spec?.containers ?? []), ...(t?.spec?.initContainers ?? [])]) for (const m of c.volumeMounts ?? []) paths.add(m.mountPath);
         }
