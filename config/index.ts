@@ -76,6 +76,11 @@ export function loadConfig(source: ConfigSource = pulumiSource()): StackConfig {
                 problems.push({ key, problem: "is not set", expected: field.secret ? `${field.description}, set with \`pulumi config set --secret ${key}\`` : field.description });
             continue;
         }
+        const length = rawLength(raw);
+        if (length > MAX_VALUE_LENGTH) {
+            problems.push({ key, problem: `is ${length} characters long${field.secret ? " (value not shown)" : ""}`, expected: `at most ${MAX_VALUE_LENGTH} characters: every value goes into an object of the cluster with others, and the API server's key store takes an object of at most 1.5 MiB (etcd's default --max-request-bytes)` });
+            continue;
+        }
         const checked = field.check(raw);
         if (checked.ok) values.set(key, checked.value);
         else problems.push({ key, problem: checked.problem, expected: checked.expected });
@@ -95,6 +100,16 @@ export function loadConfig(source: ConfigSource = pulumiSource()): StackConfig {
     problems.push(...crossChecks(config, failed.size > 0).filter((p) => !mentionsFailed(p)));
     if (problems.length > 0) throw new ConfigError(source.project, problems);
     return deepFreeze({ ...config, stack: source.stack, project: source.project });
+}
+
+/** The longest value a key takes (1 MiB of text). */
+export const MAX_VALUE_LENGTH = 2 ** 20;
+
+/** The text length of a raw value: a string, or the JSON of a list or object. */
+function rawLength(raw: unknown): number {
+    if (typeof raw === "string") return raw.length;
+    if (raw && typeof raw === "object") return JSON.stringify(raw)?.length ?? 0;
+    return 0;
 }
 
 /** Each image key as it runs: a written digest checked against its record, prod tags by their recorded digest. */

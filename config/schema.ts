@@ -341,6 +341,19 @@ export function url(description: string, def?: string, schemes: readonly string[
     });
 }
 
+/** Each "<scheme>://<non-space>" of a text, found from its "://" (linear: a regular expression scanning for the scheme would be quadratic in a long value). */
+function* urlsIn(text: string): Generator<string> {
+    for (let i = text.indexOf("://"); i >= 0; i = text.indexOf("://", i + 3)) {
+        let start = i;
+        while (start > 0 && /[A-Za-z0-9+.-]/.test(text[start - 1])) start--;
+        while (start < i && !/[A-Za-z]/.test(text[start])) start++;
+        let end = i + 3;
+        while (end < text.length && !/[\s"'<>]/.test(text[end])) end++;
+        if (start < i) yield text.slice(start, end);
+        i = end - 3;
+    }
+}
+
 const SECRET_PARAM = /(token|key|secret|pass(word|wd)?|pwd|auth|sig(nature)?|credential|session|code)/i;
 
 /**
@@ -349,12 +362,12 @@ const SECRET_PARAM = /(token|key|secret|pass(word|wd)?|pwd|auth|sig(nature)?|cre
  * shown; undefined when there is none.
  */
 export function urlCredentialProblem(text: string): string | undefined {
-    for (const m of text.matchAll(/[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+/gi)) {
+    for (const candidate of urlsIn(text)) {
         let u: URL;
         try {
-            u = new URL(m[0]);
+            u = new URL(candidate);
         } catch {
-            if (/^[a-z][a-z0-9+.-]*:\/\/[^/?#@]*:[^/?#@]*@/i.test(m[0])) return "a URL in it carries a user and password (value not shown)";
+            if (/^[a-z][a-z0-9+.-]*:\/\/[^/?#@]*:[^/?#@]*@/i.test(candidate)) return "a URL in it carries a user and password (value not shown)";
             continue;
         }
         // An SSH user ("git@") names the account the key logs in as; over HTTP a user alone is often a token.
