@@ -5,7 +5,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { StackConfig } from "../../config";
 import { allowOnly, Flow, internet, namespace, Peer, PortSpec } from "../lib/network";
-import type { AddonKey } from "./addons";
+import type { AddonKey } from "./addonValues";
 
 /** Container ports of the charts (their defaults), named for what listens there. */
 const CHART_PORTS = {
