@@ -17,7 +17,7 @@ import type { StackConfig } from "../config";
 import { keyOf } from "../config/schema";
 import { disruptionBudget } from "./lib/availability";
 import { hostOf, webIngress } from "./lib/ingress";
-import { appLabels } from "./lib/labels";
+import { appLabels, AppLabels } from "./lib/labels";
 import { allowOnly, Flow, internet, ingressController, namespace as inNamespace, podsIn } from "./lib/network";
 import { execProbe, hardenedContainer, PodArgs, scratch, tcpProbe } from "./lib/pod";
 import { statefulServices, statefulWorkload } from "./lib/statefulService";
@@ -75,18 +75,7 @@ export class SearchEngine extends pulumi.ComponentResource {
 
         const url = `http://${sts}.${ns}.svc.cluster.local:${s.httpPort}`;
         const client = snapshotClient(name, cfg, { namespace: ns, sts, url, labels: jobs, nodes: l.selector, passwordSecret: secrets.password }, child);
-        const nodes = podsIn(ns, l.selector, "the other search engine nodes");
-        allowOnly(sts, {
-            namespace: ns,
-            podSelector: l.selector,
-            labels: l.labels,
-            ingress: [
-                { peer: ingressController(cfg.ingress.controllerNamespace), ports: [{ port: s.httpPort }] },
-                { peer: podsIn(ns, jobs.selector, "the bootstrap, snapshot and restore jobs"), ports: [{ port: s.httpPort }] },
-                { peer: nodes, ports: [{ port: s.transportPort }] },
-            ],
-            egress: [{ peer: nodes, ports: [{ port: s.transportPort }] }, ...(s.snapshot.type === "s3" ? [objectStoreFlow(cfg)] : [])],
-        }, child);
+        nodePolicy(cfg, l, jobs.selector, child);
 
         this.url = url;
         this.serviceName = sts;
@@ -218,6 +207,24 @@ function nodePod(cfg: StackConfig, settings: k8s.core.v1.ConfigMap, secrets: Nod
             ...(snapshots ? [{ name: "snapshots", persistentVolumeClaim: { claimName: snapshots.metadata.name } }] : []),
         ],
     };
+}
+
+/** The nodes: clients through the ingress controller and the snapshot client's jobs on HTTP, each other on the transport port. */
+function nodePolicy(cfg: StackConfig, l: AppLabels, jobs: Record<string, string>, opts: pulumi.CustomResourceOptions) {
+    const s = cfg.searchEngine;
+    const ns = s.namespace;
+    const nodes = podsIn(ns, l.selector, "the other search engine nodes");
+    allowOnly(s.name, {
+        namespace: ns,
+        podSelector: l.selector,
+        labels: l.labels,
+        ingress: [
+            { peer: ingressController(cfg.ingress.controllerNamespace), ports: [{ port: s.httpPort }] },
+            { peer: podsIn(ns, jobs, "the bootstrap, snapshot and restore jobs"), ports: [{ port: s.httpPort }] },
+            { peer: nodes, ports: [{ port: s.transportPort }] },
+        ],
+        egress: [{ peer: nodes, ports: [{ port: s.transportPort }] }, ...(s.snapshot.type === "s3" ? [objectStoreFlow(cfg)] : [])],
+    }, opts);
 }
 
 /** The object store: its namespace when the endpoint is an in-cluster service, the internet otherwise. */

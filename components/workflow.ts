@@ -99,17 +99,7 @@ export class Workflow extends pulumi.ComponentResource {
         const worker = workerLabels(cfg);
         const common = appLabels(cfg, { name: APP, component: "tool", instance: APP });
 
-        const encryptionKey = new random.RandomPassword(`${name}-encryption-key`, { length: w.encryptionKeyLength, special: false }, child);
-        const encryption = new k8s.core.v1.Secret(`${name}-encryption`, {
-            metadata: { name: `${APP}-encryption`, namespace: ns, labels: common.labels },
-            type: "Opaque",
-            stringData: { "encryption-key": encryptionKey.result },
-        }, child);
-        const external = new k8s.core.v1.Secret(`${name}-external`, {
-            metadata: { name: `${APP}-external`, namespace: ns, labels: common.labels },
-            type: "Opaque",
-            stringData: { "gateway-token": w.gatewayToken, "model-api-key": w.modelApiKey },
-        }, child);
+        const { encryption, external } = toolSecrets(name, cfg, common.labels, child);
         const accounts = serviceAccounts(name, cfg, common.labels, child);
         const env = (poolSize: number) => toolEnv(cfg, args, { encryption, external }, poolSize);
         const both = { namespace: ns, reloadOn: { secrets: [`${APP}-encryption`, `${APP}-external`, args.postgres.secretName, args.redis.secretName] }, data: dataVolume(cfg) };
@@ -148,6 +138,23 @@ export class Workflow extends pulumi.ComponentResource {
         this.workerSelector = worker.selector;
         this.registerOutputs({ editorUrl: this.editorUrl, webhookUrl: this.webhookUrl });
     }
+}
+
+/** The tool's Secrets: its generated encryption key, and the gateway token and model API key of the stack. */
+function toolSecrets(name: string, cfg: StackConfig, labels: Record<string, string>, opts: pulumi.CustomResourceOptions) {
+    const w = cfg.workflow;
+    const encryptionKey = new random.RandomPassword(`${name}-encryption-key`, { length: w.encryptionKeyLength, special: false }, opts);
+    const encryption = new k8s.core.v1.Secret(`${name}-encryption`, {
+        metadata: { name: `${APP}-encryption`, namespace: w.namespace, labels },
+        type: "Opaque",
+        stringData: { "encryption-key": encryptionKey.result },
+    }, opts);
+    const external = new k8s.core.v1.Secret(`${name}-external`, {
+        metadata: { name: `${APP}-external`, namespace: w.namespace, labels },
+        type: "Opaque",
+        stringData: { "gateway-token": w.gatewayToken, "model-api-key": w.modelApiKey },
+    }, opts);
+    return { encryption, external };
 }
 
 /** Service accounts: `workflow` (workers; bound in the rbacNamespaces) and `workflow-main` (no rights). */
