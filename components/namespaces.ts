@@ -9,6 +9,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { StackConfig } from "../config";
 import { parseQuotaOverride, QUOTA_RESOURCES } from "../config/platformRules";
 import { clusterDns, DNS_PORTS, ingressController } from "./lib/network";
+import { environmentLabels } from "./lib/labels";
 
 export interface NamespacesArgs {
     config: StackConfig;
@@ -57,7 +58,7 @@ export class Namespaces extends pulumi.ComponentResource {
         const cfg = args.config;
         this.names = names;
 
-        const labels = { "app.kubernetes.io/part-of": cfg.environment.partOf, "app.kubernetes.io/managed-by": cfg.environment.managedBy };
+        const labels = environmentLabels(cfg);
         for (const ns of this.names) {
             const namespace = new k8s.core.v1.Namespace(`${name}-${ns}`, { metadata: { name: ns, labels } }, { parent: this });
             this.byName.set(ns, namespace);

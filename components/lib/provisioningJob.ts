@@ -4,8 +4,9 @@
  * on a running store and after a restore. `provisioningJob(name, cfg, args, opts)` creates, in the
  * store's namespace:
  *   - ConfigMap <app>-provision       provision.sh and the files it reads, mounted at /provision
- *   - Job <app>-provision             runs `sh /provision/provision.sh` until it succeeds (replaced,
- *                                     not patched, when it changes: a Job's template is immutable)
+ *   - Job <app>-provision             runs `sh /provision/provision.sh`, restarted on failure up to
+ *                                     its backoff limit; a replacement keeps the name, so the old
+ *                                     Job is deleted first (deleteBeforeReplace)
  *   - NetworkPolicy <app>-provision   no ingress; egress only to args.egress (and DNS)
  * The pod is hardened like the backup jobs' (client-tool image, cfg.backups.job resources, an
  * emptyDir /tmp); credentials reach the script as env from Secrets (secretKeyRef) in args.env.
