@@ -34,7 +34,7 @@ import { backupCronJob, BackupCronJobArgs, BackupJobs, scriptFile } from "./lib/
 import { hostOf, webIngress } from "./lib/ingress";
 import { appLabels } from "./lib/labels";
 import { allowOnly, Flow, ingressController, internet, podsIn } from "./lib/network";
-import { hardenedContainer, httpProbe, PodArgs, Resources, scratch } from "./lib/pod";
+import { hardenedContainer, httpProbe, PodArgs, scratch } from "./lib/pod";
 import { statefulServices, statefulWorkload, StoreClient } from "./lib/statefulService";
 import { keyOf } from "../config/schema";
 
@@ -101,21 +101,20 @@ export class Workflow extends pulumi.ComponentResource {
 
         const { encryption, external } = toolSecrets(name, cfg, common.labels, child);
         const accounts = serviceAccounts(name, cfg, common.labels, child);
-        const env = (poolSize: number) => toolEnv(cfg, args, { encryption, external }, poolSize);
         const both = { namespace: ns, reloadOn: { secrets: [`${APP}-encryption`, `${APP}-external`, args.postgres.secretName, args.redis.secretName] }, data: dataVolume(cfg) };
 
         // Main process: one replica (schedule triggers must fire once).
         const mainServices = statefulServices(`${name}-main`, { name: `${APP}-main`, namespace: ns, labels: main.labels, selector: main.selector, ports: [{ name: "http", port: w.port }] }, child);
         statefulWorkload(`${name}-main`, cfg, {
             ...both, name: `${APP}-main`, app: main, serviceName: mainServices.headlessName, replicas: w.mainReplicas,
-            pod: processPod(cfg, { role: "main", env: env(w.mainPoolSize), resources: w.main, args: ["start"], serviceAccountName: accounts.main.metadata.name, callsKubernetesApi: false }),
+            pod: processPod(cfg, "main", toolEnv(cfg, args, { encryption, external }, w.mainPoolSize), accounts.main),
         }, { ...child, dependsOn: [encryption, external, mainServices.headless] });
 
         // Workers: run every execution, call the Kubernetes API with the bound service account; interchangeable, so started and stopped in parallel.
         const workerServices = statefulServices(`${name}-worker`, { name: `${APP}-worker`, namespace: ns, labels: worker.labels, selector: worker.selector, ports: [{ name: "http", port: w.port }], headlessOnly: true }, child);
         const workers = statefulWorkload(`${name}-worker`, cfg, {
             ...both, name: `${APP}-worker`, app: worker, serviceName: workerServices.headlessName, replicas: w.workerReplicas, podManagementPolicy: "Parallel",
-            pod: processPod(cfg, { role: "worker", env: env(w.workerPoolSize), resources: w.worker, args: ["worker", `--concurrency=${w.workerConcurrency}`], serviceAccountName: accounts.worker.metadata.name, callsKubernetesApi: true }),
+            pod: processPod(cfg, "worker", toolEnv(cfg, args, { encryption, external }, w.workerPoolSize), accounts.worker),
         }, { ...child, ...AUTOSCALED_REPLICAS, dependsOn: [encryption, external, workerServices.headless] });
         cpuAutoscaler(`${APP}-worker`, {
             namespace: ns, labels: worker.labels, target: { kind: "StatefulSet", name: `${APP}-worker` },
@@ -217,33 +216,27 @@ function toolEnv(cfg: StackConfig, args: WorkflowArgs, secrets: { encryption: k8
     ];
 }
 
-interface ProcessArgs {
-    role: "main" | "worker";
-    env: EnvVar[];
-    resources: Resources;
-    args: string[];
-    serviceAccountName: pulumi.Input<string>;
-    callsKubernetesApi: boolean;
-}
-
-/** A pod of the tool (the main process or a worker) as the image's node user, its data at DATA_DIR. */
-function processPod(cfg: StackConfig, p: ProcessArgs): Omit<PodArgs, "spreadSelector"> {
+/**
+ * A pod of the tool as the image's node user, its data at DATA_DIR: the main process (`start`), or a
+ * worker (`worker`), the only one that calls the Kubernetes API with its service account's token.
+ */
+function processPod(cfg: StackConfig, role: "main" | "worker", env: EnvVar[], account: k8s.core.v1.ServiceAccount): Omit<PodArgs, "spreadSelector"> {
     const w = cfg.workflow;
     const tmp = scratch("tmp", "/tmp", "1Gi");
     return {
-        serviceAccountName: p.serviceAccountName,
-        callsKubernetesApi: p.callsKubernetesApi,
+        serviceAccountName: account.metadata.name,
+        callsKubernetesApi: role === "worker",
         fsGroup: WORKFLOW_UID,
         terminationGracePeriodSeconds: w.terminationGracePeriod,
         containers: [hardenedContainer({
-            name: p.role,
+            name: role,
             image: w.image,
-            args: p.args,
+            args: role === "main" ? ["start"] : ["worker", `--concurrency=${w.workerConcurrency}`],
             runAsUser: WORKFLOW_UID,
             runAsGroup: WORKFLOW_UID,
             ports: [{ name: "http", containerPort: w.port }],
-            env: p.env,
-            resources: p.resources,
+            env,
+            resources: role === "main" ? w.main : w.worker,
             livenessProbe: httpProbe("/healthz", "http", w.liveness),
             readinessProbe: httpProbe("/healthz/readiness", "http", w.readiness),
             preStopDelay: w.preStopDelay,
