@@ -16,6 +16,7 @@ import * as path from "path";
 import type { PolicyConfigSchema, PolicyPackConfig, StackValidationPolicy } from "@pulumi/policy";
 import { ENFORCEMENT_ACTIONS } from "../gatekeeper/engine/constraints";
 import { auditLogProblem, evaluatorFor } from "./gatekeeper";
+import { TeamTemplateError } from "../gatekeeper/wasm/rule";
 import { PACK_DIR, resolveInPack } from "./paths";
 
 export const ENFORCEMENT_LEVELS = ["advisory", "mandatory", "remediate", "disabled"] as const;
@@ -145,6 +146,8 @@ export function validatePackConfig(config: unknown, file: string, policies: read
             try {
                 evaluatorFor(constraints, action);
             } catch (err) {
+                // The team's templates are at fault, not this config: said as they are.
+                if (err instanceof TeamTemplateError) throw err;
                 problems.push(`${name}.constraints: ${(err as Error).message}`);
             }
         }

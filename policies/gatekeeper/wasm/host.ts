@@ -11,8 +11,38 @@
  * WasmEvalError with the module's text.
  */
 import { createHash } from "node:crypto";
+import vm from "node:vm";
+import { templateTimeBudgetMs } from "../budget";
 import { HOST_BUILTINS, type HostBuiltin } from "./builtins";
 import { parseRegoValue, toJSON, valueText, type RegoValue } from "./value";
+
+/** An evaluation that ran past its time budget (templateTimeBudgetMs), stopped by V8. */
+export class WasmTimeout extends Error {
+    constructor(readonly budgetMs: number) {
+        super(`evaluation ran longer than its time budget of ${budgetMs} ms (OPS_TEMPLATE_TIME_BUDGET_MS)`);
+        this.name = "WasmTimeout";
+    }
+}
+
+/**
+ * Runs a module's evaluation under the time budget: V8 stops Wasm code past a script's timeout
+ * (a watchdog per call, about 80 microseconds: the Wasm path is the fallback).
+ */
+const EVAL_SLOT = Symbol.for("ops.wasmEval");
+const EVAL_SCRIPT = new vm.Script(`globalThis[Symbol.for("ops.wasmEval")]()`, { filename: "wasm-eval" });
+function evalWithin(run: () => number): number {
+    const g = globalThis as unknown as Record<symbol, () => number>;
+    g[EVAL_SLOT] = run;
+    const budget = templateTimeBudgetMs();
+    try {
+        return EVAL_SCRIPT.runInThisContext({ timeout: budget }) as number;
+    } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === "ERR_SCRIPT_EXECUTION_TIMEOUT") throw new WasmTimeout(budget);
+        throw err;
+    } finally {
+        delete g[EVAL_SLOT];
+    }
+}
 
 export class WasmEvalError extends Error {
     constructor(message: string) {
@@ -199,7 +229,7 @@ export class WasmPolicy {
         x.opa_eval_ctx_set_input(ctx, input);
         x.opa_eval_ctx_set_data(ctx, this.dataAddr);
         x.opa_eval_ctx_set_entrypoint(ctx, entrypoint);
-        if (x.eval(ctx) !== 0) throw new WasmEvalError("eval failed");
+        if (evalWithin(() => x.eval(ctx)) !== 0) throw new WasmEvalError("eval failed");
         const dumped = x.opa_value_dump(x.opa_eval_ctx_get_result(ctx));
         const text = this.readString(dumped);
         x.opa_free(dumped);
