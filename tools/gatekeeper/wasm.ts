@@ -187,7 +187,7 @@ function buildWithOpa(file: string, rel: string, opa: string): { parsed: ReturnT
 
 function templateFiles(dirs: readonly string[]): { file: string; rel: string }[] {
     return dirs.flatMap((dir) => {
-        const abs = path.join(REPO, dir);
+        const abs = path.resolve(REPO, dir);
         if (!existsSync(abs)) return [];
         return readdirSync(abs)
             .filter((f) => /\.ya?ml$/.test(f))
