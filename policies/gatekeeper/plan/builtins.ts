@@ -9,6 +9,7 @@
  */
 import { RE2JS } from "re2js";
 import { HOST_BUILTINS } from "../wasm/builtins";
+import { TOPDOWN_BUILTINS } from "../wasm/topdownBuiltins";
 import { RegoNumber, RegoObject as HostObject, type RegoValue } from "../wasm/value";
 import * as numbers from "./numbers";
 import * as values from "./values";
@@ -442,6 +443,25 @@ export const PLAN_BUILTINS: ReadonlyMap<string, PlanBuiltin> = new Map<string, P
     ["strings.any_suffix_match", (a, b) => anyPair(stringsOf(a, 1), stringsOf(b, 2), (x, p) => x.endsWith(p))],
     ["semver.is_valid", hosted("semver.is_valid")],
     ["semver.compare", hosted("semver.compare")],
+    // time, units, regex.find_n: the host's (./../wasm/topdownBuiltins.ts), exact on the numbers' text
+    ...[...TOPDOWN_BUILTINS.keys()].map((name): [string, PlanBuiltin] => [name, hosted(name)]),
+    // any and all (deprecated, still allowed): whether some (every) member is true
+    [
+        "any",
+        (v) => {
+            if (v instanceof RegoSet) return v.has(true);
+            if (Array.isArray(v)) return v.some((x) => x === true);
+            throw new TypeError("operand 1 must be one of {array, set}");
+        },
+    ],
+    [
+        "all",
+        (v) => {
+            if (v instanceof RegoSet) return v.size === 0 || (v.size === 1 && v.has(true));
+            if (Array.isArray(v)) return v.every((x) => x === true);
+            throw new TypeError("operand 1 must be one of {array, set}");
+        },
+    ],
     // regular expressions (Go's RE2 syntax)
     ["regex.match", (p, s) => regexMatch(str(p, 1), str(s, 2))],
     ["re_match", (p, s) => regexMatch(str(p, 1), str(s, 2))],
