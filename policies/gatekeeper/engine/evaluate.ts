@@ -3,7 +3,7 @@ import { EMPTY_CONFIG, type Constraint, type EnforcementAction, type GatekeeperC
 import { EXPANDABLE_KINDS, expandPodTemplate } from "./expansion";
 import { parseApiVersion } from "./gvk";
 import { buildInventory, type StackInventory } from "./inventory";
-import type { MatchTarget } from "./match";
+import { MatchError, type MatchTarget } from "./match";
 import { defaultIsClusterScoped, effectiveNamespace, isNamespaceObject, type ScopePredicate } from "./scope";
 
 export interface ObjectIdentity {
@@ -121,6 +121,7 @@ function describe(obj: K8sObject, generated: boolean, inventory: StackInventory,
         isNamespace: isNamespaceObject(group, kind),
         generated,
         namespaceLabels: inventory.namespaceLabels,
+        namespaceDeclared: inventory.namespaceDeclared,
     };
     return { obj, group, version, target };
 }
@@ -138,7 +139,16 @@ function runConstraints(
     // when it fails, every one of them gets one violation whose message is the error.
     let evalErrors: Map<string, string> | undefined;
     for (const constraint of constraints) {
-        if (!constraint.compiledMatch.matches(d.target)) continue;
+        let matches: boolean;
+        try {
+            matches = constraint.compiledMatch.matches(d.target);
+        } catch (err) {
+            if (!(err instanceof MatchError)) throw err;
+            // Gatekeeper rejects the object under this constraint, the match's error as the message.
+            report(constraint, { msg: err.message }, false);
+            continue;
+        }
+        if (!matches) continue;
         review ??= {
             object: d.obj,
             kind: { group: d.group, version: d.version, kind: d.target.kind },

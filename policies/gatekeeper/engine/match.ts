@@ -34,7 +34,21 @@ export interface MatchTarget {
     generated: boolean;
     /** Labels of a namespace of the stack (or the labels the API server always sets). */
     namespaceLabels(namespace: string): Record<string, string>;
+    /** Whether the stack declares the Namespace (a namespaceSelector cannot be judged on one it does not: MatchError). */
+    namespaceDeclared?(namespace: string): boolean;
 }
+
+/**
+ * A constraint's match that cannot be judged: Gatekeeper then rejects the object under that
+ * constraint with this text as the violation's message (the constraint framework's
+ * ErrAutoreject around the match's error), with the constraint's enforcement action.
+ */
+export class MatchError extends Error {
+    override name = "MatchError";
+}
+
+/** Gatekeeper's words (frameworks client ErrAutoreject, gatekeeper pkg/mutation/match) for a namespaceSelector on an object whose Namespace it does not have. */
+export const MISSING_NAMESPACE = "unable to match constraints: failed to run Match criteria: namespace selector for namespace-scoped object but missing Namespace";
 
 export interface CompiledMatch {
     /** Kind names this match can select, or undefined when it selects any kind. Lets the evaluator index constraints. */
@@ -93,6 +107,7 @@ export function compileMatch(match: Match | undefined | null, where: string): Co
             if (t.isNamespace) return selects(t.namespaceLabels(t.name));
             // Cluster-scoped objects other than Namespaces are not filtered by namespaceSelector.
             if (t.namespace === undefined) return true;
+            if (t.namespaceDeclared !== undefined && !t.namespaceDeclared(t.namespace)) throw new MatchError(MISSING_NAMESPACE);
             return selects(t.namespaceLabels(t.namespace));
         });
     }

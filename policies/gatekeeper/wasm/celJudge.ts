@@ -79,7 +79,8 @@ export function judgeCel(cel: CelSource, parameters: Record<string, unknown> | u
                     try {
                         done = { value: evaluateCel(v.expression, ctx) };
                     } catch (err) {
-                        done = { error: err as Error };
+                        // The API server's composition (k8s.io/apiserver admission/plugin/cel composition.go) words it so.
+                        done = { error: new CompositedVariableError(`composited variable ${JSON.stringify(v.name)} fails to evaluate: ${celErrorText(err)}`) };
                     }
                 }
                 if ("error" in done) throw done.error;
@@ -94,7 +95,7 @@ export function judgeCel(cel: CelSource, parameters: Record<string, unknown> | u
         try {
             result = evaluateCel(v.expression, ctx);
         } catch (err) {
-            messages.push(`expression '${v.expression}' resulted in error: ${celGoErrorText((err as Error).message.split("\n")[0])}`);
+            messages.push(`expression '${v.expression}' resulted in error: ${celErrorText(err)}`);
             errors.push(true);
             continue;
         }
@@ -103,6 +104,19 @@ export function judgeCel(cel: CelSource, parameters: Record<string, unknown> | u
         errors.push(false);
     }
     return { messages, errors };
+}
+
+/** A template variable whose expression failed, in the API server's words (the error of every expression that reads it). */
+class CompositedVariableError extends Error {}
+
+/** An evaluation error's text as cel-go gives it: a variable's own (found among the causes), else the evaluator's in cel-go's words. */
+function celErrorText(err: unknown): string {
+    for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = (e as Error & { cause?: unknown }).cause, depth++) {
+        if (e instanceof CompositedVariableError) return e.message;
+        const inMessage = /composited variable "[^"]*" fails to evaluate: .*/.exec(e.message.split("\n")[0]);
+        if (inMessage) return inMessage[0];
+    }
+    return celGoErrorText(((err as Error)?.message ?? String(err)).split("\n")[0]);
 }
 
 /**
