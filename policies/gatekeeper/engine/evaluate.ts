@@ -4,7 +4,7 @@ import { EXPANDABLE_KINDS, expandPodTemplate } from "./expansion";
 import { parseApiVersion } from "./gvk";
 import { buildInventory, type StackInventory } from "./inventory";
 import { MatchError, type MatchTarget } from "./match";
-import { defaultIsClusterScoped, effectiveNamespace, isNamespaceObject, type ScopePredicate } from "./scope";
+import { defaultIsClusterScoped, effectiveNamespace, isNamespaceObject, withDeclaredScopes, type ScopePredicate } from "./scope";
 
 export interface ObjectIdentity {
     apiVersion?: string;
@@ -62,12 +62,14 @@ export function createEvaluator(
     config: GatekeeperConfig = EMPTY_CONFIG,
     options: EvaluatorOptions = {},
 ): Evaluator {
-    const isClusterScoped = options.isClusterScoped ?? defaultIsClusterScoped;
+    const baseScope = options.isClusterScoped ?? defaultIsClusterScoped;
     const candidates = constraintsByKind(constraints);
     const podConstraints = candidates("Pod");
 
     return {
         evaluate(objects, evalOptions = {}) {
+            // The stack's own CRDs say the scope of their kinds.
+            const isClusterScoped = withDeclaredScopes(evalOptions.inventory ?? objects, baseScope);
             const inventory = buildInventory(evalOptions.inventory ?? objects, isClusterScoped, config.syncOnly);
             const operation = evalOptions.operation ?? "CREATE";
             const results: EvaluationResult[] = [];
