@@ -15,6 +15,7 @@ import { parseRegoValue, RegoNumber, RegoObject, termString, type RegoValue } fr
 import { PLAN_BUILTINS } from "./builtins";
 import { compilePlan, type Plan } from "./compile";
 import { objectGet, toJSON } from "./values";
+import { goNumbersJSON } from "../wasm/host";
 
 /** A case: a Rego v1 expression, or [expression, why the plan engine differs (docs/gatekeeper.md)]. */
 type Case = string | [string, string];
@@ -699,8 +700,8 @@ test(`the plan engine's built-ins and operations agree with opa eval (${CASES.le
         mkdirSync(path.join(dir, "src"));
         writeFileSync(path.join(dir, "src", "cases.rego"), moduleText());
         writeFileSync(path.join(dir, "src", "cases_v0.rego"), v0ModuleText());
-        writeFileSync(path.join(dir, "input.json"), JSON.stringify(INPUT));
-        writeFileSync(path.join(dir, "data.json"), JSON.stringify(DATA));
+        writeFileSync(path.join(dir, "input.json"), goNumbersJSON(JSON.stringify(INPUT)));
+        writeFileSync(path.join(dir, "data.json"), goNumbersJSON(JSON.stringify(DATA)));
         // The v1 module says `import rego.v1`, so --v0-compatible reads it as v1 and the other as v0.
         const built = spawnSync(opa, ["build", "-t", "plan", "-e", "cases", "--v0-compatible", "-o", "plan.tar.gz", "src"], { cwd: dir, encoding: "utf8" });
         assert.equal(built.status, 0, built.stderr || built.stdout);

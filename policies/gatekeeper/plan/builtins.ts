@@ -16,7 +16,7 @@ import * as values from "./values";
 import { RegoObject, RegoSet } from "./values";
 
 // Taken once as plain functions: some TypeScript runners give a module's exports through getters, one call each.
-const { compare, dot, equal, isObject, objectGet, objectKeys } = values;
+const { compare, computedNumber, dot, equal, isBigNumber, isObject, objectGet, objectKeys } = values;
 const { opaArith, opaSum } = numbers;
 
 export type PlanBuiltin = (...args: unknown[]) => unknown;
@@ -27,8 +27,27 @@ function str(v: unknown, pos: number): string {
 }
 
 function num(v: unknown, pos: number): number {
+    if (typeof v === "bigint") return Number(v);
     if (typeof v !== "number") throw new TypeError(`operand ${pos} must be number`);
     return v;
+}
+
+const isNumber = (v: unknown) => typeof v === "number" || typeof v === "bigint";
+const isIntegral = (v: unknown) => typeof v === "bigint" || (typeof v === "number" && Number.isInteger(v));
+
+/**
+ * topdown's plus, minus and mul: on integers exact (as its int fast path, and big.Float's 64-bit
+ * mantissa for the rest, exact below 2^64), else its big.Float arithmetic (./numbers.ts); an
+ * integral result of at least 1e6 is written as its digits (builtins.FloatToNumber's 'f').
+ */
+function arithmetic(a: unknown, b: unknown, op: "plus" | "minus" | "mul" | "div"): number | bigint {
+    if (op !== "div" && (typeof a === "bigint" || typeof b === "bigint") && isIntegral(a) && isIntegral(b)) {
+        const x = BigInt(a as number | bigint);
+        const y = BigInt(b as number | bigint);
+        const r = op === "plus" ? x + y : op === "minus" ? x - y : x * y;
+        return r >= 1_000_000n || r <= -1_000_000n ? r : Number(r);
+    }
+    return computedNumber(opaArith(num(a, 1), num(b, 2), op));
 }
 
 function set(v: unknown, pos: number): RegoSet {
@@ -156,6 +175,8 @@ function regexMatch(pattern: string, s: string): boolean {
 
 /** builtins.IntOperand: a number that Go's strconv.ParseInt reads as an int64 (an integer of at most 2^63 in magnitude). */
 function int(v: unknown, pos: number): number {
+    // A number of the input of at least 1e6 is a Go float64, whose text (1e+06) Go's ParseInt refuses.
+    if (typeof v === "number" && isBigNumber(v)) throw new TypeError(`operand ${pos} must be integer number but got floating-point number`);
     const n = num(v, pos);
     if (!Number.isInteger(n) || n < -9223372036854775808 || n >= 9223372036854775808) throw new TypeError(`operand ${pos} must be integer number but got floating-point number`);
     return n;
@@ -255,7 +276,9 @@ function arith(a: unknown, b: unknown, op: (x: number, y: number) => number): nu
 function toHost(v: unknown): RegoValue {
     if (v === null) return null;
     if (typeof v === "boolean" || typeof v === "string") return v;
-    if (typeof v === "number") return new RegoNumber(String(v));
+    // OPA's text of the number: a computed integer's digits; a number of the input as Go writes a float64.
+    if (typeof v === "bigint") return new RegoNumber(v.toString());
+    if (typeof v === "number") return new RegoNumber(isBigNumber(v) ? goFloatText(v) : String(v));
     if (Array.isArray(v)) return v.map(toHost);
     if (v instanceof RegoSet) return new Set(v.sortedValues().map(toHost));
     return new HostObject(objectKeys(v).map((k) => [toHost(k), toHost(objectGet(v, k))]));
@@ -263,7 +286,7 @@ function toHost(v: unknown): RegoValue {
 
 function fromHost(v: RegoValue): unknown {
     if (v === null || typeof v === "boolean" || typeof v === "string") return v;
-    if (v instanceof RegoNumber) return v.value;
+    if (v instanceof RegoNumber) return /^-?\d+$/.test(v.text) ? computedInteger(v.text) : v.value;
     if (Array.isArray(v)) return v.map(fromHost);
     if (v instanceof Set) return setOf([...v].map(fromHost));
     const o = new RegoObject();
@@ -301,7 +324,7 @@ function sprintf(format: unknown, args: unknown): unknown {
             for (let i = 0; i < args.length; i++) {
                 const a = args[i];
                 if (typeof a === "string") out += a;
-                else if (typeof a === "number" && simple.verbs[i] === "v" && Number.isSafeInteger(a)) out += String(a);
+                else if (typeof a === "number" && simple.verbs[i] === "v" && Number.isInteger(a) && a < 1e6 && a > -1e6) out += String(a);
                 else return hostedSprintf(format, args);
                 out += simple.parts[i + 1];
             }
@@ -337,21 +360,21 @@ export const PLAN_BUILTINS: ReadonlyMap<string, PlanBuiltin> = new Map<string, P
     ["lt", (a, b) => compare(a, b) < 0],
     ["lte", (a, b) => compare(a, b) <= 0],
     // arithmetic; minus on sets is their difference, as topdown's
-    ["plus", (a, b) => opaArith(num(a, 1), num(b, 2), "plus")],
+    ["plus", (a, b) => (num(a, 1), num(b, 2), arithmetic(a, b, "plus"))],
     [
         "minus",
         (a, b) => {
             if (a instanceof RegoSet && b instanceof RegoSet) return setOf(a.sortedValues().filter((v) => !b.has(v)));
-            if (typeof a === "number" && typeof b === "number") return opaArith(a, b, "minus");
+            if (isNumber(a) && isNumber(b)) return arithmetic(a, b, "minus");
             throw new TypeError("operands must be numbers or sets");
         },
     ],
-    ["mul", (a, b) => opaArith(num(a, 1), num(b, 2), "mul")],
+    ["mul", (a, b) => (num(a, 1), num(b, 2), arithmetic(a, b, "mul"))],
     [
         "div",
         (a, b) => {
             if (num(b, 2) === 0) throw new RangeError("divide by zero");
-            return opaArith(num(a, 1), b as number, "div");
+            return arithmetic(a, b, "div");
         },
     ],
     [
@@ -363,7 +386,7 @@ export const PLAN_BUILTINS: ReadonlyMap<string, PlanBuiltin> = new Map<string, P
                 return x % y;
             }),
     ],
-    ["abs", (a) => Math.abs(num(a, 1))],
+    ["abs", (a) => (typeof a === "bigint" ? (a < 0n ? -a : a) : computedNumber(Math.abs(num(a, 1))))],
     // membership (`in`)
     ["internal.member_2", (x, coll) => member(x, coll)],
     ["internal.member_3", (k, v, coll) => (Array.isArray(coll) || isObject(coll) ? dot(coll, k) !== undefined && equal(dot(coll, k), v) : false)],
@@ -376,7 +399,7 @@ export const PLAN_BUILTINS: ReadonlyMap<string, PlanBuiltin> = new Map<string, P
             return n;
         },
     ],
-    ["sum", (v) => opaSum(members(v, 1).map((x) => num(x, 1)))],
+    ["sum", (v) => computedNumber(opaSum(members(v, 1).map((x) => num(x, 1))))],
     // topdown's max and min, ties and all: the last of equal values; min of a set starts from null and
     // takes the next member while it holds null, so a set's null is its minimum only when alone.
     ["max", (v) => members(v, 1).reduce((m: unknown, x) => (m === undefined || compare(m, x) <= 0 ? x : m), undefined)],
@@ -471,8 +494,10 @@ export const PLAN_BUILTINS: ReadonlyMap<string, PlanBuiltin> = new Map<string, P
         (v) => {
             if (v === null) return 0;
             if (typeof v === "boolean") return v ? 1 : 0;
-            if (typeof v === "number") return v;
+            if (isNumber(v)) return v;
             const s = str(v, 1);
+            // OPA keeps the text: an integer's digits (of at least 1e6: a bigint), else the float it reads.
+            if (/^[+-]?\d+$/.test(s)) return computedInteger(s);
             const lower = s.replace(/^[+-]+/, "").toLowerCase();
             if (lower === "inf" || lower === "infinity" || lower === "nan") throw new TypeError("operand 1 must be valid number string");
             return parseGoFloat(s);
@@ -481,7 +506,7 @@ export const PLAN_BUILTINS: ReadonlyMap<string, PlanBuiltin> = new Map<string, P
     ["is_array", (v) => Array.isArray(v)],
     ["is_boolean", (v) => typeof v === "boolean"],
     ["is_null", (v) => v === null],
-    ["is_number", (v) => typeof v === "number"],
+    ["is_number", (v) => isNumber(v)],
     ["is_object", (v) => isObject(v)],
     ["is_set", (v) => v instanceof RegoSet],
     ["is_string", (v) => typeof v === "string"],
@@ -492,7 +517,7 @@ export const PLAN_BUILTINS: ReadonlyMap<string, PlanBuiltin> = new Map<string, P
                 ? "null"
                 : typeof v === "boolean"
                   ? "boolean"
-                  : typeof v === "number"
+                  : isNumber(v)
                     ? "number"
                     : typeof v === "string"
                       ? "string"
@@ -537,3 +562,21 @@ export const PLAN_BUILTINS: ReadonlyMap<string, PlanBuiltin> = new Map<string, P
         },
     ],
 ]);
+
+/** An integer's text as the policy keeps it (./values.ts): of at least 1e6 in magnitude a bigint, else a number. */
+function computedInteger(text: string): number | bigint {
+    const n = BigInt(text);
+    return n >= 1_000_000n || n <= -1_000_000n ? n : Number(n);
+}
+
+/** strconv.FormatFloat(x, 'g', -1, 64): how Go (and so OPA, for Gatekeeper's input) writes a float64. */
+export function goFloatText(x: number): string {
+    if (!Number.isFinite(x)) return x > 0 ? "+Inf" : x < 0 ? "-Inf" : "NaN";
+    if (x === 0) return Object.is(x, -0) ? "-0" : "0";
+    const [mant, e] = x.toExponential().split("e");
+    const exp = Number(e);
+    if (exp < -4 || exp >= 6) {
+        return `${mant}e${exp < 0 ? "-" : "+"}${String(Math.abs(exp)).padStart(2, "0")}`;
+    }
+    return String(x);
+}

@@ -364,9 +364,12 @@ export function planToJavaScript(given: Plan, entrypoint = 0): string {
                     out += `l${s.target}=null;`;
                     break;
                 case "MakeNumberRefStmt": {
-                    const n = Number(strings[s.Index]);
-                    if (!Number.isFinite(n)) throw new UnsupportedPlan(`uses the number ${strings[s.Index]}`);
-                    out += `l${s.target}=${n};`;
+                    const text = strings[s.Index];
+                    const n = Number(text);
+                    if (!Number.isFinite(n)) throw new UnsupportedPlan(`uses the number ${text}`);
+                    // An integer literal OPA writes as its digits: of at least 1e6, a bigint (./values.ts).
+                    const big = /^-?\d+$/.test(text) && (BigInt(text) >= 1_000_000n || BigInt(text) <= -1_000_000n);
+                    out += `l${s.target}=${big ? `${BigInt(text)}n` : n};`;
                     break;
                 }
                 case "MakeObjectStmt": {
@@ -470,6 +473,7 @@ export function planToJavaScript(given: Plan, entrypoint = 0): string {
             case "count":
                 return `${target}=V.count(${a});`;
             case "is_number":
+                return `${target}=typeof ${a}==="number"||typeof ${a}==="bigint";`;
             case "is_string":
             case "is_boolean":
                 return `${target}=typeof ${a}===${JSON.stringify(name.slice(3))};`;

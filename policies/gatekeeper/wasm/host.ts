@@ -13,6 +13,7 @@
 import { createHash } from "node:crypto";
 import vm from "node:vm";
 import { templateTimeBudgetMs } from "../budget";
+import { goFloatText } from "../plan/builtins";
 import { HOST_BUILTINS, type HostBuiltin } from "./builtins";
 import { parseRegoValue, toJSON, valueText, type RegoValue } from "./value";
 
@@ -90,10 +91,22 @@ const compiledModules = new Map<string, WebAssembly.Module>();
 const encodedDocuments = new WeakMap<object, Uint8Array>();
 
 function encodedJSON(doc: unknown): Uint8Array {
-    if (typeof doc !== "object" || doc === null) return encoder.encode(JSON.stringify(doc));
+    if (typeof doc !== "object" || doc === null) return encoder.encode(goNumbersJSON(JSON.stringify(doc)));
     let bytes = encodedDocuments.get(doc);
-    if (!bytes) encodedDocuments.set(doc, (bytes = encoder.encode(JSON.stringify(doc))));
+    if (!bytes) encodedDocuments.set(doc, (bytes = encoder.encode(goNumbersJSON(JSON.stringify(doc)))));
     return bytes;
+}
+
+const BIG_INTEGER_OR_STRING = /"(?:[^"\\]|\\.)*"|-?\d{7,}(?![\d.eE])/g;
+
+/**
+ * A JSON text of Gatekeeper's input with its numbers as Gatekeeper hands them to Rego: Go
+ * float64s, which OPA writes as Go does, so an integer of at least 1e6 is `1e+06` (sprintf then
+ * prints it so, as under Gatekeeper); the rest are the same either way.
+ */
+export function goNumbersJSON(text: string): string {
+    if (!/\d{7}/.test(text)) return text;
+    return text.replace(BIG_INTEGER_OR_STRING, (m) => (m[0] === '"' ? m : goFloatText(Number(m))));
 }
 
 function compiledModule(bytes: Uint8Array<ArrayBuffer>): WebAssembly.Module {

@@ -18,7 +18,7 @@ import path from "node:path";
 import { RegoEvalError, type Inventory, type K8sObject, type Review, type RuleContext, type TemplateRule, type Violation } from "../types";
 import { HOST_BUILTINS } from "./builtins";
 import { celSourceError, judgeCel } from "./celJudge";
-import { missingBuiltins, missingBuiltinsMessage, WasmEvalError, WasmPolicy, WasmTimeout } from "./host";
+import { goNumbersJSON, missingBuiltins, missingBuiltinsMessage, WasmEvalError, WasmPolicy, WasmTimeout } from "./host";
 import { GENERATE_COMMAND, manifestBinding, parseTemplate, parseTemplateDocument, templateDigest, type ModuleManifest, type ParsedTemplate } from "./template";
 import { PlanEvalError, planEvaluator, PlanTimeout, type PlanEvaluator } from "../plan/compile";
 import { objectGet, RegoObject, RegoSet, resultsJSON, toJSON } from "../plan/values";
@@ -330,13 +330,13 @@ export function wasmTemplateRule(parsed: ParsedTemplate, module: WasmPolicy | ((
             policy.setData(readsData ? dataOf(inventory) : NO_DATA);
             let reviewBytes = reviewJSON.get(review);
             if (reviewBytes === undefined) {
-                reviewBytes = utf8.encode(JSON.stringify(reviewOf(review, inventory)));
+                reviewBytes = utf8.encode(goNumbersJSON(JSON.stringify(reviewOf(review, inventory))));
                 reviewJSON.set(review, reviewBytes);
             }
             const parameters = ctx.parameters ?? {};
             let parametersBytes = parameterJSON.get(parameters);
             if (parametersBytes === undefined) {
-                parametersBytes = utf8.encode(JSON.stringify(parameters));
+                parametersBytes = utf8.encode(goNumbersJSON(JSON.stringify(parameters)));
                 parameterJSON.set(parameters, parametersBytes);
             }
             let set: { result: unknown }[];
