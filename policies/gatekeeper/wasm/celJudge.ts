@@ -53,16 +53,16 @@ export interface CelVerdict {
  * Judges the object of `review` with the template's CEL; `parameters` is the constraint's
  * spec.parameters (ABSENT_PARAMETERS, or undefined, when the constraint has none).
  */
-export function judgeCel(cel: CelSource, parameters: Record<string, unknown> | undefined, review: Pick<Review, "object" | "kind" | "namespace" | "name">): CelVerdict {
+export function judgeCel(cel: CelSource, parameters: Record<string, unknown> | undefined, review: Pick<Review, "object" | "kind" | "namespace" | "name"> & Partial<Pick<Review, "operation" | "oldObject">>): CelVerdict {
     const { object, namespace } = review;
     // The object as the Gatekeeper webhook hands it to CEL (unstructured JSON): integers are CEL ints,
     // nulls stay (gator and the pack's Rego see them too).
     const decoded = asCelValue(object.metadata === null || object.metadata === undefined || !namespace ? object : { ...object, metadata: { ...object.metadata, namespace: object.metadata.namespace ?? namespace } });
-    const request = { kind: review.kind, operation: "CREATE", namespace: namespace ?? "", name: review.name ?? object.metadata?.name ?? "" };
+    const request = { kind: review.kind, operation: review.operation ?? "CREATE", namespace: namespace ?? "", name: review.name ?? object.metadata?.name ?? "" };
     // The validator's params: the constraint object (only spec.parameters is read by Gatekeeper's variables).
     const params = asCelValue({ spec: parameters === undefined || parameters === ABSENT_PARAMETERS ? {} : { parameters } }) as Record<string, unknown>;
     const variables: Record<string, unknown> = {};
-    const ctx: Record<string, unknown> = { object: decoded, oldObject: null, request, params, variables };
+    const ctx: Record<string, unknown> = { object: decoded, oldObject: review.oldObject === undefined ? null : asCelValue(review.oldObject), request, params, variables };
     const declared = [
         { name: "anyObject", expression: `has(request.operation) && request.operation == "DELETE" && object == null ? oldObject : object` },
         { name: "params", expression: "!has(params.spec) ? null : !has(params.spec.parameters) ? null: params.spec.parameters" },

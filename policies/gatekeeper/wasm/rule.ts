@@ -187,14 +187,19 @@ function reviewOf(review: RuleContext["review"], inventory: Inventory): unknown 
     if (review !== lastReview || inventory !== lastInventory) {
         const ns = review.namespace;
         // Written out (a spread and one more key costs 20 times as much); every key of Review is named, or this does not compile.
-        const withNamespace: Required<Review> & { namespaceObject: unknown } = {
+        // The keys an AdmissionRequest has as JSON (k8s.io/api admission/v1): uid, resource, userInfo and
+        // options always (empty), oldObject null unless an UPDATE, name and namespace when not empty.
+        const withNamespace: Required<Review> & { namespaceObject: unknown; uid: string; resource: unknown; options: null } = {
+            uid: "",
             object: review.object,
-            oldObject: review.oldObject!,
+            oldObject: review.oldObject ?? (null as unknown as K8sObject),
             kind: review.kind,
+            resource: NO_RESOURCE,
             operation: review.operation,
-            name: review.name!,
-            namespace: review.namespace!,
-            userInfo: review.userInfo!,
+            name: review.name || undefined!,
+            namespace: review.namespace || undefined!,
+            userInfo: review.userInfo ?? NO_USER,
+            options: null,
             namespaceObject: ns === undefined ? null : (namespacesOf(inventory).get(ns) ?? null),
         };
         lastWithNamespace = withNamespace;
@@ -203,6 +208,8 @@ function reviewOf(review: RuleContext["review"], inventory: Inventory): unknown 
     }
     return lastWithNamespace;
 }
+const NO_RESOURCE = Object.freeze({ group: "", version: "", resource: "" });
+const NO_USER = Object.freeze({});
 let lastReview: object | undefined;
 let lastInventory: object | undefined;
 let lastWithNamespace: unknown;
