@@ -268,7 +268,7 @@ export function prepare(groups: readonly Group[], seed: number, pool: ValuePool,
 /** Gator on a prepared group; objects or constraints gator refuses are removed (and reported as differences). */
 function gatorVerdicts(gator: string, templates: readonly K8sObject[], p: PreparedGroup, report: SeedReport, timeoutSeconds: number) {
     for (let attempt = 0; attempt < 200; attempt++) {
-        const docs = [...templates, ...EXPANSION_TEMPLATES, ...p.constraints.map((c) => c.value), ...p.group.inventory.map(inNamespace), ...p.objects.map((o) => o.value)];
+        const docs = [...templates, ...EXPANSION_TEMPLATES, ...p.constraints.map((c) => c.value), ...p.group.inventory.map((o) => inNamespaceWith(o, withDeclaredScopes(p.group.inventory, defaultIsClusterScoped))), ...p.objects.map((o) => o.value)];
         const t0 = Date.now();
         const run = runGator(gator, docs, timeoutSeconds * 1000, p.group.native ?? false);
         report.gatorRuns++;

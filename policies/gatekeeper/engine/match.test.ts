@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { MISSING_NAMESPACE } from "./match";
+import { missingNamespace } from "./match";
+
+const MISSING_NAMESPACE = missingNamespace("elsewhere");
 import { matched, obj } from "./test-support";
 
 const pod = (name: string, namespace?: string, labels?: Record<string, string>) => obj("v1", "Pod", name, namespace, labels);

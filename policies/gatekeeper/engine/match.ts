@@ -1,3 +1,4 @@
+import { DEFAULT_NAMESPACE } from "./scope";
 import { compileLabelSelector, type LabelPredicate, type LabelSelector } from "./label-selector";
 import { compileWildcard, compileWildcardList } from "./wildcard";
 
@@ -47,8 +48,13 @@ export class MatchError extends Error {
     override name = "MatchError";
 }
 
-/** Gatekeeper's words (frameworks client ErrAutoreject, gatekeeper pkg/mutation/match) for a namespaceSelector on an object whose Namespace it does not have. */
-export const MISSING_NAMESPACE = "unable to match constraints: failed to run Match criteria: namespace selector for namespace-scoped object but missing Namespace";
+/**
+ * Gatekeeper's words (frameworks client ErrAutoreject around gatekeeper pkg/target matcher.go's
+ * ErrMatching around pkg/mutation/match) for a namespaceSelector on an object whose Namespace it
+ * does not have, naming the object.
+ */
+export const missingNamespace = (name: string) =>
+    `unable to match constraints: error matching the requested object: ${name} :failed to run Match criteria: namespace selector for namespace-scoped object but missing Namespace`;
 
 export interface CompiledMatch {
     /** Kind names this match can select, or undefined when it selects any kind. Lets the evaluator index constraints. */
@@ -107,7 +113,8 @@ export function compileMatch(match: Match | undefined | null, where: string): Co
             if (t.isNamespace) return selects(t.namespaceLabels(t.name));
             // Cluster-scoped objects other than Namespaces are not filtered by namespaceSelector.
             if (t.namespace === undefined) return true;
-            if (t.namespaceDeclared !== undefined && !t.namespaceDeclared(t.namespace)) throw new MatchError(MISSING_NAMESPACE);
+            // The default namespace always exists (gator's NamespaceForResource says so too).
+            if (t.namespaceDeclared !== undefined && t.namespace !== DEFAULT_NAMESPACE && !t.namespaceDeclared(t.namespace)) throw new MatchError(missingNamespace(t.name));
             return selects(t.namespaceLabels(t.namespace));
         });
     }

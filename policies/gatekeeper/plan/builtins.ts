@@ -7,9 +7,10 @@
  * The Wasm host's own built-ins (sprintf with Go's formatting, semver, strings.any_*_match)
  * are used as they are, through the value form they take (../wasm/value.ts).
  */
+import { createHash } from "node:crypto";
 import { RE2JS } from "re2js";
 import { HOST_BUILTINS } from "../wasm/builtins";
-import { TOPDOWN_BUILTINS } from "../wasm/topdownBuiltins";
+import { regexSplit, TOPDOWN_BUILTINS } from "../wasm/topdownBuiltins";
 import { RegoNumber, RegoObject as HostObject, type RegoValue } from "../wasm/value";
 import * as numbers from "./numbers";
 import * as values from "./values";
@@ -468,6 +469,68 @@ export const PLAN_BUILTINS: ReadonlyMap<string, PlanBuiltin> = new Map<string, P
     ["semver.compare", hosted("semver.compare")],
     // time, units, regex.find_n: the host's (./../wasm/topdownBuiltins.ts), exact on the numbers' text
     ...[...TOPDOWN_BUILTINS.keys()].map((name): [string, PlanBuiltin] => [name, hosted(name)]),
+    // more of topdown's deterministic built-ins (issue 43)
+    [
+        "strings.count",
+        (s, sub) => {
+            const x = str(s, 1);
+            const y = str(sub, 2);
+            return y === "" ? runes(x).length + 1 : x.split(y).length - 1;
+        },
+    ],
+    ["strings.reverse", (s) => runes(str(s, 1)).reverse().join("")],
+    [
+        "array.reverse",
+        (a) => {
+            if (!Array.isArray(a)) throw new TypeError("operand 1 must be array");
+            return [...a].reverse();
+        },
+    ],
+    [
+        "array.flatten",
+        (a) => {
+            if (!Array.isArray(a)) throw new TypeError("operand 1 must be array");
+            // One level, as topdown's.
+            const out: unknown[] = [];
+            for (const x of a) Array.isArray(x) ? out.push(...x) : out.push(x);
+            return out;
+        },
+    ],
+    [
+        "object.union",
+        (a, b) => {
+            if (!isObject(a)) throw new TypeError("operand 1 must be object");
+            if (!isObject(b)) throw new TypeError("operand 2 must be object");
+            return unionObjects(a, b);
+        },
+    ],
+    ["object.remove", (o, keys) => objectWithKeys(o, keys, false)],
+    ["object.filter", (o, keys) => objectWithKeys(o, keys, true)],
+    ["base64.encode", (s) => Buffer.from(str(s, 1), "utf8").toString("base64")],
+    ["base64.decode", (s) => base64Decode(str(s, 1), false)],
+    ["base64url.encode", (s) => Buffer.from(str(s, 1), "utf8").toString("base64").replace(/\+/g, "-").replace(/\//g, "_")],
+    ["base64url.encode_no_pad", (s) => Buffer.from(str(s, 1), "utf8").toString("base64url")],
+    ["hex.encode", (s) => Buffer.from(str(s, 1), "utf8").toString("hex")],
+    ["crypto.sha256", (s) => createHash("sha256").update(str(s, 1), "utf8").digest("hex")],
+    ["crypto.sha1", (s) => createHash("sha1").update(str(s, 1), "utf8").digest("hex")],
+    ["crypto.md5", (s) => createHash("md5").update(str(s, 1), "utf8").digest("hex")],
+    ["ceil", (a) => (typeof a === "bigint" ? a : computedNumber(Math.ceil(num(a, 1))))],
+    ["floor", (a) => (typeof a === "bigint" ? a : computedNumber(Math.floor(num(a, 1))))],
+    [
+        "numbers.range",
+        (a, b) => {
+            const x = int(a, 1);
+            const y = int(b, 2);
+            if (Math.abs(y - x) > 10_000_000) throw new RangeError("numbers.range: the range is too large for a preview");
+            const out: unknown[] = [];
+            if (x <= y) for (let i = x; i <= y; i++) out.push(computedNumber(i));
+            else for (let i = x; i >= y; i--) out.push(computedNumber(i));
+            return out;
+        },
+    ],
+    ["product", (v) => members(v, 1).reduce((p: number | bigint, x) => (num(x, 1), arithmetic(p, x, "mul")), 1)],
+    ["regex.is_valid", (p) => (typeof p === "string" ? regexValid(p) : false)],
+    ["regex.split", (p, s) => regexSplit(str(p, 1), str(s, 2))],
     // any and all (deprecated, still allowed): whether some (every) member is true
     [
         "any",
@@ -579,4 +642,47 @@ export function goFloatText(x: number): string {
         return `${mant}e${exp < 0 ? "-" : "+"}${String(Math.abs(exp)).padStart(2, "0")}`;
     }
     return String(x);
+}
+
+/** object.union: b's entries over a's, objects under the same key merged the same way (topdown's mergeWithOverwrite). */
+function unionObjects(a: unknown, b: unknown): RegoObject {
+    const out = new RegoObject();
+    for (const k of objectKeys(a)) out.set(k, objectGet(a, k));
+    for (const k of objectKeys(b)) {
+        const x = objectGet(a, k);
+        const y = objectGet(b, k);
+        out.set(k, x !== undefined && isObject(x) && isObject(y) ? unionObjects(x, y) : y);
+    }
+    return out;
+}
+
+/** object.remove (keep false) and object.filter (keep true): the keys an array, a set or an object's keys. */
+function objectWithKeys(o: unknown, keys: unknown, keep: boolean): RegoObject {
+    if (!isObject(o)) throw new TypeError("operand 1 must be object");
+    let list: unknown[];
+    if (Array.isArray(keys)) list = keys;
+    else if (keys instanceof RegoSet) list = keys.sortedValues();
+    else if (isObject(keys)) list = objectKeys(keys);
+    else throw new TypeError("operand 2 must be one of {object, string, array}");
+    const chosen = new RegoSet();
+    for (const k of list) chosen.add(k);
+    const out = new RegoObject();
+    for (const k of objectKeys(o)) if (chosen.has(k) === keep) out.set(k, objectGet(o, k));
+    return out;
+}
+
+/** Go's base64.StdEncoding.DecodeString (padded, strict), the bytes read as a string. */
+function base64Decode(s: string, url: boolean): string {
+    const valid = url ? /^(?:[A-Za-z0-9_-]{4})*(?:[A-Za-z0-9_-]{2}==|[A-Za-z0-9_-]{3}=)?$/ : /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+    if (!valid.test(s.replace(/[\r\n]/g, ""))) throw new TypeError("illegal base64 data");
+    return Buffer.from(s, "base64").toString("utf8");
+}
+
+function regexValid(p: string): boolean {
+    try {
+        RE2JS.compile(p);
+        return true;
+    } catch {
+        return false;
+    }
 }

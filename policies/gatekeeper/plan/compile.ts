@@ -21,6 +21,7 @@ import path from "node:path";
 import vm from "node:vm";
 import { templateTimeBudgetMs } from "../budget";
 import { PLAN_BUILTINS } from "./builtins";
+import { planRefusal } from "./builtinStatus";
 import { dataPathLocals, findJoin, raiseFreeFunctions, type JoinSite } from "./join";
 import { allStatements, breaksOut, changedCollections, MAKES, ownReads, ownWrites, visitScans, type Block, type Func, type Operand, type Plan, type Stmt } from "./ir";
 import { fuseBlocks } from "./fuse";
@@ -212,7 +213,10 @@ export function compilePlan(plan: Plan, entrypoint = 0): PlanEvaluator {
  */
 export function planToJavaScript(given: Plan, entrypoint = 0): string {
     const missing = missingPlanBuiltins(given);
-    if (missing.length > 0) throw new UnsupportedPlan(`calls built-in function${missing.length > 1 ? "s" : ""} ${missing.join(", ")}, which the plan compiler does not provide`);
+    if (missing.length > 0) {
+        const reasons = missing.map(planRefusal).filter((r): r is string => r !== undefined && / is refused: /.test(r));
+        throw new UnsupportedPlan(`calls built-in function${missing.length > 1 ? "s" : ""} ${missing.join(", ")}, which the plan compiler does not provide${reasons.length > 0 ? ` (${reasons.join("; ")})` : ""}`);
+    }
     // Rules scanned for elements of constant fields computed for those only, as topdown does (./specialize.ts).
     const specialized = specializeRules(given);
     const strings = (specialized.static.strings ?? []).map((s) => s.value);

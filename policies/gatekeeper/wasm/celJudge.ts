@@ -127,6 +127,9 @@ function celErrorText(err: unknown): string {
 export function celGoErrorText(message: string): string {
     const key = /^No such key: (.*)$/.exec(message);
     if (key) return `no such key: ${key[1]}`;
+    // A binary operator on operands it has no overload for: cel-go names the operator's function (_<=_).
+    const operator = /^no such overload: \S.* (<=|>=|<|>|\+|-|\*|\/|%|==|!=) \S.*$/.exec(message);
+    if (operator) return `no such overload: _${operator[1]}_`;
     if (/^no such overload\b/.test(message)) return "no such overload";
     return message;
 }

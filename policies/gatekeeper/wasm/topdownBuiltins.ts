@@ -290,11 +290,11 @@ function re2(pattern: string): RE2JS {
     return re;
 }
 
-/** Go's Regexp.FindAllString(s, n): successive non-overlapping matches, an empty match not right after the previous one. */
-export function findAllString(pattern: string, s: string, n: number): string[] {
+/** Go's Regexp.FindAllStringIndex(s, n): successive non-overlapping matches, an empty match not right after the previous one. */
+export function findAllIndex(pattern: string, s: string, n: number): [number, number][] {
     if (n === 0) return [];
     const m = re2(pattern).matcher(s);
-    const out: string[] = [];
+    const out: [number, number][] = [];
     let prevEnd = -1;
     let from = 0;
     while ((n < 0 || out.length < n) && from <= s.length && m.find(from)) {
@@ -305,10 +305,30 @@ export function findAllString(pattern: string, s: string, n: number): string[] {
             from = start + (s.codePointAt(start)! > 0xffff ? 2 : 1);
             continue;
         }
-        out.push(s.slice(start, end));
+        out.push([start, end]);
         prevEnd = end;
         from = end === start ? end + (end < s.length && s.codePointAt(end)! > 0xffff ? 2 : 1) : end;
     }
+    return out;
+}
+
+/** Go's Regexp.FindAllString(s, n). */
+export function findAllString(pattern: string, s: string, n: number): string[] {
+    return findAllIndex(pattern, s, n).map(([a, b]) => s.slice(a, b));
+}
+
+/** Go's Regexp.Split(s, -1). */
+export function regexSplit(pattern: string, s: string): string[] {
+    if (pattern.length > 0 && s.length === 0) return [""];
+    const out: string[] = [];
+    let beg = 0;
+    let end = 0;
+    for (const [a, b] of findAllIndex(pattern, s, -1)) {
+        end = a;
+        if (b !== 0) out.push(s.slice(beg, end));
+        beg = b;
+    }
+    if (end !== s.length) out.push(s.slice(beg));
     return out;
 }
 
