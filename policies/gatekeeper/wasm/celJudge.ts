@@ -131,6 +131,9 @@ export function celGoErrorText(message: string): string {
     const operator = /^no such overload: \S.* (<=|>=|<|>|\+|-|\*|\/|%|==|!=) \S.*$/.exec(message);
     if (operator) return `no such overload: _${operator[1]}_`;
     if (/^no such overload\b/.test(message)) return "no such overload";
+    // A global function (a conversion such as string()) without an overload for its arguments: cel-go lists their types.
+    const call = /^found no matching overload for '([A-Za-z_]\w*)\((.*)\)'$/.exec(message);
+    if (call) return `no such overload: ${call[1]}(${call[2].split(/,\s*/).filter((t) => t !== "").map((t) => (t === "null" ? "null_type" : t)).join(", ")})`;
     return message;
 }
 
