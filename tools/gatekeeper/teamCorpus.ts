@@ -13,9 +13,11 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync,
 import os from "node:os";
 import path from "node:path";
 import { parse } from "yaml";
-import type { TemplateRegistry } from "../../policies/gatekeeper/engine";
+import { buildInventory, type TemplateRegistry } from "../../policies/gatekeeper/engine";
+import { parseApiVersion } from "../../policies/gatekeeper/engine/gvk";
+import { defaultIsClusterScoped, withDeclaredScopes } from "../../policies/gatekeeper/engine/scope";
 import type { K8sObject } from "../../policies/gatekeeper/types";
-import { isCelOnly, loadWasmTemplates } from "../../policies/gatekeeper/wasm/rule";
+import { isCelOnly, loadWasmTemplates, type CompiledTemplateRule } from "../../policies/gatekeeper/wasm/rule";
 import { parseTemplate } from "../../policies/gatekeeper/wasm/template";
 import { packTemplatesWith } from "../../policies/pack/templates";
 import type { Group } from "./differential";
@@ -247,4 +249,29 @@ function allProblemsAtOnce(cache: string): { ok: boolean; text: string } {
     } finally {
         rmSync(dir, { recursive: true, force: true });
     }
+}
+
+/**
+ * The corpus's Rego templates as npm run gatekeeper:wasm-oracle bases ([template, input, data]):
+ * each case's objects under its constraint's parameters, data.inventory of its inventory in
+ * Gatekeeper's layout (custom kinds in the scope their CRDs declare). A CEL-only template has no
+ * Rego to compare.
+ */
+export function teamOracleBases(opa: string, log: (l: string) => void = () => {}): [CompiledTemplateRule, unknown, unknown][] {
+    const { registry } = teamCorpus(opa, log);
+    const bases: [CompiledTemplateRule, unknown, unknown][] = [];
+    for (const [kind, c] of Object.entries(CASES)) {
+        const rule = registry.get(kind) as CompiledTemplateRule | undefined;
+        if (!rule || rule.engine === "cel") continue;
+        const scope = withDeclaredScopes(c.inventory ?? [], defaultIsClusterScoped);
+        const inventory = [...(c.inventory ?? []), ...c.objects];
+        const syncOnly = inventory.map((o) => ({ ...parseApiVersion(o.apiVersion), kind: o.kind! }));
+        const data = { inventory: buildInventory(inventory, scope, syncOnly).gatekeeperData!() };
+        for (const object of c.objects) {
+            const { group, version } = parseApiVersion(object.apiVersion);
+            const review = { uid: "", object, oldObject: null, kind: { group, version, kind: object.kind }, operation: "", name: object.metadata?.name, namespace: object.metadata?.namespace, userInfo: {}, namespaceObject: null };
+            bases.push([rule, { review, parameters: c.constraint.spec?.parameters ?? {} }, data]);
+        }
+    }
+    return bases;
 }
