@@ -180,9 +180,8 @@ function writeCodeCaches(): void {
  * is of this text and V8 accepts it (`digest`: the text's sha256; no cache without one).
  */
 function instantiate(js: string, digest?: string, name?: string): PlanEvaluator {
-    const entry = digest === undefined ? undefined : /^sha256:([0-9a-f]{64})$/.exec(digest)?.[1];
-    // The digest names the text only if it is the text's: computed here, not taken on trust.
-    const own = entry !== undefined && hex(js) === entry ? entry : undefined;
+    // The caller computed the digest from this very text (loadWasmTemplate: sha256 of the file it read).
+    const own = digest === undefined ? undefined : /^sha256:([0-9a-f]{64})$/.exec(digest)?.[1];
     const dir = own === undefined ? undefined : codeCacheDir();
     const file = dir && path.join(dir, `${own}.bin`);
     const cachedData = file ? readCodeCache(file, own!) : undefined;
