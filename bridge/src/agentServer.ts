@@ -245,26 +245,52 @@ export class AgentServer {
                 return again(res.statusCode === 401 ? "the agent server refused the bridge's credentials (401)" : `HTTP ${res.statusCode}`);
             }
             res.setEncoding("utf8");
-            let buf = "";
+            // An event is held as the chunks it came in until its blank line: a large one (a long
+            // prompt's part) is joined once, not copied again with every chunk.
+            let held: string[] = [];
+            let endsWithNewline = false;
+            const emit = (block: string) => {
+                // A large event of a session no chat here watches (another replica's long prompt) is not parsed.
+                if (block.length > 65_536) {
+                    const id = /"sessionID":"([^"]+)"/.exec(block.slice(0, 4096))?.[1];
+                    if (id && !this.listeners.has(id)) return;
+                }
+                const data = block.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).replace(/^ /, "")).join("\n");
+                if (!data) return;
+                let e: AgentEvent;
+                try {
+                    e = JSON.parse(data);
+                } catch {
+                    return;
+                }
+                if (e.type === "server.connected") {
+                    this.connectedNow = true;
+                    settle.resolve();
+                }
+                this.dispatch(e);
+            };
             res.on("data", (s: string) => {
-                buf += s;
-                let i;
-                while ((i = buf.indexOf("\n\n")) >= 0) {
-                    const block = buf.slice(0, i);
-                    buf = buf.slice(i + 2);
-                    const data = block.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).replace(/^ /, "")).join("\n");
-                    if (!data) continue;
-                    let e: AgentEvent;
-                    try {
-                        e = JSON.parse(data);
-                    } catch {
+                let rest = s;
+                for (;;) {
+                    let i: number;
+                    if (endsWithNewline && rest.startsWith("\n")) {
+                        const block = held.join("");
+                        held = [];
+                        emit(block.slice(0, -1));
+                        rest = rest.slice(1);
+                        endsWithNewline = false;
                         continue;
                     }
-                    if (e.type === "server.connected") {
-                        this.connectedNow = true;
-                        settle.resolve();
-                    }
-                    this.dispatch(e);
+                    if ((i = rest.indexOf("\n\n")) < 0) break;
+                    const block = held.length ? held.join("") + rest.slice(0, i) : rest.slice(0, i);
+                    held = [];
+                    endsWithNewline = false;
+                    emit(block);
+                    rest = rest.slice(i + 2);
+                }
+                if (rest) {
+                    held.push(rest);
+                    endsWithNewline = rest.endsWith("\n");
                 }
             });
             res.on("end", () => again("closed by the agent server"));

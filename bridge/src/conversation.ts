@@ -42,7 +42,8 @@ export class ConversationKey {
 
     add(m: ChatMessage): this {
         const role = m.role === "developer" ? "system" : m.role;
-        this.h.update(`\u0000${role}\u0000${m.content.length}:${m.content}`);
+        this.h.update(`\u0000${role}\u0000${m.content.length}:`);
+        this.h.update(m.content);
         return this;
     }
 

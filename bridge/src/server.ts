@@ -21,6 +21,7 @@
  */
 import * as crypto from "node:crypto";
 import * as http from "node:http";
+import { StringDecoder } from "node:string_decoder";
 import { AgentError, AgentServer, type PromptBody } from "./agentServer";
 import { ClientKeys } from "./clientKeys";
 import { ConversationKey, CONVERSATION, FRESH, LOCK, lockConversation, systemText, TITLE_PREFIX, transcript, type Held } from "./conversation";
@@ -86,16 +87,19 @@ export function createBridge(s: Settings, log: (line: string) => void = (l) => c
         };
         try {
             take(declared ?? 0);
-            const chunks: Buffer[] = [];
+            // Decoded as it arrives: the body is held once as text, not also as bytes.
+            const decoder = new StringDecoder("utf8");
+            const parts: string[] = [];
             let size = 0;
             for await (const c of req as AsyncIterable<Buffer>) {
                 size += c.length;
                 if (size > budget) throw tooLarge();
                 if (size > held) take(size - held);
-                chunks.push(c);
+                parts.push(decoder.write(c));
             }
-            let text = Buffer.concat(chunks).toString("utf8");
-            chunks.length = 0;
+            parts.push(decoder.end());
+            let text = parts.join("");
+            parts.length = 0;
             try {
                 return { value: JSON.parse(text), release };
             } catch {
@@ -118,7 +122,11 @@ export function createBridge(s: Settings, log: (line: string) => void = (l) => c
     function failure(e: unknown): { status: number; body: ReturnType<typeof errorBody>; headers: Record<string, string> } {
         if (e instanceof UpstreamFailure) {
             const type = e.httpStatus === 429 ? "rate_limit_error" : e.httpStatus === 400 ? "invalid_request_error" : "upstream_error";
-            return { status: e.httpStatus, body: errorBody(e.message, type, e.code), headers: e.retryAfterSeconds !== undefined ? { "Retry-After": String(e.retryAfterSeconds) } : {} };
+            // The OpenAI SDKs retry 408, 409, 429 and 5xx unless told not to: a refused model key or request stays refused.
+            const headers: Record<string, string> = {};
+            if (e.code === "upstream_auth" || e.httpStatus === 400) headers["x-should-retry"] = "false";
+            if (e.retryAfterSeconds !== undefined) headers["Retry-After"] = String(e.retryAfterSeconds);
+            return { status: e.httpStatus, body: errorBody(e.message, type, e.code), headers };
         }
         if (e instanceof ShuttingDown) return { status: 503, body: errorBody(e.message, "server_error", "bridge_shutting_down"), headers: { "Retry-After": "1" } };
         if (e instanceof AgentError) {
