@@ -128,8 +128,8 @@ function agentUrl(value: string, errors: string[]): string {
     return "";
 }
 
-/** A URL for messages: user, password and query replaced by ***. */
+/** A URL for messages: user, password, path, query and fragment (any may carry a token) replaced by ***. */
 export function redactUrl(u: URL): string {
     const auth = u.username || u.password ? "***@" : "";
-    return `${u.protocol}//${auth}${u.host}${u.pathname === "/" ? "" : u.pathname}${u.search ? "?***" : ""}`;
+    return `${u.protocol}//${auth}${u.host}${u.pathname === "/" || u.pathname === "" ? "" : "/***"}${u.search ? "?***" : ""}${u.hash ? "#***" : ""}`;
 }

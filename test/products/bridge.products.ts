@@ -371,7 +371,7 @@ test("41.8 five and ten concurrent large requests: the bridge stays within its m
     const prod = await renderStack("prod", { agentServerProviderBaseUrl: upstream.baseUrl });
     const prodEnv = find(prod, "Deployment", "model-bridge", NS).spec.template.spec.containers[0].env;
     const prodValue = (name: string) => prodEnv.find((e: any) => e.name === name).value;
-    const cases = [
+    const cases: { stack: string; limitMiB: number; overrides: Record<string, string>; mb: number[] }[] = [
         { stack: "dev", limitMiB: 128, overrides: {}, mb: [7.9, 3.9] },
         { stack: "prod", limitMiB: 256, overrides: { NODE_OPTIONS: prodValue("NODE_OPTIONS"), BRIDGE_REQUEST_MEMORY_BYTES: prodValue("BRIDGE_REQUEST_MEMORY_BYTES") }, mb: [10.3] },
     ];
