@@ -30,7 +30,7 @@ export interface BridgeArgs {
 const APP = "model-bridge";
 
 /** The bridge image's start command (bridge/Containerfile's ENTRYPOINT; a test holds them equal). */
-export const BRIDGE_START = ["node", "/app/main.js"] as const;
+export const BRIDGE_START = ["/usr/local/bin/node", "/app/main.js"] as const;
 
 /** The client keys: a generated Secret, mounted as a folder; the bridge reads `<mount>/<key>`. */
 export const BRIDGE_KEYS = { secret: `${APP}-api-keys`, key: "api-keys", mountPath: "/etc/model-bridge/keys" } as const;

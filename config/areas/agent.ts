@@ -104,8 +104,8 @@ export const gatewayTool = {
  * the agent server's basic authentication and admits clients by the keys of its own Secret.
  */
 export const bridge = {
-    image: image("the model bridge image, built from bridge/Containerfile (`node /app/main.js`); registry.example.com is a placeholder for the registry you push it to", "registry.example.com/ops/model-bridge:0.5.0"),
-    args: optional(list("container arguments that replace the bridge's start command (unset: node /app/main.js; the ci stack runs a stand-in with them)", undefined)),
+    image: image("the model bridge image, built from bridge/Containerfile (`/usr/local/bin/node /app/main.js`); registry.example.com is a placeholder for the registry you push it to", "registry.example.com/ops/model-bridge:0.6.0"),
+    args: optional(list("container arguments that replace the bridge's start command (unset: /usr/local/bin/node /app/main.js; the ci stack runs a stand-in with them)", undefined)),
     port: port("BRIDGE_PORT: the port the bridge listens on", 3100),
     agentServerPort: port("the agent server instance (one of agentServerPorts) the bridge forwards to: OPENCODE_BASE is its Service", 4000),
     host: hostLabel("first label of the bridge's public host (<label>.<domain>)", "bridge"),

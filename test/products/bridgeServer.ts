@@ -55,7 +55,7 @@ export async function startBridge(r: RenderResult, agentPort: number, namespace 
     env.BRIDGE_PORT = String(port);
     env.OPENCODE_BASE = `http://127.0.0.1:${agentPort}`;
     Object.assign(env, overrides);
-    if (c.command?.[0] !== "node" || c.command.length !== 2) throw new Error(`the bridge's command is ${JSON.stringify(c.command)}, expected node <main.js>`);
+    if (path.basename(c.command?.[0] ?? "") !== "node" || c.command.length !== 2) throw new Error(`the bridge's command is ${JSON.stringify(c.command)}, expected <path>/node <main.js>`);
     const proc = spawn(process.execPath, ["--require", LOOPBACK, main], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...env }, stdio: ["ignore", "pipe", "pipe"] });
     const out = collect(proc);
     await listening(proc, port, "model bridge", out);
