@@ -205,19 +205,22 @@ test("41.2 five concurrent continuations of one conversation over two replicas a
 
 // ---- 41.3: a failed turn leaves the session as it was ----
 
-test("41.3 a turn that fails once and is retried by the SDK reaches the model with the question once", { timeout: 120_000 }, async () => {
-    const m1 = user("first question");
-    const r1 = await client().chat.completions.create({ messages: [m1] });
-    const q = user("second question [fake:fail-once]");
-    const first = upstream.calls.length;
-    const r2 = await client({ timeout: 60_000 }).chat.completions.create({ messages: [m1, { role: "assistant", content: r1.choices[0].message.content }, q] });
-    const calls = callsSince(first);
-    assert.equal(calls.length, 2, "one failed call, one retried");
-    const last = calls[1];
-    assert.equal(r2.choices[0].message.content, last.text);
-    const times = seenBy(last).split("second question").length - 1;
-    assert.equal(times, 1, `the model saw the question ${times} times`);
-    assert.equal(seenBy(last).split("first question").length - 1, 1);
+test("41.3 a turn that fails (the model API's 503, or the SDK's own time-out) and is retried by the SDK reaches the model with the question once", { timeout: 180_000 }, async () => {
+    for (const [how, marker, opts] of [["a 503", "[fake:fail-once]", { timeout: 60_000 }], ["the SDK's 3 s time-out", "[fake:slow-once]", { timeout: 3000 }]] as const) {
+        const m1 = user(`first question (${how})`);
+        const r1 = await client().chat.completions.create({ messages: [m1] });
+        const q = user(`second question ${marker}`);
+        const first = upstream.calls.length;
+        const r2 = await client(opts).chat.completions.create({ messages: [m1, { role: "assistant", content: r1.choices[0].message.content }, q] });
+        const calls = callsSince(first);
+        assert.equal(calls.length, 2, `${how}: one failed call, one retried`);
+        const last = calls[1];
+        assert.equal(r2.choices[0].message.content, last.text.trimEnd());
+        const times = seenBy(last).split("second question").length - 1;
+        console.log(`# ${how}, retried by the SDK: the model saw the question ${times} time(s)`);
+        assert.equal(times, 1, `${how}: the model saw the question ${times} times`);
+        assert.equal(seenBy(last).split("first question").length - 1, 1);
+    }
 });
 
 // ---- 41.4: streaming is streaming ----

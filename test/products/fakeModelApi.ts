@@ -5,6 +5,7 @@
  *   SLOW_MARKER            streams one word every 200 ms for a minute (an abort shows as the caller closing early)
  *   [fake:status=N]        answers HTTP N with an OpenAI error object ([fake:retry-after=S] adds Retry-After)
  *   [fake:fail-once]       the first call with this text answers 503, later ones answer normally
+ *   [fake:slow-once]       the first call with this text streams as SLOW_MARKER does, later ones answer normally
  *   [fake:same]            answers "Hello! How can I help?" whatever the call number
  *   [fake:chars=N]         answers N characters ([fake:first-ms=M] waits M ms before the first, then
  *                          streams them in pieces of 8 every [fake:gap-ms=G] ms, default 1)
@@ -56,7 +57,9 @@ export async function startFakeModelApi(): Promise<FakeModelApi> {
         const body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
         const messages: any[] = body.messages ?? [];
         const lastUser = textOf([...messages].reverse().find((m) => m.role === "user")?.content);
-        const slow = JSON.stringify(messages).includes(SLOW_MARKER);
+        const slowOnce = !!marker(lastUser, "slow-once") && !failedOnce.has(`slow:${lastUser}`);
+        if (slowOnce) failedOnce.add(`slow:${lastUser}`);
+        const slow = JSON.stringify(messages).includes(SLOW_MARKER) || slowOnce;
         const call: ModelCall = { n: calls.length + 1, body, text: "", closedEarly: false, ended: false, at: performance.now(), status: 200 };
         calls.push(call);
         res.on("close", () => {
