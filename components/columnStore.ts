@@ -17,10 +17,12 @@ import { allowOnly, Peer, podsIn } from "./lib/network";
 import { hardenedContainer, hardenedPodSpec, httpProbe, scratch, tcpProbe } from "./lib/pod";
 import { withoutSettlingWait } from "./lib/engineOrder";
 import { keyOf } from "../config/schema";
-import { growableStatefulSet } from "./lib/claimGrowth";
+import { ClaimGuard, growableStatefulSet } from "./lib/claimGrowth";
 
 export interface ColumnStoreArgs {
     config: StackConfig;
+    /** The run's volume guard (main.ts): judges the StatefulSet's volume sizes against the last deploy. */
+    volumeGuard: ClaimGuard;
 }
 
 const APP = "column-store";
@@ -208,7 +210,7 @@ export class ColumnStore extends pulumi.ComponentResource {
         }, child);
 
         let keeperSet: k8s.apps.v1.StatefulSet | undefined;
-        if (c.keeperReplicas > 0) keeperSet = this.keeper(name, cfg, keeper, serverPods);
+        if (c.keeperReplicas > 0) keeperSet = this.keeper(name, cfg, keeper, serverPods, args.volumeGuard);
 
         for (let shard = 0; shard < c.shards; shard++) {
             const sts = shardName(shard);
@@ -274,7 +276,7 @@ export class ColumnStore extends pulumi.ComponentResource {
                         spec: { accessModes: ["ReadWriteOnce"], storageClassName: c.storageClass, resources: { requests: { storage: c.dataVolumeSize } } },
                     }],
                 },
-            }, { ...child, dependsOn: [auth, serverConfig, users, ...(keeperSet ? [keeperSet] : [])] }, { data: keyOf(["columnStore", "dataVolumeSize"]) });
+            }, { ...child, dependsOn: [auth, serverConfig, users, ...(keeperSet ? [keeperSet] : [])] }, { data: keyOf(["columnStore", "dataVolumeSize"]) }, args.volumeGuard);
             // Each shard keeps all but one replica up.
             disruptionBudget(sts, { namespace: ns, labels: l.labels, selector: l.selector, replicas: c.replicasPerShard }, child);
         }
@@ -315,7 +317,7 @@ export class ColumnStore extends pulumi.ComponentResource {
         this.registerOutputs({ passwordSecretName: secretName, nodePorts: this.nodePorts });
     }
 
-    private keeper(name: string, cfg: StackConfig, l: { labels: Record<string, string>; selector: Record<string, string> }, serverPods: Record<string, string>): k8s.apps.v1.StatefulSet {
+    private keeper(name: string, cfg: StackConfig, l: { labels: Record<string, string>; selector: Record<string, string> }, serverPods: Record<string, string>, guard: ClaimGuard): k8s.apps.v1.StatefulSet {
         const c = cfg.columnStore;
         const ns = c.namespace;
         const child = { parent: this };
@@ -379,7 +381,7 @@ export class ColumnStore extends pulumi.ComponentResource {
                     spec: { accessModes: ["ReadWriteOnce"], storageClassName: c.storageClass, resources: { requests: { storage: c.keeper.volumeSize } } },
                 }],
             },
-        }, { ...child, dependsOn: [config] }, { data: keyOf(["columnStore", "keeper", "volumeSize"]) });
+        }, { ...child, dependsOn: [config] }, { data: keyOf(["columnStore", "keeper", "volumeSize"]) }, guard);
         disruptionBudget(keeperName, { namespace: ns, labels: l.labels, selector: l.selector, replicas: c.keeperReplicas }, child);
         const members = podsIn(ns, l.selector, "the other keeper members");
         allowOnly(keeperName, {

@@ -18,10 +18,12 @@ import { allowOnly, Flow, podsIn } from "./lib/network";
 import { hardenedContainer, hardenedPodSpec, httpProbe, scratch } from "./lib/pod";
 import { statefulServices, StoreClient } from "./lib/statefulService";
 import { keyOf } from "../config/schema";
-import { growableStatefulSet } from "./lib/claimGrowth";
+import { ClaimGuard, growableStatefulSet } from "./lib/claimGrowth";
 
 export interface ObjectStoreArgs {
     config: StackConfig;
+    /** The run's volume guard (main.ts): judges the StatefulSet's volume sizes against the last deploy. */
+    volumeGuard: ClaimGuard;
     /** Pods allowed to use the S3 API (the search engine). */
     clients: StoreClient[];
 }
@@ -125,7 +127,7 @@ export class ObjectStore extends pulumi.ComponentResource {
                     spec: { accessModes: ["ReadWriteOnce"], storageClassName: cfg.dataStores.storageClass, resources: { requests: { storage: o.volumeSize } } },
                 }],
             },
-        }, { ...child, dependsOn: [root, services.headless] }, { data: keyOf(["objectStore", "volumeSize"]) }));
+        }, { ...child, dependsOn: [root, services.headless] }, { data: keyOf(["objectStore", "volumeSize"]) }, args.volumeGuard));
 
         this.host = services.host;
         this.port = o.port;

@@ -19,7 +19,7 @@ import { allowOnly, Flow, podsIn } from "./lib/network";
 import { execProbe, hardenedContainer, hardenedPodSpec, scratch } from "./lib/pod";
 import { statefulServices, StoreClient } from "./lib/statefulService";
 import { keyOf } from "../config/schema";
-import { growableStatefulSet } from "./lib/claimGrowth";
+import { ClaimGuard, growableStatefulSet } from "./lib/claimGrowth";
 
 export interface DatabaseRequest {
     /** Database name; the owning role has the same name. */
@@ -33,6 +33,8 @@ export interface DatabaseRequest {
 
 export interface PostgresArgs {
     config: StackConfig;
+    /** The run's volume guard (main.ts): judges the StatefulSet's volume sizes against the last deploy. */
+    volumeGuard: ClaimGuard;
     databases: DatabaseRequest[];
 }
 
@@ -131,7 +133,7 @@ export class Postgres extends pulumi.ComponentResource {
                     spec: { accessModes: ["ReadWriteOnce"], storageClassName: cfg.dataStores.storageClass, resources: { requests: { storage: p.volumeSize } } },
                 }],
             },
-        }, { ...child, dependsOn: [superuser, services.headless] }, { data: keyOf(["postgres", "volumeSize"]) });
+        }, { ...child, dependsOn: [superuser, services.headless] }, { data: keyOf(["postgres", "volumeSize"]) }, args.volumeGuard);
 
         this.readyForClients.push(server);
 

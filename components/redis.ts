@@ -18,10 +18,12 @@ import { appLabels, reloaderAnnotations } from "./lib/labels";
 import { allowOnly, Flow, podsIn } from "./lib/network";
 import { execProbe, hardenedContainer, hardenedPodSpec } from "./lib/pod";
 import { statefulServices, StoreClient } from "./lib/statefulService";
-import { growableStatefulSet } from "./lib/claimGrowth";
+import { ClaimGuard, growableStatefulSet } from "./lib/claimGrowth";
 
 export interface RedisArgs {
     config: StackConfig;
+    /** The run's volume guard (main.ts): judges the StatefulSet's volume sizes against the last deploy. */
+    volumeGuard: ClaimGuard;
     clients: StoreClient[];
     /** Secrets (key password) created in the clients' namespaces. */
     credentialSecrets: { namespace: string; secretName: string }[];
@@ -121,7 +123,7 @@ export class Redis extends pulumi.ComponentResource {
                     spec: { accessModes: ["ReadWriteOnce"], storageClassName: cfg.dataStores.storageClass, resources: { requests: { storage: r.volumeSize } } },
                 }],
             },
-        }, { ...child, dependsOn: [auth, conf, services.headless] }, { data: keyOf(["redis", "volumeSize"]) }));
+        }, { ...child, dependsOn: [auth, conf, services.headless] }, { data: keyOf(["redis", "volumeSize"]) }, args.volumeGuard));
 
         const toServer: Flow[] = [{ peer: podsIn(ns, l.selector, "Redis"), ports: [{ port: r.port }] }];
         const connect = { REDIS_HOST: services.host, REDIS_PORT: String(r.port) };

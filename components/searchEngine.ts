@@ -26,13 +26,15 @@ import { allowOnly, Flow, internet, ingressController, namespace as inNamespace,
 import { execProbe, hardenedContainer, hardenedPodSpec, scratch, tcpProbe } from "./lib/pod";
 import { withoutSettlingWait } from "./lib/engineOrder";
 import { keyOf } from "../config/schema";
-import { growableStatefulSet } from "./lib/claimGrowth";
+import { ClaimGuard, growableStatefulSet } from "./lib/claimGrowth";
 
 /** The bootstrap script (repository, verify, role, lifecycle policy); tested in test/searchEngine.test.ts. */
 export const SEARCH_SCRIPT = fs.readFileSync(path.join(__dirname, "searchBootstrap.sh"), "utf8");
 
 export interface SearchEngineArgs {
     config: StackConfig;
+    /** The run's volume guard (main.ts): judges the StatefulSet's volume sizes against the last deploy. */
+    volumeGuard: ClaimGuard;
 }
 
 /** The uid and gid of the search engine image; its files under /usr/share/elasticsearch belong to them. */
@@ -307,7 +309,7 @@ export class SearchEngine extends pulumi.ComponentResource {
                     spec: { accessModes: ["ReadWriteOnce"], storageClassName: s.storageClass, resources: { requests: { storage: s.dataVolumeSize } } },
                 }],
             },
-        }, { ...child, dependsOn: [settings, ...(passwordSecret ? [passwordSecret] : [])] }, { data: keyOf(["searchEngine", "dataVolumeSize"]) });
+        }, { ...child, dependsOn: [settings, ...(passwordSecret ? [passwordSecret] : [])] }, { data: keyOf(["searchEngine", "dataVolumeSize"]) }, args.volumeGuard);
 
         new k8s.core.v1.Service(`${name}-headless`, {
             metadata: { name: headless, namespace: ns, labels: l.labels },

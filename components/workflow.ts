@@ -37,12 +37,14 @@ import { allowOnly, Flow, ingressController, internet, podsIn } from "./lib/netw
 import { hardenedContainer, hardenedPodSpec, httpProbe, Resources, scratch } from "./lib/pod";
 import { statefulServices, StoreClient } from "./lib/statefulService";
 import { keyOf } from "../config/schema";
-import { growableStatefulSet } from "./lib/claimGrowth";
+import { ClaimGuard, growableStatefulSet } from "./lib/claimGrowth";
 
 type EnvVar = k8s.types.input.core.v1.EnvVar;
 
 export interface WorkflowArgs {
     config: StackConfig;
+    /** The run's volume guard (main.ts): judges the StatefulSet's volume sizes against the last deploy. */
+    volumeGuard: ClaimGuard;
     postgres: { host: string; port: number; namespace: string; selector: Record<string, string>; database: string; secretName: string };
     redis: { host: string; port: number; namespace: string; selector: Record<string, string>; secretName: string };
 }
@@ -215,7 +217,7 @@ export class Workflow extends pulumi.ComponentResource {
                 persistentVolumeClaimRetentionPolicy: { whenDeleted: "Retain", whenScaled: "Retain" },
                 volumeClaimTemplates: [dataClaim(cfg, main.labels)],
             },
-        }, { ...child, dependsOn: [encryption, external, mainServices.headless] }, { data: keyOf(["workflow", "volumeSize"]) });
+        }, { ...child, dependsOn: [encryption, external, mainServices.headless] }, { data: keyOf(["workflow", "volumeSize"]) }, args.volumeGuard);
 
         // Workers: run every execution, call the Kubernetes API with the bound service account.
         const workerServices = statefulServices(`${name}-worker`, { name: `${APP}-worker`, namespace: ns, labels: worker.labels, selector: worker.selector, ports: [{ name: "http", port: w.port }], headlessOnly: true }, child);
@@ -244,7 +246,7 @@ export class Workflow extends pulumi.ComponentResource {
                 persistentVolumeClaimRetentionPolicy: { whenDeleted: "Retain", whenScaled: "Retain" },
                 volumeClaimTemplates: [dataClaim(cfg, worker.labels)],
             },
-        }, { ...child, ...AUTOSCALED_REPLICAS, dependsOn: [encryption, external, workerServices.headless] }, { data: keyOf(["workflow", "volumeSize"]) });
+        }, { ...child, ...AUTOSCALED_REPLICAS, dependsOn: [encryption, external, workerServices.headless] }, { data: keyOf(["workflow", "volumeSize"]) }, args.volumeGuard);
         cpuAutoscaler(`${APP}-worker`, {
             namespace: ns, labels: worker.labels, target: { kind: "StatefulSet", name: `${APP}-worker` },
             minReplicas: w.workerReplicas, maxReplicas: w.maxWorkerReplicas, cpuUtilization: w.workerCpuUtilization, scaleDownWindow: w.workerScaleDownWindow,
