@@ -17,7 +17,7 @@ import { createTemplateRegistry, type TemplateRegistry } from "../../policies/ga
 import type { K8sObject } from "../../policies/gatekeeper/types";
 import { loadWasmTemplate, type CompiledTemplateRule } from "../../policies/gatekeeper/wasm/rule";
 import { deployment, deployments, pod } from "../../policies/gatekeeper/wasm/testCases";
-import type { Group } from "./differential";
+import type { Group } from "./groups";
 
 export const TESTDATA = path.resolve(__dirname, "..", "..", "policies", "gatekeeper", "wasm", "testdata");
 
