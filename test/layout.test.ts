@@ -122,3 +122,20 @@ test("the circle check finds a circle (type-only, through an index.ts) and passe
         fs.rmSync(tmp, { recursive: true, force: true });
     }
 });
+
+test("every path docs/layout.md names exists", () => {
+    const page = fs.readFileSync(path.join(ROOT, "docs", "layout.md"), "utf8");
+    const named = [...page.matchAll(/`([\w.<>*/-]+)`/g)].map((m) => m[1]).filter((p) => p.includes("/") || /\.(ts|md|json|yaml|sh)$/.test(p));
+    assert.ok(named.length > 50, `${named.length} paths`);
+    // A <stack> stands for each stack; a * for any file of its folder (which must have one).
+    const missing = named.filter((p) => {
+        const candidates = p.includes("<stack>") ? ["dev", "prod", "ci"].map((s) => p.replace(/<stack>/g, s)) : [p];
+        return !candidates.every((c) => {
+            if (!c.includes("*")) return fs.existsSync(path.join(ROOT, c));
+            const dir = path.join(ROOT, path.dirname(c));
+            const re = new RegExp(`^${path.basename(c).replace(/\./g, "\\.").replace(/\*/g, ".*")}$`);
+            return fs.existsSync(dir) && fs.readdirSync(dir).some((f) => re.test(f));
+        });
+    });
+    assert.deepEqual(missing, []);
+});
