@@ -20,7 +20,7 @@ import { missingPlanBuiltins } from "../policies/gatekeeper/plan/compile";
 import { OPA_BUILTINS, planRefusal } from "../policies/gatekeeper/plan/builtinStatus";
 import { RegoSet } from "../policies/gatekeeper/plan/values";
 import type { K8sObject, Review, TemplateRule } from "../policies/gatekeeper/types";
-import { judgeCel } from "../policies/gatekeeper/wasm/celJudge";
+import { judgeCel } from "../policies/cel/judge";
 import { goNumbersJSON } from "../policies/gatekeeper/wasm/host";
 import { loadWasmTemplate } from "../policies/gatekeeper/wasm/rule";
 

@@ -2,7 +2,7 @@
  * Both enforcement points agree: for every fixture of every template with an admission rule
  * (the template's own unit tests, and the CREATE cases of shared/conformance/gatekeeper/cases.json),
  * the CrossGuard verdict (the pack's Gatekeeper engine) equals the verdict of the generated
- * ValidatingAdmissionPolicy, its CEL evaluated offline (./k8sCel, @marcbachmann/cel-js).
+ * ValidatingAdmissionPolicy, its CEL evaluated offline (policies/cel/environment.ts, @marcbachmann/cel-js).
  *
  * The templates' fixtures are recorded while their own test files run in this process: each
  * template's validate() is wrapped to keep every (parameters, reviewed object) it is given.

@@ -10,7 +10,7 @@ import { generateAdmissionPolicies, VALIDATION_ACTIONS } from "./generate";
 import { admissionRules, notAtAdmission } from "./rules";
 import { specNotAtAdmission } from "./spec";
 import { admit } from "./simulate";
-import { celCheckError } from "./k8sCel";
+import { celCheckError } from "../cel/environment";
 
 const privileged = (input: Partial<ConstraintInput> = {}) =>
     buildConstraint({ kind: "K8sPSPPrivilegedContainer", name: "no-privileged", match: { kinds: [{ apiGroups: [""], kinds: ["Pod"] }] }, ...input }, templateRegistry);

@@ -20,7 +20,7 @@ import { anyGlob, get, lit } from "./cel";
 import { admissionRules, notAtAdmission } from "./rules";
 import type { SpecAdmissionRule } from "./spec/types";
 import type { AdmissionRule, CelCheck } from "./types";
-import type { CelSource } from "../gatekeeper/wasm/template";
+import type { CelSource } from "../cel/source";
 
 /** A stand-in admission rule for a team template with CEL: its validations are always there (teamCel builds them). */
 const teamRule = (cel: CelSource): AdmissionRule => ({ kind: "", template: "", checks: () => cel.validations.map((v) => ({ expression: v.expression, message: v.message ?? "" })) });

@@ -1,7 +1,7 @@
 /**
  * Offline admission: what the API server does with a ValidatingAdmissionPolicy and its binding
  * for one CREATE request (matchConstraints, matchConditions, variables, validations), with the
- * CEL evaluated by ./k8sCel. Used by the agreement test; tools/admission/agree.ts asks a real
+ * CEL evaluated by policies/cel/environment.ts. Used by the agreement test; tools/admission/agree.ts asks a real
  * API server the same question.
  */
 import { compileLabelSelector, type LabelSelector } from "../gatekeeper/engine/label-selector";
@@ -9,7 +9,7 @@ import { parseApiVersion } from "../gatekeeper/engine/gvk";
 import { defaultIsClusterScoped, effectiveNamespace } from "../gatekeeper/engine";
 import type { K8sObject } from "../gatekeeper/types";
 import { NAME_LABEL, resourceOf } from "./generate";
-import { asDecoded, evaluateCel } from "./k8sCel";
+import { asDecoded, evaluateCel } from "../cel/environment";
 
 export interface AdmissionOutcome {
     /** False when the policy does not apply to the object (match constraints or conditions). */

@@ -48,6 +48,8 @@ export interface RunningPack {
     analyzeStack(resources: readonly PackResource[], parents?: Map<string, string>): Promise<Diagnostic[]>;
     /** AnalyzeStack with a request already encoded (encodeAnalyzeStack): the bytes the engine sends. */
     analyzeStackEncoded(request: Uint8Array): Promise<Diagnostic[]>;
+    /** Any Analyzer method (e.g. "ConfigureStack") with its request encoded: the response's bytes, or the call's error. */
+    raw(method: string, request: Uint8Array): Promise<Buffer>;
     stop(): void;
 }
 
@@ -154,6 +156,7 @@ export async function startPack(packDir = PACK_DIR, timeoutMs = 120_000): Promis
             return analyzeEncoded(encodeAnalyzeStack(resources, parents));
         },
         analyzeStackEncoded: (request) => analyzeEncoded(request),
+        raw: (method, request) => call<Buffer>((cb) => client.makeUnaryRequest(`/pulumirpc.Analyzer/${method}`, (b: Uint8Array) => Buffer.from(b), (b: Buffer) => b, request, cb)),
         stop() {
             client.close();
             child.kill();

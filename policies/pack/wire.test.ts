@@ -1,8 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { decodeAnalyzeStackRequest } from "./server";
 import { encodeAnalyzeStack } from "./grpc";
-import { structToJavaScript } from "./wire";
+import { decodeAnalyzeStackRequest, structToJavaScript } from "./wire";
 
 /* eslint-disable @typescript-eslint/no-var-requires */
 const { Struct } = require("google-protobuf/google/protobuf/struct_pb");

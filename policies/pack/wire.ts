@@ -1,15 +1,18 @@
 /**
  * A direct decoder of google.protobuf.Struct from its wire bytes into plain JavaScript, giving
  * what google-protobuf's Struct.deserializeBinary(bytes).toJavaScript() gives (keys in sorted
- * order, as jspb's Map iterates them) at a fraction of its cost. The pack's AnalyzeStack handler
- * (server.ts) decodes each resource's properties with it; everything else of the request is
- * decoded by the generated jspb classes.
+ * order, as jspb's Map iterates them) at a fraction of its cost, and the AnalyzeStack request with
+ * it: each resource's properties decoded directly, the rest of the resource by the generated jspb
+ * classes (decodeAnalyzeStackRequest, for the pack's AnalyzeStack handler, ./sdkAdapter.ts).
  *
  * Wire format (struct.proto): Struct { map<string, Value> fields = 1 } (entries: key = 1, value = 2);
  * Value oneof { null_value = 1 (enum), number_value = 2 (double), string_value = 3,
  * bool_value = 4, struct_value = 5, list_value = 6 }; ListValue { repeated Value values = 1 }.
  */
 import { UNKNOWN_SENTINELS } from "./resources";
+
+// eslint-disable-next-line @typescript-eslint/no-var-requires
+const analyzerProto = require("@pulumi/pulumi/proto/analyzer_pb");
 
 /** What a decoded Struct holds besides plain JSON. */
 export interface StructFlags {
@@ -169,4 +172,94 @@ function decodeValue(r: WireReader, end: number, flags: StructFlags): unknown {
 export function structToJavaScript(bytes: Uint8Array, flags: StructFlags = { special: false, unknown: false }): Record<string, unknown> {
     const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     return decodeStruct(new WireReader(buf), buf.length, flags);
+}
+
+/** One resource of an AnalyzeStack request: the generated message without its properties, and the properties as plain data. */
+export interface DecodedResource {
+    message: any;
+    properties: Record<string, unknown>;
+    flags: StructFlags;
+}
+
+/** Decodes an AnalyzeStackRequest (field 1: repeated AnalyzerResource) with the properties Structs decoded directly. */
+export function decodeAnalyzeStackRequest(bytes: Uint8Array): { resources: DecodedResource[] } {
+    const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const r = new WireReader(buf);
+    const resources: DecodedResource[] = [];
+    while (r.pos < buf.length) {
+        const tag = r.varint();
+        if (tag !== ((1 << 3) | 2)) {
+            r.skip(tag & 7);
+            continue;
+        }
+        resources.push(decodeResource(r, r.delimitedEnd()));
+    }
+    return { resources };
+}
+
+function decodeResource(r: WireReader, end: number): DecodedResource {
+    const msg = new analyzerProto.AnalyzerResource();
+    let properties: Record<string, unknown> = {};
+    const flags: StructFlags = { special: false, unknown: false };
+    const str = (e: number) => {
+        const s = r.buf.toString("utf8", r.pos, e);
+        r.pos = e;
+        return s;
+    };
+    const sub = (e: number) => {
+        const b = r.buf.subarray(r.pos, e);
+        r.pos = e;
+        return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+    };
+    while (r.pos < end) {
+        const tag = r.varint();
+        const field = tag >>> 3;
+        if ((tag & 7) !== 2) {
+            r.skip(tag & 7);
+            continue;
+        }
+        const e = r.delimitedEnd();
+        switch (field) {
+            case 1:
+                msg.setType(str(e));
+                break;
+            case 2:
+                properties = structToJavaScript(sub(e), flags);
+                break;
+            case 3:
+                msg.setUrn(str(e));
+                break;
+            case 4:
+                msg.setName(str(e));
+                break;
+            case 5:
+                msg.setOptions(analyzerProto.AnalyzerResourceOptions.deserializeBinary(sub(e)));
+                break;
+            case 6:
+                msg.setProvider(analyzerProto.AnalyzerProviderResource.deserializeBinary(sub(e)));
+                break;
+            case 7:
+                msg.setParent(str(e));
+                break;
+            case 8:
+                msg.addDependencies(str(e));
+                break;
+            case 9: {
+                // map<string, AnalyzerPropertyDependencies> entry: key = 1, value = 2.
+                let key = "";
+                let value = new analyzerProto.AnalyzerPropertyDependencies();
+                while (r.pos < e) {
+                    const t = r.varint();
+                    if (t === ((1 << 3) | 2)) key = str(r.delimitedEnd());
+                    else if (t === ((2 << 3) | 2)) value = analyzerProto.AnalyzerPropertyDependencies.deserializeBinary(sub(r.delimitedEnd()));
+                    else r.skip(t & 7);
+                }
+                msg.getPropertydependenciesMap().set(key, value);
+                break;
+            }
+            default:
+                r.pos = e;
+        }
+    }
+    return { message: msg, properties, flags };
 }

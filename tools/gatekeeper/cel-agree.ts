@@ -1,7 +1,7 @@
 /**
  * How far the pack could judge a team template by its CEL (issue 32): the library's templates
  * that carry CEL code (engine K8sNativeValidation), taken as if they were a team's, judged on
- * every case of their suites by the offline CEL route (policies/gatekeeper/wasm/celJudge.ts)
+ * every case of their suites by the offline CEL route (policies/cel/judge.ts)
  * and by gator with its CEL driver on (its default: a template with both is judged by its CEL,
  * as the cluster judges it).
  *
@@ -15,8 +15,8 @@ import path from "node:path";
 import { compileMatch } from "../../policies/gatekeeper/engine/match";
 import { parseApiVersion } from "../../policies/gatekeeper/engine/gvk";
 import type { K8sObject } from "../../policies/gatekeeper/types";
-import { celSourceError, judgeCel } from "../../policies/gatekeeper/wasm/celJudge";
-import { parseCel, type CelSource } from "../../policies/gatekeeper/wasm/template";
+import { celSourceError, judgeCel } from "../../policies/cel/judge";
+import { parseCel, type CelSource } from "../../policies/cel/source";
 import { objectKey, runGator } from "./gator";
 import { readLibrary, type LibraryCase } from "./library";
 

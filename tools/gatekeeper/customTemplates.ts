@@ -6,7 +6,7 @@
  * constraint and base objects, mutated like the library's cases and judged by gator (with its CEL
  * driver on, its default: the template's CEL when it has some, else its Rego, under Gatekeeper's
  * constraint framework) and by the pack, which judges a team's template by its CEL the same way
- * (policies/gatekeeper/wasm/celJudge.ts), else with its committed Wasm module. A template calling a built-in the host does not provide
+ * (policies/cel/judge.ts), else with its committed Wasm module. A template calling a built-in the host does not provide
  * (k8stestlookup, net.lookup_ip_addr) cannot be judged by the pack: it must be refused when it
  * loads, naming the built-in.
  */
@@ -17,7 +17,7 @@ import { createTemplateRegistry, type TemplateRegistry } from "../../policies/ga
 import type { K8sObject } from "../../policies/gatekeeper/types";
 import { loadWasmTemplate, type CompiledTemplateRule } from "../../policies/gatekeeper/wasm/rule";
 import { deployment, deployments, pod } from "../../policies/gatekeeper/wasm/testCases";
-import type { Group } from "./differential";
+import type { Group } from "./groups";
 
 export const TESTDATA = path.resolve(__dirname, "..", "..", "policies", "gatekeeper", "wasm", "testdata");
 

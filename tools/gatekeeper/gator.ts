@@ -4,11 +4,14 @@
  * --enable-k8s-native-validation=false` (the Rego of every template, as Gatekeeper's own
  * constraint framework runs it; `native` keeps gator's default, where a template with CEL code is
  * judged by its CEL), and reads back every violation with the object and constraint it belongs to.
+ * ensureGator finds the binary, building it when the tool cache lacks it.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+
+const REPO = path.resolve(__dirname, "..", "..");
 
 export interface GatorViolation {
     constraintKind: string;
@@ -92,4 +95,16 @@ export function runGator(gator: string, docs: readonly unknown[], timeoutMs = 60
     } finally {
         rmSync(dir, { recursive: true, force: true });
     }
+}
+
+/** The gator binary: `explicit`, else the tool cache's, built from the Go module proxy when missing. */
+export function ensureGator(explicit: string | undefined): string {
+    if (explicit) return explicit;
+    const build = path.join(__dirname, "build.sh");
+    const where = spawnSync("bash", [build, "--path"], { encoding: "utf8" }).stdout.trim();
+    if (existsSync(where)) return where;
+    console.log(`gatekeeper: gator is not in the tool cache (${where}); building it from the Go module proxy (about 10 min on 2 cores)`);
+    const r = spawnSync("bash", [build, "gator"], { stdio: "inherit" });
+    if (r.status !== 0 || !existsSync(where)) throw new Error(`building gator failed (bash ${path.relative(REPO, build)} gator)`);
+    return where;
 }

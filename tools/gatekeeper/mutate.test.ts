@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { mutate, pathsOf, seededRng, ValuePool } from "./mutate";
-import { normalizeMessage, parseArgs } from "./differential";
+import { parseArgs } from "./differential";
+import { normalizeMessage } from "./judge";
 
 const pod = () => ({
     apiVersion: "v1",

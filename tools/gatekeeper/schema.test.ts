@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { missingShared, testNeeding } from "../../test/skip";
-import { admissible } from "./differential";
+import { admissible } from "./mutants";
 
 const pod = (spec: unknown) => ({ apiVersion: "v1", kind: "Pod", metadata: { name: "web" }, spec });
 const hpa = (scaleTargetRef: unknown) => ({

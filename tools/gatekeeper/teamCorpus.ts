@@ -20,7 +20,7 @@ import type { K8sObject } from "../../policies/gatekeeper/types";
 import { isCelOnly, loadWasmTemplates, type CompiledTemplateRule } from "../../policies/gatekeeper/wasm/rule";
 import { parseTemplate } from "../../policies/gatekeeper/wasm/template";
 import { packTemplatesWith } from "../../policies/pack/templates";
-import type { Group } from "./differential";
+import type { Group } from "./groups";
 import { compileTemplate } from "./wasm";
 
 export const CORPUS_DIR = path.join(__dirname, "teamCorpus");

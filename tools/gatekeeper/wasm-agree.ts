@@ -18,7 +18,10 @@
 import { existsSync } from "node:fs";
 import { buildConstraint, evaluate, type TemplateRegistry } from "../../policies/gatekeeper/engine";
 import { templateRegistry } from "../../policies/gatekeeper/templates";
-import { emptyReport, inNamespace, libraryGroups, normalizeMessage, prepare, toConstraintInput } from "./differential";
+import { libraryGroups } from "./groups";
+import { normalizeMessage } from "./judge";
+import { inNamespace, prepare, toConstraintInput } from "./mutants";
+import { emptyReport } from "./report";
 import { ValuePool } from "./mutate";
 import { readLibrary, type LibraryCase } from "./library";
 import { opaPath } from "./wasm";

@@ -24,7 +24,7 @@ import { opaPath } from "./wasm";
 import { buildInventory } from "../../policies/gatekeeper/engine";
 import { parseApiVersion } from "../../policies/gatekeeper/engine/gvk";
 import type { K8sObject } from "../../policies/gatekeeper/types";
-import { inNamespace } from "./differential";
+import { inNamespace } from "./mutants";
 import { readLibrary } from "./library";
 import { teamOracleBases } from "./teamCorpus";
 import { engineFlag, wasmLibraryRegistry, type Engine } from "./wasmLibrary";

@@ -4,7 +4,7 @@
  * Gatekeeper's input. Matching, enforcement actions, namespace exclusions and the expansion of
  * workloads into Pods stay the engine's (policies/gatekeeper/engine), as for the library's
  * templates. A template that also carries CEL code (engine K8sNativeValidation) is judged by its
- * CEL (./celJudge.ts), as Gatekeeper judges it: its CEL driver is registered before the Rego one.
+ * CEL (policies/cel/judge.ts), as Gatekeeper judges it: its CEL driver is registered before the Rego one.
  *
  * input.review at preview: what the API server would send for creating the object (operation
  * CREATE, the engine's default; a preview step that updates an object is judged as its creation,
@@ -17,7 +17,9 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { RegoEvalError, type Inventory, type K8sObject, type Review, type RuleContext, type TemplateRule, type Violation } from "../types";
 import { HOST_BUILTINS } from "./builtins";
-import { celSourceError, judgeCel } from "./celJudge";
+import { celSourceError, judgeCel } from "../../cel/judge";
+import type { CelSource } from "../../cel/source";
+import { ABSENT_PARAMETERS } from "../engine/parameter-schema";
 import { goNumbersJSON, missingBuiltins, missingBuiltinsMessage, WasmEvalError, WasmPolicy, WasmTimeout } from "./host";
 import { GENERATE_COMMAND, manifestBinding, parseTemplate, parseTemplateDocument, templateDigest, type ModuleManifest, type ParsedTemplate } from "./template";
 import { PlanEvalError, planEvaluator, PlanTimeout, type PlanEvaluator } from "../plan/compile";
@@ -158,6 +160,11 @@ export function readManifest(file: string, display: string): ModuleManifest {
     return manifest as ModuleManifest;
 }
 
+/** The violations of a template's CEL for the constraint and review of `ctx` (a constraint without parameters: Gatekeeper's null params). */
+function celViolations(cel: CelSource, ctx: RuleContext): Violation[] {
+    return judgeCel(cel, ctx.parameters === ABSENT_PARAMETERS ? undefined : ctx.parameters, ctx.review).messages.map((msg) => ({ msg }));
+}
+
 /** A CEL-only template as a template of the engine: every constraint judged by its CEL. */
 export function celTemplateRule(parsed: ParsedTemplate & { cel: NonNullable<ParsedTemplate["cel"]> }): CompiledTemplateRule {
     const cel = parsed.cel;
@@ -173,7 +180,7 @@ export function celTemplateRule(parsed: ParsedTemplate & { cel: NonNullable<Pars
             throw new Error(`${parsed.name} has no Rego: it is judged by its CEL`);
         },
         validate(ctx: RuleContext): Violation[] {
-            return judgeCel(cel, ctx.parameters, ctx.review).messages.map((msg) => ({ msg }));
+            return celViolations(cel, ctx);
         },
     };
 }
@@ -283,7 +290,7 @@ export function planTemplateRule(parsed: ParsedTemplate, evaluate: PlanEvaluator
         },
         validate(ctx: RuleContext): Violation[] {
             const { review, inventory } = ctx;
-            if (cel) return judgeCel(cel, ctx.parameters, review).messages.map((msg) => ({ msg }));
+            if (cel) return celViolations(cel, ctx);
             if (timedOut !== undefined) throw new Error(timedOut);
             const input = { review: reviewOf(review, inventory), parameters: ctx.parameters ?? {} };
             let set: unknown[];
@@ -331,7 +338,7 @@ export function wasmTemplateRule(parsed: ParsedTemplate, module: WasmPolicy | ((
         validate(ctx: RuleContext): Violation[] {
             const { review, inventory } = ctx;
             // A template with CEL code is judged by its CEL, as Gatekeeper judges it (its CEL driver comes first).
-            if (cel) return judgeCel(cel, ctx.parameters, review).messages.map((msg) => ({ msg }));
+            if (cel) return celViolations(cel, ctx);
             if (timedOut !== undefined) throw new Error(timedOut);
             const policy = policyOf();
             policy.setData(readsData ? dataOf(inventory) : NO_DATA);

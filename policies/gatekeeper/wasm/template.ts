@@ -10,6 +10,7 @@
  */
 import { createHash } from "node:crypto";
 import { parseAllDocuments } from "yaml";
+import { parseCel, type CelSource } from "../../cel/source";
 
 export const ENTRYPOINT = "hooks/violation";
 
@@ -39,35 +40,6 @@ export interface ParsedTemplate {
     hasCel: boolean;
     /** That CEL code (its source), when present. */
     cel?: CelSource;
-}
-
-/** A K8sNativeValidation source: variables and validations, as Gatekeeper's ValidatingAdmissionPolicy uses them. */
-export interface CelSource {
-    variables: { name: string; expression: string }[];
-    validations: { expression: string; message?: string; messageExpression?: string }[];
-}
-
-export function parseCel(code: any[], source: string): CelSource | undefined {
-    const i = code.findIndex((c) => c?.engine === "K8sNativeValidation");
-    if (i < 0) return undefined;
-    const where = `${source}: spec.targets[0].code[${i}].source`;
-    const src = code[i].source ?? {};
-    const variables = src.variables ?? [];
-    const validations = src.validations ?? [];
-    if (!Array.isArray(variables) || variables.some((v: any) => typeof v?.name !== "string" || typeof v?.expression !== "string")) {
-        throw new Error(`${where}.variables must be a list of {name, expression} strings`);
-    }
-    if (!Array.isArray(validations) || validations.length === 0 || validations.some((v: any) => typeof v?.expression !== "string")) {
-        throw new Error(`${where}.validations must be a non-empty list of {expression, message or messageExpression}`);
-    }
-    return {
-        variables: variables.map((v: any) => ({ name: v.name, expression: v.expression })),
-        validations: validations.map((v: any) => ({
-            expression: v.expression,
-            ...(typeof v.message === "string" ? { message: v.message } : {}),
-            ...(typeof v.messageExpression === "string" ? { messageExpression: v.messageExpression } : {}),
-        })),
-    };
 }
 
 const TARGET = "admission.k8s.gatekeeper.sh";

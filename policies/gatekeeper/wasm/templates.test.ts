@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { test } from "node:test";
 import { buildConstraint, createTemplateRegistry, evaluate, parseGatekeeperConfig } from "../engine";
-import { celSourceError } from "./celJudge";
+import { celSourceError } from "../../cel/judge";
 import { opaBinary } from "./opa";
 import { opaVerdicts, wasmVerdict } from "./oracle";
 import { deployments, oracleCases, pod } from "./testCases";

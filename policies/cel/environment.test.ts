@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { goReplace, kubernetesCelEnvironment } from "./k8sCel";
+import { goReplace, kubernetesCelEnvironment } from "./environment";
 
 const env = kubernetesCelEnvironment();
 const cel = (expression: string) => env.parse(expression)({});

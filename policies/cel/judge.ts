@@ -11,12 +11,22 @@
  *     non-blank string without line breaks (trimmed), else `message` (trimmed), else
  *     `failed expression: <expression>`; an evaluation error is a violation too (failurePolicy
  *     Fail, Gatekeeper's default), with the error as its message.
- * The CEL is evaluated offline by the admission policies' environment (policies/admission/k8sCel.ts).
+ * The CEL is evaluated offline by the Kubernetes CEL environment the admission policies are
+ * evaluated with too (./environment.ts).
  */
-import { celCheckError, evaluateCel } from "../../admission/k8sCel";
-import { ABSENT_PARAMETERS } from "../engine/parameter-schema";
-import type { Review } from "../types";
-import type { CelSource } from "./template";
+import { celCheckError, evaluateCel } from "./environment";
+import type { CelSource } from "./source";
+
+/** What the judge reads of the admission request under review (Gatekeeper's input.review). */
+export interface CelReview {
+    object: { metadata?: { namespace?: string; name?: string; [key: string]: unknown } | null; [key: string]: unknown };
+    oldObject?: unknown;
+    kind: { group: string; version: string; kind: string };
+    /** CREATE when absent. */
+    operation?: string;
+    namespace?: string;
+    name?: string;
+}
 
 
 /**
@@ -51,16 +61,16 @@ export interface CelVerdict {
 
 /**
  * Judges the object of `review` with the template's CEL; `parameters` is the constraint's
- * spec.parameters (ABSENT_PARAMETERS, or undefined, when the constraint has none).
+ * spec.parameters (undefined when the constraint has none).
  */
-export function judgeCel(cel: CelSource, parameters: Record<string, unknown> | undefined, review: Pick<Review, "object" | "kind" | "namespace" | "name"> & Partial<Pick<Review, "operation" | "oldObject">>): CelVerdict {
+export function judgeCel(cel: CelSource, parameters: Record<string, unknown> | undefined, review: CelReview): CelVerdict {
     const { object, namespace } = review;
     // The object as the Gatekeeper webhook hands it to CEL (unstructured JSON): integers are CEL ints,
     // nulls stay (gator and the pack's Rego see them too).
     const decoded = asCelValue(object.metadata === null || object.metadata === undefined || !namespace ? object : { ...object, metadata: { ...object.metadata, namespace: object.metadata.namespace ?? namespace } });
     const request = { kind: review.kind, operation: review.operation ?? "CREATE", namespace: namespace ?? "", name: review.name ?? object.metadata?.name ?? "" };
     // The validator's params: the constraint object (only spec.parameters is read by Gatekeeper's variables).
-    const params = asCelValue({ spec: parameters === undefined || parameters === ABSENT_PARAMETERS ? {} : { parameters } }) as Record<string, unknown>;
+    const params = asCelValue({ spec: parameters === undefined ? {} : { parameters } }) as Record<string, unknown>;
     const variables: Record<string, unknown> = {};
     const ctx: Record<string, unknown> = { object: decoded, oldObject: review.oldObject === undefined ? null : asCelValue(review.oldObject), request, params, variables };
     const declared = [

@@ -1,12 +1,14 @@
 /**
- * A CEL environment for evaluating the admission policies offline (unit tests), with
- * @marcbachmann/cel-js. It has the standard library, macros and the string extensions the
- * policies use (lowerAscii, split, substring, lastIndexOf, matches). The one Kubernetes
- * extension the policies call, the quantity library (k8s.io/apiserver/pkg/cel/library/quantity.go:
- * quantity(), compareTo(), asApproximateFloat()), is not in cel-js: it is implemented here on
- * Kubernetes' quantity syntax. Nor is the strings extension's `replace` (cel-go ext/strings.go, in the
- * API server's base environment), which the library's CEL templates call: goReplace below. `matches` uses JavaScript regular expressions here and RE2 in the
- * API server; the patterns the policies use mean the same in both.
+ * The Kubernetes CEL environment, offline, with @marcbachmann/cel-js: the admission policies are
+ * evaluated with it (policies/admission/simulate.ts) and so is a team template's CEL (./judge.ts).
+ * It has the standard library, macros and the string extensions the policies use (lowerAscii,
+ * split, substring, lastIndexOf, matches). The one Kubernetes extension the policies call, the
+ * quantity library (k8s.io/apiserver/pkg/cel/library/quantity.go: quantity(), compareTo(),
+ * asApproximateFloat()), is not in cel-js: it is implemented here on Kubernetes' quantity syntax.
+ * Nor is the strings extension's `replace` (cel-go ext/strings.go, in the API server's base
+ * environment), which the library's CEL templates call: goReplace below. `matches` uses
+ * JavaScript regular expressions here and RE2 in the API server; the patterns the policies use
+ * mean the same in both.
  */
 import { Environment } from "@marcbachmann/cel-js";
 
