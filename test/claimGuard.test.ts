@@ -20,6 +20,9 @@ const run = (lastOutputs: Record<string, unknown>, cluster: Record<string, Recor
     const v = Object.keys(overrides).length ? readStackValues("ci", overrides) : values;
     return runProgram({ project: v.project, stack: "ci", config: v.config, secretKeys: v.secretKeys });
 };
+/** The first deploy (no last outputs, an empty cluster): one run, read by both suites below. */
+let firstDeploy: Promise<ProgramRun> | undefined;
+const runFirstDeploy = () => (firstDeploy ??= run({}));
 after(() => {
     mockDeployment.lastOutputs = {};
     mockDeployment.cluster = {};
@@ -39,7 +42,7 @@ const CLASS = (name: string) => `kubernetes:storage.k8s.io/v1:StorageClass ${nam
 describe("volume sizes judged against the last deploy", () => {
     let first: ProgramRun;
     it("a first deploy (no last outputs): nothing judged, nothing read; the stack output records every growable StatefulSet's sizes", async () => {
-        first = await run({});
+        first = await runFirstDeploy();
         assert.deepEqual(first.errors, []);
         const sizes = first.outputs[CLAIM_SIZES_OUTPUT] as Record<string, string>;
         const sets = first.resources.filter((x) => x.type === "kubernetes:apps/v1:StatefulSet" && (x.inputs as any).metadata.annotations?.[CLAIM_SIZES_ANNOTATION]);
@@ -93,7 +96,7 @@ const setOf = (r: ProgramRun, name: string) => r.resources.find((x) => x.type ==
 describe("issue 42 class 4: the guard and replicas, namespace moves, equal quantities", () => {
     let first: ProgramRun;
     it("a first deploy records each patched StatefulSet's claims (the most replicas deployed), none for the autoscaled workers", async () => {
-        first = await run({});
+        first = await runFirstDeploy();
         assert.deepEqual(first.errors, []);
         const ordinals = first.outputs[CLAIM_ORDINALS_OUTPUT] as Record<string, number>;
         assert.equal(ordinals["data/postgres"], 1);
