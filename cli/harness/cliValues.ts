@@ -8,7 +8,7 @@
  * Value.Value(): a string as written, a number or boolean as its JSON text, a list or map as JSON.
  * So a plain `0755` is octal (493), `1_000` is 1000, `True` is "true", `2.0` is "2", an empty value
  * is "" (with a warning), and `.inf` makes the whole stack unreadable. Checked against the CLI
- * itself by test/stackValues.test.ts over test/fixtures/stack-values/.
+ * itself by test/stackValues.integration.ts over test/fixtures/stack-values/.
  */
 import * as YAML from "yaml";
 
