@@ -22,6 +22,7 @@ const run = (lastOutputs: Record<string, unknown>, cluster: Record<string, Recor
 };
 after(() => {
     mockDeployment.lastOutputs = {};
+    mockDeployment.lastResources = {};
     mockDeployment.cluster = {};
 });
 
@@ -163,6 +164,26 @@ describe("issue 42 class 4: the guard and replicas, namespace moves, equal quant
         const released = await run(last, {}, { dataStoresNamespace: "data2", volumesReleased: ["data/postgres", "data/redis", "data/object-store"] });
         assert.deepEqual(released.errors, []);
         assert.ok((released.outputs[CLAIM_SIZES_OUTPUT] as Record<string, string>)["data2/postgres"]);
+    });
+
+    it("outputs that say nothing (lost with a failed run, or a last deploy by a program before the guard): the guard reads the deployed StatefulSets from the stack's state; a namespace move and a shrink are still refused, on every retry", async () => {
+        // The stack's state as the engine's readStackResourceOutputs gives it: the first deploy's StatefulSets as deployed.
+        mockDeployment.lastResources = Object.fromEntries(first.resources.filter((x) => x.type === "kubernetes:apps/v1:StatefulSet").map((x) => [x.urn, { type: x.type, outputs: x.inputs as Record<string, unknown> }]));
+        try {
+            for (const attempt of ["first", "second"]) {
+                const moved = await run({}, {}, { dataStoresNamespace: "data2" });
+                assert.match(moved.errors.join("\n"), /^refused before anything changes: namespace data, which the stack no longer declares, holds StatefulSets data\/object-store, data\/postgres, data\/redis of the last deploy: the run would delete the namespace and with it the claims data-object-store-0, data-postgres-0, data-redis-0 and the data on them/, `${attempt} attempt`);
+                assert.deepEqual(moved.resources, [], `${attempt} attempt registered resources`);
+                const shrunk = await run({}, {}, { postgresVolumeSize: "2Gi" });
+                assert.deepEqual(refusalsOf(shrunk), ["refused before anything changes: ops:postgresVolumeSize 5Gi -> 2Gi would shrink volume data of StatefulSet data/postgres, and a claim cannot shrink; set ops:postgresVolumeSize back to 5Gi or more"], `${attempt} attempt`);
+            }
+            // What is deployed, declared again: accepted, and the outputs record it anew.
+            const same = await run({});
+            assert.deepEqual(same.errors, []);
+            assert.deepEqual(same.outputs[CLAIM_SIZES_OUTPUT], first.outputs[CLAIM_SIZES_OUTPUT]);
+        } finally {
+            mockDeployment.lastResources = {};
+        }
     });
 
     it("a StatefulSet moved to another namespace the stack still declares: its claims stay, unused; refused at the end of the run, naming where it moves", async () => {

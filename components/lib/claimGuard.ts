@@ -34,17 +34,21 @@
  * fails (pulumi 3.259.0 pkg/resource/deploy/deployment_executor.go, the stack outputs are finalized
  * last; step_executor.go executeRegisterResourceOutputs: "If there was an error, ... leave old
  * outputs untouched"): the next run is judged against the same last deploy, however often a change
- * is refused (`npm run e2e` step 4c).
+ * is refused (`npm run e2e` step 4c). Outputs without the sizes (a last deploy by a program before
+ * the guard, outputs lost another way) are not taken for a first deploy: the guard then reads the
+ * deployed StatefulSets from the stack's state (readDeployedSizes).
  */
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { quantityBytes } from "../../config/schema";
+import { CLAIM_SIZES_ANNOTATION } from "./claimAnnotations";
 
 /** The stack output with each growable StatefulSet's sizes: `<namespace>/<name>` -> "<template>=<size>,...". */
 export const CLAIM_SIZES_OUTPUT = "volumeClaimSizes";
 /** The stack output with the claims of each StatefulSet whose claims the program patches: `<namespace>/<name>` -> the most replicas deployed. */
 export const CLAIM_ORDINALS_OUTPUT = "volumeClaimOrdinals";
 const READ_STACK_OUTPUTS = "pulumi:pulumi:readStackOutputs";
+const READ_STACK_RESOURCES = "pulumi:pulumi:readStackResourceOutputs";
 
 /** What of a StatefulSet's claims the program declares: plain values, known before anything runs (claimGrowth.ts claimsOf). */
 export interface ClaimsOf {
@@ -81,18 +85,50 @@ interface LastDeploy {
     ordinals?: Map<string, number>;
 }
 
+/**
+ * The deployed StatefulSets' sizes, from the stack's state rather than its outputs: each StatefulSet
+ * of the last deploy with the size annotation (the sizes it was deployed with). Read with the
+ * engine's built-in invoke `pulumi:pulumi:readStackResourceOutputs` (pulumi 3.259.0
+ * pkg/resource/deploy/builtins.go; backend.go GetStackResourceOutputs: every resource of the stack's
+ * latest snapshot but those pending deletion, `{urn: {type, outputs}}`). Read at the start of the
+ * run, before the program registers anything but its stack, so what it holds is the last deploy's.
+ */
+function readDeployedSizes(): Promise<LastDeploy & { ordinals: Map<string, number> }> {
+    return pulumi.runtime.invoke(READ_STACK_RESOURCES, { stackName: stackName() }).then((r: { outputs?: Record<string, { type?: unknown; outputs?: any }> } | undefined) => {
+        const sizes = new Map<string, string>();
+        const ordinals = new Map<string, number>();
+        for (const { type, outputs } of Object.values(r?.outputs ?? {})) {
+            const size = outputs?.metadata?.annotations?.[CLAIM_SIZES_ANNOTATION];
+            const [namespace, name, replicas] = [outputs?.metadata?.namespace, outputs?.metadata?.name, outputs?.spec?.replicas];
+            if (type !== "kubernetes:apps/v1:StatefulSet" || typeof size !== "string" || typeof namespace !== "string" || typeof name !== "string") continue;
+            sizes.set(`${namespace}/${name}`, size);
+            // The replicas deployed: its claims that surely exist (a scale-down's kept claims are not known here).
+            ordinals.set(`${namespace}/${name}`, Number.isInteger(replicas) && replicas >= 0 ? replicas : 1);
+        }
+        return { sizes, ordinals };
+    });
+}
+
+/**
+ * The last deploy: its outputs `volumeClaimSizes` and `volumeClaimOrdinals`; when the outputs have
+ * no sizes (a first deploy, a last deploy by a program before the guard, or outputs lost with a
+ * failed run), the deployed StatefulSets' own sizes from the stack's state (readDeployedSizes), so
+ * a stack whose outputs say nothing is still judged against what is deployed.
+ */
 function readLastDeploy(): Promise<LastDeploy> {
     return pulumi.runtime.invoke(READ_STACK_OUTPUTS, { name: stackName() }).then(
-        (r: { outputs?: Record<string, unknown> } | undefined) => {
+        async (r: { outputs?: Record<string, unknown> } | undefined) => {
             const entries = (name: string) => Object.entries((r?.outputs?.[name] ?? {}) as object);
             const ordinals = r?.outputs?.[CLAIM_ORDINALS_OUTPUT];
+            const recorded = r?.outputs?.[CLAIM_SIZES_OUTPUT];
+            if (!recorded || typeof recorded !== "object") return readDeployedSizes();
             return {
                 sizes: new Map(entries(CLAIM_SIZES_OUTPUT).filter((e): e is [string, string] => typeof e[1] === "string")),
                 ...(ordinals && typeof ordinals === "object" ? { ordinals: new Map(entries(CLAIM_ORDINALS_OUTPUT).filter((e): e is [string, number] => Number.isInteger(e[1]) && e[1] >= 0)) } : {}),
             };
         },
         (err: unknown) => {
-            pulumi.log.warn(`volume sizes not judged against the last deploy: the stack's outputs could not be read (${err instanceof Error ? err.message : String(err)}); a shrink is then refused by the API server at the claim patch only`);
+            pulumi.log.warn(`volume sizes not judged against the last deploy: the stack's outputs or state could not be read (${err instanceof Error ? err.message : String(err)}); a shrink is then refused by the API server at the claim patch only`);
             return { sizes: new Map<string, string>() };
         },
     );
