@@ -11,6 +11,11 @@
  *    deploy's (the engine keeps them when a deployment fails).
  * 2. A shrink of `ops:postgresVolumeSize`, `up` twice in a row: refused at the end of the run (the
  *    stack output fails), the outputs again kept, the claims unchanged.
+ * 3. Outputs that say nothing: the stack's state imported again without `volumeClaimSizes` and
+ *    `volumeClaimOrdinals` (as a last deploy by a program before the guard has it, or outputs lost
+ *    another way), the namespace move `up` twice: both refused all the same, from the deployed
+ *    StatefulSets in the stack's state (claimGuard.ts readDeployedSizes), nothing changed; the
+ *    exported state is imported back as it was.
  * Then the settings go back and `pulumi preview --expect-no-changes` shows nothing changed.
  */
 import * as crypto from "node:crypto";
@@ -60,7 +65,7 @@ export async function namespaceMove(ctx: Context, io: StepIO): Promise<void> {
     if (!sizes?.[`${ns}/postgres`]) throw new Error(`the stack output ${SIZES_OUTPUT} has no ${ns}/postgres: ${JSON.stringify(sizes)}`);
 
     /** One refused `up`: non-zero, the reason in its output, nothing of the cluster or the outputs changed. */
-    const refusedUp = async (name: string, reason: RegExp): Promise<string> => {
+    const refusedUp = async (name: string, reason: RegExp, sizesKept: { value: unknown } = { value: lastOutputs[SIZES_OUTPUT] }): Promise<string> => {
         const r = await ctx.engine("up", "ci", name);
         const log = fs.readFileSync(ctx.path("logs", `engine-${name}.log`), "utf8");
         const said = (`${r.error ?? ""}\n${log}`.match(reason) ?? [])[0];
@@ -74,7 +79,7 @@ export async function namespaceMove(ctx: Context, io: StepIO): Promise<void> {
         if (JSON.stringify(now) !== JSON.stringify(before)) problems.push(`what ${ns} holds changed: ${JSON.stringify(before)} -> ${JSON.stringify(now)}`);
         if (!(fs.existsSync(path.join(dir, DATA_FILE)) && fs.readFileSync(path.join(dir, DATA_FILE), "utf8") === token)) problems.push(`the file ${DATA_FILE} in ${dir} is gone or changed`);
         const kept = await outputs(ctx);
-        if (JSON.stringify(kept[SIZES_OUTPUT]) !== JSON.stringify(lastOutputs[SIZES_OUTPUT])) problems.push(`the stack output ${SIZES_OUTPUT} changed: ${JSON.stringify(kept[SIZES_OUTPUT])}`);
+        if (JSON.stringify(kept[SIZES_OUTPUT]) !== JSON.stringify(sizesKept.value)) problems.push(`the stack output ${SIZES_OUTPUT} changed: ${JSON.stringify(kept[SIZES_OUTPUT])}`);
         if (problems.length) throw new Error(`${name}: ${problems.join("; ")}`);
         return `${name}: exit ${r.exitCode} in ${r.seconds.toFixed(1)} s, no step, "${said.slice(0, 400)}"`;
     };
@@ -98,7 +103,26 @@ export async function namespaceMove(ctx: Context, io: StepIO): Promise<void> {
         await ctx.pulumi(["config", "set", "--stack", "ci", SIZE_KEY, size]);
     }
 
+    // The outputs without the guard's record: the state's StatefulSets are judged instead.
+    const exported = ctx.path("ci-state.json");
+    const stripped = ctx.path("ci-state-without-sizes.json");
+    await ctx.pulumi(["stack", "export", "--stack", "ci", "--file", exported], { quiet: true });
+    const state = JSON.parse(fs.readFileSync(exported, "utf8"));
+    const root = (state.deployment?.resources ?? []).find((r: { type: string }) => r.type === "pulumi:pulumi:Stack");
+    if (!root?.outputs?.[SIZES_OUTPUT]) throw new Error(`the exported state's stack resource has no output ${SIZES_OUTPUT}`);
+    delete root.outputs[SIZES_OUTPUT];
+    delete root.outputs.volumeClaimOrdinals;
+    fs.writeFileSync(stripped, JSON.stringify(state));
+    await ctx.pulumi(["stack", "import", "--stack", "ci", "--file", stripped], { quiet: true });
+    await ctx.pulumi(["config", "set", "--stack", "ci", NS_KEY, moved]);
+    try {
+        for (const attempt of [1, 2]) io.result(await refusedUp(`stateless-move-up-${attempt}`, new RegExp(`refused before anything changes: namespace ${ns}, which the stack no longer declares, holds StatefulSets? [^"\\n]*${ns}/postgres[^"\\n]*`), { value: undefined }));
+    } finally {
+        await ctx.pulumi(["config", "set", "--stack", "ci", NS_KEY, ns]);
+        await ctx.pulumi(["stack", "import", "--stack", "ci", "--file", exported], { quiet: true });
+    }
+
     const steady = await ctx.engine("preview", "ci", "move-steady", ["--expect-no-changes"]);
     if (!steady.ok) throw new Error(`after the refused runs, pulumi preview --expect-no-changes reports changes: ${steady.steps.map((s) => `${s.op} ${s.object ?? s.urn}`).join("; ")}`);
-    io.result(`after four refused ups: ${Object.keys(before).length} objects of ${ns} with the same uids, ${DATA_FILE} still in data-postgres-0's volume, ${SIZES_OUTPUT} as deployed, pulumi preview --expect-no-changes exits 0`);
+    io.result(`after six refused ups (two without the outputs' record): ${Object.keys(before).length} objects of ${ns} with the same uids, ${DATA_FILE} still in data-postgres-0's volume, ${SIZES_OUTPUT} as deployed, pulumi preview --expect-no-changes exits 0`);
 }
