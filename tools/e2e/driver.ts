@@ -33,7 +33,7 @@ const ENGINE_STEPS = [
     "6 chart hooks through helm.v3.Release: install, upgrade, uninstall",
     "7 prod converges on kwok nodes shaped like its pool",
     "8 pulumi destroy: nothing of either stack left",
-    "4c refused twice in a row (namespace move, shrink) by up without preview: nothing changes, claims and outputs kept",
+    "4c refused twice in a row (namespace move, shrink; the move again with outputs lacking the record) by up without preview: nothing changes, claims and outputs kept",
 ] as const;
 
 async function controlPlane(ctx: Context, run: Steps): Promise<void> {
