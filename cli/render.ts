@@ -37,7 +37,7 @@ export function parseArgs(argv: string[]): { stack: string; out?: string; previo
     if (!args.stack) throw new Error(`--stack is required: one of ${listStacks().join(", ")}`);
     const problem = stackNameProblem(args.stack);
     if (problem) throw new Error(problem);
-    return { stack: args.stack, out: args.out, previous: args.previous };
+    return { stack: args.stack, out: args.out, ...(args.previous !== undefined ? { previous: args.previous } : {}) };
 }
 
 /** Everything the render prints goes through this: a secret-shaped value never reaches stdout or stderr. */
