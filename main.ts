@@ -1,7 +1,7 @@
 /**
  * The operations environment: configuration flows one way, from the typed stack configuration
- * to the components to the Kubernetes objects. `main()` registers every resource and returns the
- * stack outputs; index.ts runs it (the CLI and the offline render), and the e2e runs it as the
+ * to the components to the Kubernetes objects. `main()` registers every resource and resolves to
+ * the stack outputs; index.ts runs it (the CLI and the offline render), and the e2e runs it as the
  * Automation API's inline program (tools/e2e/engine.ts).
  */
 import * as pulumi from "@pulumi/pulumi";
@@ -31,12 +31,14 @@ import { SearchEngine } from "./components/searchEngine";
 import { SourceMirror } from "./components/sourceMirror";
 import { Workflow, workflowDatabaseClients, workflowQueueClients, workflowStoreSecrets } from "./components/workflow";
 
-export function main() {
+export async function main() {
     const config = loadConfig();
     // The flows components declare (components/lib/network.ts), collected afresh for this run.
     resetDeclaredFlows();
     // The data volume sizes of this run, judged against the last deploy's (components/lib/claimGuard.ts).
     const volumeGuard = new ClaimGuard({ namespaces: [...applicationNamespaces(config), ...addonNamespaces(config)], released: config.volumes.released, releasedKey: keyOf(["volumes", "released"]) });
+    // A run that would delete a namespace holding claims of the last deploy registers nothing at all.
+    await volumeGuard.refuseNamespaceLoss();
 
     // One namespace per area, each with its guardrails; the add-ons the applications rely on. Every object of
     // the program takes back fields another manager changed (components/lib/fieldOwnership.ts).

@@ -27,8 +27,13 @@ export interface PolicyFinding {
     message: string;
 }
 
-/** Evaluates one stack's policy configuration against its rendered resources. */
-export type PolicyEvaluator = (stack: string, resources: PolicyResource[]) => PolicyFinding[] | Promise<PolicyFinding[]>;
+/**
+ * Evaluates one stack's policy configuration against its rendered resources. `previous`: the stack's
+ * resources before the change, for the Gatekeeper policies' operation model (a new object is a
+ * CREATE, a changed one an UPDATE with its old object, an unchanged one judged as the audit does);
+ * without it every object is a CREATE.
+ */
+export type PolicyEvaluator = (stack: string, resources: PolicyResource[], previous?: PolicyResource[]) => PolicyFinding[] | Promise<PolicyFinding[]>;
 
 export type PolicyDiff =
     /** error: the pack exists but could not be evaluated (config, constraint file or policy error): the diff fails. */
@@ -49,9 +54,9 @@ export function diffFindings(base: readonly PolicyFinding[], head: readonly Poli
     };
 }
 
-/** The parts of policies/pack/run.ts the diff uses. */
+/** The parts of policies/pack/run.ts the diff uses (a revision before issue 43 takes no earlier resources, and ignores them). */
 interface PackModule {
-    runPack(resources: PolicyResource[], config: unknown): { violations: Array<{ policy: string; enforcementLevel: string; message: string; urn?: string }> };
+    runPack(resources: PolicyResource[], config: unknown, policies?: undefined, previous?: PolicyResource[]): { violations: Array<{ policy: string; enforcementLevel: string; message: string; urn?: string }> };
     loadPackConfig(stack: string): unknown;
 }
 
@@ -65,9 +70,10 @@ export async function loadPolicyEvaluator(root: string): Promise<PolicyEvaluator
     const pack = typeof mod.runPack === "function" ? mod : mod.default;
     if (typeof pack?.runPack !== "function" || typeof pack.loadPackConfig !== "function") return undefined;
     const { runPack, loadPackConfig } = pack as PackModule;
-    return (stack, resources) => {
+    return (stack, resources, previous) => {
         const objects = new Map(resources.map((r) => [r.urn, describeResource(r)]));
-        return runPack(resources, loadPackConfig(stack)).violations.map((v) => ({
+        // undefined policies: the pack's own (runPack's default).
+        return runPack(resources, loadPackConfig(stack), undefined, previous).violations.map((v) => ({
             policy: v.policy,
             enforcementLevel: v.enforcementLevel,
             object: (v.urn && objects.get(v.urn)) || "(stack)",

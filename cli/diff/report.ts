@@ -67,9 +67,14 @@ export async function buildReport(stack: string, base: RenderedSide, head: Rende
         // not parse, a policy throws) is an error of the diff, not a missing evaluation.
         let side = "the working tree";
         try {
-            const headFindings = await evaluators.head(stack, head.resources);
+            // The operation model (issue 43): the working tree is the change to the base, which is what is
+            // deployed: judged with the base's objects as the earlier state (new: CREATE, changed: UPDATE
+            // with the old object, unchanged: as Gatekeeper's audit judges them). The base is judged as the
+            // audit judges it (every object unchanged, itself its earlier state), so an unchanged object is
+            // judged alike on both sides and only what the change does appears or disappears.
+            const headFindings = await evaluators.head(stack, head.resources, base.absent ? [] : base.resources);
             side = evaluators.base ? "the base revision" : "the base revision (with this revision's pack)";
-            policy = diffFindings(base.absent ? [] : await baseEvaluator(stack, base.resources), headFindings);
+            policy = diffFindings(base.absent ? [] : await baseEvaluator(stack, base.resources, base.resources), headFindings);
         } catch (err) {
             policy = { available: false, error: true, reason: `the policy pack failed on ${side}: ${err instanceof Error ? err.message : String(err)}` };
         }

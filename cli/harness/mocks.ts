@@ -23,11 +23,16 @@ const fakePem = (label: string, seed: string) =>
     `-----BEGIN ${label}-----\n${deterministic(seed, 64, ALNUM + "+/")}\n-----END ${label}-----\n`;
 
 /**
- * What the mocks answer for the stack's last outputs (the engine's readStackOutputs invoke) and
+ * What the mocks answer for the stack's last outputs (the engine's readStackOutputs invoke), its state's resources and
  * for reads of cluster objects (`<type> <id>`): empty, a first deploy on an empty cluster, unless
  * a test sets them (components/lib/claimGuard.ts).
  */
-export const mockDeployment: { lastOutputs: Record<string, unknown>; cluster: Record<string, Record<string, unknown>> } = { lastOutputs: {}, cluster: {} };
+export const mockDeployment: {
+    lastOutputs: Record<string, unknown>;
+    /** The stack's state (the engine's readStackResourceOutputs invoke): URN -> {type, outputs}. */
+    lastResources: Record<string, { type: string; outputs: Record<string, unknown> }>;
+    cluster: Record<string, Record<string, unknown>>;
+} = { lastOutputs: {}, lastResources: {}, cluster: {} };
 
 export const renderMocks: pulumi.runtime.Mocks = {
     newResource(args: pulumi.runtime.MockResourceArgs): { id: string; state: Record<string, unknown> } {
@@ -80,6 +85,7 @@ export const renderMocks: pulumi.runtime.Mocks = {
     },
     call(args: pulumi.runtime.MockCallArgs): Record<string, unknown> {
         if (args.token === "pulumi:pulumi:readStackOutputs") return { name: args.inputs.name, outputs: mockDeployment.lastOutputs };
+        if (args.token === "pulumi:pulumi:readStackResourceOutputs") return { name: args.inputs.stackName, outputs: mockDeployment.lastResources };
         return args.inputs;
     },
 };

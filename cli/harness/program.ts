@@ -88,7 +88,8 @@ export async function runProgram(opts: RunOptions): Promise<ProgramRun> {
     try {
         const programPath = require.resolve(opts.programPath ?? path.join(REPO_ROOT, "index.ts"));
         delete require.cache[programPath];
-        const exported = require(programPath);
+        // The program's export, or the promise of it (index.ts exports main()'s promise), as the Node.js runtime awaits it.
+        const exported = await require(programPath);
         outputs = await resolveOutputs(exported, errors);
         secretOutputs = await secretOutputNames(exported, outputs);
         await settledRegistrations(resources);

@@ -24,17 +24,31 @@
  *
  * A StatefulSet of the last deploy that the run no longer declares (moved to another namespace,
  * removed) is refused too, unless the stack releases it (`volumesReleased`): its claims stay behind
- * unused, and are deleted with its namespace when the stack no longer declares that namespace.
+ * unused. One whose namespace the stack no longer declares (the run would delete the namespace, and
+ * its claims with it) is refused before the program registers anything (`refuseNamespaceLoss`,
+ * awaited by main.ts first): a `pulumi up --skip-preview` or an Automation API `up`, which apply
+ * each resource as the program registers it, then create nothing either (no new namespace, no
+ * client pointed at empty stores).
+ *
+ * A refused run fails the program, and the engine keeps the stack's last outputs when a deployment
+ * fails (pulumi 3.259.0 pkg/resource/deploy/deployment_executor.go, the stack outputs are finalized
+ * last; step_executor.go executeRegisterResourceOutputs: "If there was an error, ... leave old
+ * outputs untouched"): the next run is judged against the same last deploy, however often a change
+ * is refused (`npm run e2e` step 4c). Outputs without the sizes (a last deploy by a program before
+ * the guard, outputs lost another way) are not taken for a first deploy: the guard then reads the
+ * deployed StatefulSets from the stack's state (readDeployedSizes).
  */
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { quantityBytes } from "../../config/schema";
+import { CLAIM_SIZES_ANNOTATION } from "./claimAnnotations";
 
 /** The stack output with each growable StatefulSet's sizes: `<namespace>/<name>` -> "<template>=<size>,...". */
 export const CLAIM_SIZES_OUTPUT = "volumeClaimSizes";
 /** The stack output with the claims of each StatefulSet whose claims the program patches: `<namespace>/<name>` -> the most replicas deployed. */
 export const CLAIM_ORDINALS_OUTPUT = "volumeClaimOrdinals";
 const READ_STACK_OUTPUTS = "pulumi:pulumi:readStackOutputs";
+const READ_STACK_RESOURCES = "pulumi:pulumi:readStackResourceOutputs";
 
 /** What of a StatefulSet's claims the program declares: plain values, known before anything runs (claimGrowth.ts claimsOf). */
 export interface ClaimsOf {
@@ -71,18 +85,50 @@ interface LastDeploy {
     ordinals?: Map<string, number>;
 }
 
+/**
+ * The deployed StatefulSets' sizes, from the stack's state rather than its outputs: each StatefulSet
+ * of the last deploy with the size annotation (the sizes it was deployed with). Read with the
+ * engine's built-in invoke `pulumi:pulumi:readStackResourceOutputs` (pulumi 3.259.0
+ * pkg/resource/deploy/builtins.go; backend.go GetStackResourceOutputs: every resource of the stack's
+ * latest snapshot but those pending deletion, `{urn: {type, outputs}}`). Read at the start of the
+ * run, before the program registers anything but its stack, so what it holds is the last deploy's.
+ */
+function readDeployedSizes(): Promise<LastDeploy & { ordinals: Map<string, number> }> {
+    return pulumi.runtime.invoke(READ_STACK_RESOURCES, { stackName: stackName() }).then((r: { outputs?: Record<string, { type?: unknown; outputs?: any }> } | undefined) => {
+        const sizes = new Map<string, string>();
+        const ordinals = new Map<string, number>();
+        for (const { type, outputs } of Object.values(r?.outputs ?? {})) {
+            const size = outputs?.metadata?.annotations?.[CLAIM_SIZES_ANNOTATION];
+            const [namespace, name, replicas] = [outputs?.metadata?.namespace, outputs?.metadata?.name, outputs?.spec?.replicas];
+            if (type !== "kubernetes:apps/v1:StatefulSet" || typeof size !== "string" || typeof namespace !== "string" || typeof name !== "string") continue;
+            sizes.set(`${namespace}/${name}`, size);
+            // The replicas deployed: its claims that surely exist (a scale-down's kept claims are not known here).
+            ordinals.set(`${namespace}/${name}`, Number.isInteger(replicas) && replicas >= 0 ? replicas : 1);
+        }
+        return { sizes, ordinals };
+    });
+}
+
+/**
+ * The last deploy: its outputs `volumeClaimSizes` and `volumeClaimOrdinals`; when the outputs have
+ * no sizes (a first deploy, a last deploy by a program before the guard, or outputs lost with a
+ * failed run), the deployed StatefulSets' own sizes from the stack's state (readDeployedSizes), so
+ * a stack whose outputs say nothing is still judged against what is deployed.
+ */
 function readLastDeploy(): Promise<LastDeploy> {
     return pulumi.runtime.invoke(READ_STACK_OUTPUTS, { name: stackName() }).then(
-        (r: { outputs?: Record<string, unknown> } | undefined) => {
+        async (r: { outputs?: Record<string, unknown> } | undefined) => {
             const entries = (name: string) => Object.entries((r?.outputs?.[name] ?? {}) as object);
             const ordinals = r?.outputs?.[CLAIM_ORDINALS_OUTPUT];
+            const recorded = r?.outputs?.[CLAIM_SIZES_OUTPUT];
+            if (!recorded || typeof recorded !== "object") return readDeployedSizes();
             return {
                 sizes: new Map(entries(CLAIM_SIZES_OUTPUT).filter((e): e is [string, string] => typeof e[1] === "string")),
                 ...(ordinals && typeof ordinals === "object" ? { ordinals: new Map(entries(CLAIM_ORDINALS_OUTPUT).filter((e): e is [string, number] => Number.isInteger(e[1]) && e[1] >= 0)) } : {}),
             };
         },
         (err: unknown) => {
-            pulumi.log.warn(`volume sizes not judged against the last deploy: the stack's outputs could not be read (${err instanceof Error ? err.message : String(err)}); a shrink is then refused by the API server at the claim patch only`);
+            pulumi.log.warn(`volume sizes not judged against the last deploy: the stack's outputs or state could not be read (${err instanceof Error ? err.message : String(err)}); a shrink is then refused by the API server at the claim patch only`);
             return { sizes: new Map<string, string>() };
         },
     );
@@ -199,6 +245,14 @@ interface Judgement extends JudgedSizes {
     ordinals?: number;
 }
 
+/** The claims of a StatefulSet of the last deploy: `<template>-<name>-<ordinal>` for each ordinal recorded (`<ordinal>` when none is). */
+function claimsOfLast(id: string, last: LastDeploy): string[] {
+    const statefulSet = id.split("/")[1];
+    const count = last.ordinals?.get(id);
+    const templates = [...parseSizes(last.sizes.get(id) ?? "").keys()];
+    return count === undefined ? templates.map((t) => `${t}-${statefulSet}-<ordinal>`) : templates.flatMap((t) => Array.from({ length: count }, (_, i) => `${t}-${statefulSet}-${i}`));
+}
+
 const byKey = <T>(entries: Array<[string, T]>): Record<string, T> => Object.fromEntries(entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 
 /**
@@ -236,27 +290,46 @@ export class ClaimGuard {
         return byKey(judged.filter((j) => j.ordinals !== undefined).map((j) => [j.id, j.ordinals!]));
     }
 
-    /** The StatefulSets of the last deploy this run no longer declares, unless released: their claims would stay behind or go with their namespace. */
+    /**
+     * Refuses the run before anything is registered when a StatefulSet of the last deploy is in a
+     * namespace the stack no longer declares (unless released): the run would delete that namespace
+     * and the claims in it. main.ts awaits this before it builds any component, so a refused run
+     * registers nothing, even one that applies each resource as it is registered (`pulumi up
+     * --skip-preview`, the Automation API's `up`). A first deploy, or a last deploy that could not be
+     * read, has nothing to lose.
+     */
+    async refuseNamespaceLoss(): Promise<void> {
+        const last = await this.lastDeploy();
+        const declared = new Set(this.run.namespaces.map(([, ns]) => ns));
+        const lost = new Map<string, string[]>();
+        for (const id of last.sizes.keys()) {
+            const [namespace] = id.split("/");
+            if (declared.has(namespace) || this.run.released.includes(id)) continue;
+            lost.set(namespace, [...(lost.get(namespace) ?? []), id]);
+        }
+        const released = qualified(this.run.releasedKey);
+        const refusals = [...lost].sort(([a], [b]) => (a < b ? -1 : 1)).map(([namespace, ids]) => {
+            ids.sort();
+            const sets = ids.length === 1 ? `StatefulSet ${ids[0]}` : `StatefulSets ${ids.join(", ")}`;
+            return `refused before anything changes: namespace ${namespace}, which the stack no longer declares, holds ${sets} of the last deploy: the run would delete the namespace and with it the claims ${ids.flatMap((id) => claimsOfLast(id, last)).join(", ")} and the data on them; to let that data go, back it up first (docs/backups.md), then add ${ids.map((id) => `"${id}"`).join(", ")} to ${released} for this run; or declare ${namespace} again (set the namespace setting you changed back to ${namespace})`;
+        });
+        if (refusals.length) throw new pulumi.RunError(refusals.join("\n"));
+    }
+
+    /** The StatefulSets of the last deploy this run no longer declares in a namespace it keeps (refuseNamespaceLoss refuses the rest first), unless released: their claims would stay behind unused. */
     private goneRefusals(judged: Judgement[], last: LastDeploy): string[] {
         const declared = new Map(judged.map((j) => [j.id, j]));
-        const namespaces = new Set(this.run.namespaces.map(([, ns]) => ns));
         const released = qualified(this.run.releasedKey);
         const out: string[] = [];
-        for (const [id, sizes] of last.sizes) {
+        for (const id of last.sizes.keys()) {
             if (declared.has(id) || this.run.released.includes(id)) continue;
             const [namespace, statefulSet] = id.split("/");
-            const count = last.ordinals?.get(id);
-            const templates = [...parseSizes(sizes).keys()];
-            const claims = count === undefined ? templates.map((t) => `${t}-${statefulSet}-<ordinal>`) : templates.flatMap((t) => Array.from({ length: count }, (_, i) => `${t}-${statefulSet}-${i}`));
             const moved = [...declared.keys()].find((d) => d.endsWith(`/${statefulSet}`));
             const movedTo = moved ? moved.split("/")[0] : undefined;
             const keys = movedTo ? this.run.namespaces.filter(([, ns]) => ns === movedTo).map(([k]) => qualified(k)) : [];
             const what = moved ? `would move to ${moved}${keys.length ? ` (${keys.join(", ")} ${namespace} -> ${movedTo})` : ""}, where it starts with empty volumes` : "is no longer declared";
-            const where = namespaces.has(namespace)
-                ? `its claims ${claims.join(", ")} stay in ${namespace}, unused`
-                : `its claims ${claims.join(", ")} would be deleted with the namespace ${namespace}, which the stack no longer declares`;
             const back = moved && keys.length ? `; or set ${keys.join(", ")} back to ${namespace}` : "";
-            out.push(`refused before anything changes: StatefulSet ${id} of the last deploy ${what}: ${where}; to let its data go, back it up first (docs/backups.md), then add "${id}" to ${released} for this run${back}`);
+            out.push(`refused before anything changes: StatefulSet ${id} of the last deploy ${what}: its claims ${claimsOfLast(id, last).join(", ")} stay in ${namespace}, unused; to let its data go, back it up first (docs/backups.md), then add "${id}" to ${released} for this run${back}`);
         }
         return out;
     }

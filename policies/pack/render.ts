@@ -17,9 +17,13 @@ export function stackResourcesOf(result: RenderResult): PackResource[] {
     return result.resources.map((r) => ({ type: r.type, urn: r.urn, name: r.name, props: unwrapSecrets(r.inputs) as Record<string, any> }));
 }
 
-/** The pack with policies/config/<stack>.json over a render of that stack. */
-export function evaluateRender(result: RenderResult, stack = result.stack): PackResult {
-    return runPack(stackResourcesOf(result), loadPackConfig(stack));
+/**
+ * The pack with policies/config/<stack>.json over a render of that stack. `previous`: the stack's
+ * resources before this change (an earlier render's, cli/harness/earlierRender.ts), for the
+ * Gatekeeper policies' operation model (run.ts runPack).
+ */
+export function evaluateRender(result: RenderResult, stack = result.stack, previous?: readonly PackResource[]): PackResult {
+    return runPack(stackResourcesOf(result), loadPackConfig(stack), undefined, previous);
 }
 
 export interface PackVerdict {
@@ -35,11 +39,11 @@ export interface PackVerdict {
  * breaks a template's schema, or a policy that fails each make it not ok, with a message naming
  * the file and the item.
  */
-export function packVerdict(result: RenderResult, stack = result.stack): PackVerdict {
+export function packVerdict(result: RenderResult, stack = result.stack, previous?: readonly PackResource[]): PackVerdict {
     if (result.errors.length > 0) return { text: "policy pack: not evaluated (the render failed)", ok: false };
     let notes: string[] = [];
     const verdict = verdictOf(() => {
-        const evaluated = evaluateRender(result, stack);
+        const evaluated = evaluateRender(result, stack, previous);
         notes = packTemplateNotes();
         return evaluated;
     });

@@ -14,6 +14,7 @@ import { RunEnded, Steps } from "./harness/steps";
 import * as admission from "./steps/admission";
 import * as children from "./steps/children";
 import * as leverLab from "./steps/leverLab";
+import * as namespaceMove from "./steps/namespaceMove";
 import * as cluster from "./steps/cluster";
 import * as dev from "./steps/dev";
 import { skipReason as addonChartsSkipReason } from "./steps/addons";
@@ -32,6 +33,7 @@ const ENGINE_STEPS = [
     "6 chart hooks through helm.v3.Release: install, upgrade, uninstall",
     "7 prod converges on kwok nodes shaped like its pool",
     "8 pulumi destroy: nothing of either stack left",
+    "4c refused twice in a row (namespace move, shrink; the move again with outputs lacking the record) by up without preview: nothing changes, claims and outputs kept",
 ] as const;
 
 async function controlPlane(ctx: Context, run: Steps): Promise<void> {
@@ -93,6 +95,7 @@ async function enginePath(ctx: Context, run: Steps): Promise<void> {
         await run.step(ENGINE_STEPS[2], pulumi.drift);
         await run.step(ENGINE_STEPS[3], pulumi.change);
         await run.step(ENGINE_STEPS[4], volumeGrowth.volumeGrowth);
+        await run.step(ENGINE_STEPS[9], namespaceMove.namespaceMove);
         await run.step(ENGINE_STEPS[5], pulumi.policy);
         await run.step(ENGINE_STEPS[6], (c, io) => pulumi.hooks(c, io, engineState));
         // dev, and the add-ons' upgrades from their previous versions: the real charts only (steps/dev.ts).
@@ -114,15 +117,15 @@ async function enginePath(ctx: Context, run: Steps): Promise<void> {
     engineState.charts.close();
 }
 
-/** E2E_LAB=volume-growth: the control plane, pulumi up ci, and the volume growth step only (issue 29). */
-async function volumeGrowthPath(ctx: Context, run: Steps): Promise<void> {
+/** E2E_LAB=volume-growth (issue 29) or namespace-move (4c, issue 42): the control plane, pulumi up ci, and that step only. */
+async function labStepPath(ctx: Context, run: Steps, step: 4 | 9): Promise<void> {
     const absent = ctx.missing(ctx.tools.engine);
     if (absent.length) throw new Error(`not in ${ctx.cache}: ${absent.join(" ")}; build with: npm run e2e:build`);
     let state: pulumi.EngineState | undefined;
     if (!(await run.step("pulumi project, stacks ci and prod, secrets, add-on chart stand-ins", async (c, io) => void (state = await pulumi.setup(c, io)))) || !state) return;
     const ingress = pulumi.ingressStandIn(ctx);
     try {
-        if (await run.step(ENGINE_STEPS[0], pulumi.up)) await run.step(ENGINE_STEPS[4], volumeGrowth.volumeGrowth);
+        if (await run.step(ENGINE_STEPS[0], pulumi.up)) await run.step(ENGINE_STEPS[step], step === 4 ? volumeGrowth.volumeGrowth : namespaceMove.namespaceMove);
     } finally {
         ingress.stop();
         state.charts.close();
@@ -137,7 +140,8 @@ async function main(): Promise<number> {
         await controlPlane(ctx, run);
         // The engine levers A/B only (tools/e2e/steps/leverLab.ts).
         if (process.env.E2E_LAB === "levers") return (await leverLab.labPath(ctx, run), run.finish());
-        if (process.env.E2E_LAB === "volume-growth") return (await volumeGrowthPath(ctx, run), run.finish());
+        if (process.env.E2E_LAB === "volume-growth") return (await labStepPath(ctx, run, 4), run.finish());
+        if (process.env.E2E_LAB === "namespace-move") return (await labStepPath(ctx, run, 9), run.finish());
         await kubectlPath(run);
         await enginePath(ctx, run);
         // After the teardown: the stack's own admission policies are gone, only the harness's policies judge the cases.
