@@ -11,14 +11,15 @@ import { createHash } from "node:crypto";
 import { RE2JS } from "re2js";
 import { HOST_BUILTINS } from "../wasm/builtins";
 import { regexSplit, TOPDOWN_BUILTINS } from "../wasm/topdownBuiltins";
-import { RegoNumber, RegoObject as HostObject, type RegoValue } from "../wasm/value";
+import * as host from "../wasm/value";
 import * as numbers from "./numbers";
 import * as values from "./values";
 import { RegoObject, RegoSet } from "./values";
 
 // Taken once as plain functions: some TypeScript runners give a module's exports through getters, one call each.
-const { compare, computedNumber, dot, equal, isBigNumber, isObject, objectGet, objectKeys } = values;
+const { compare, computedInteger, computedNumber, dot, equal, isBigNumber, isObject, objectGet, objectKeys } = values;
 const { opaArith, opaSum } = numbers;
+const { fromHost, toHost } = host;
 
 export type PlanBuiltin = (...args: unknown[]) => unknown;
 
@@ -271,28 +272,6 @@ function parseGoFloat(s: string): number {
 
 function arith(a: unknown, b: unknown, op: (x: number, y: number) => number): number {
     return op(num(a, 1), num(b, 2));
-}
-
-/** A value in the form the Wasm host's built-ins take (numbers as their text, objects as entries). */
-function toHost(v: unknown): RegoValue {
-    if (v === null) return null;
-    if (typeof v === "boolean" || typeof v === "string") return v;
-    // OPA's text of the number: a computed integer's digits; a number of the input as Go writes a float64.
-    if (typeof v === "bigint") return new RegoNumber(v.toString());
-    if (typeof v === "number") return new RegoNumber(isBigNumber(v) ? goFloatText(v) : String(v));
-    if (Array.isArray(v)) return v.map(toHost);
-    if (v instanceof RegoSet) return new Set(v.sortedValues().map(toHost));
-    return new HostObject(objectKeys(v).map((k) => [toHost(k), toHost(objectGet(v, k))]));
-}
-
-function fromHost(v: RegoValue): unknown {
-    if (v === null || typeof v === "boolean" || typeof v === "string") return v;
-    if (v instanceof RegoNumber) return /^-?\d+$/.test(v.text) ? computedInteger(v.text) : v.value;
-    if (Array.isArray(v)) return v.map(fromHost);
-    if (v instanceof Set) return setOf([...v].map(fromHost));
-    const o = new RegoObject();
-    for (const [k, x] of v.entries) o.set(fromHost(k), fromHost(x));
-    return o;
 }
 
 const hosted = (name: string): PlanBuiltin => {
@@ -625,24 +604,6 @@ export const PLAN_BUILTINS: ReadonlyMap<string, PlanBuiltin> = new Map<string, P
         },
     ],
 ]);
-
-/** An integer's text as the policy keeps it (./values.ts): of at least 1e6 in magnitude a bigint, else a number. */
-function computedInteger(text: string): number | bigint {
-    const n = BigInt(text);
-    return n >= 1_000_000n || n <= -1_000_000n ? n : Number(n);
-}
-
-/** strconv.FormatFloat(x, 'g', -1, 64): how Go (and so OPA, for Gatekeeper's input) writes a float64. */
-export function goFloatText(x: number): string {
-    if (!Number.isFinite(x)) return x > 0 ? "+Inf" : x < 0 ? "-Inf" : "NaN";
-    if (x === 0) return Object.is(x, -0) ? "-0" : "0";
-    const [mant, e] = x.toExponential().split("e");
-    const exp = Number(e);
-    if (exp < -4 || exp >= 6) {
-        return `${mant}e${exp < 0 ? "-" : "+"}${String(Math.abs(exp)).padStart(2, "0")}`;
-    }
-    return String(x);
-}
 
 /** object.union: b's entries over a's, objects under the same key merged the same way (topdown's mergeWithOverwrite). */
 function unionObjects(a: unknown, b: unknown): RegoObject {
