@@ -4,12 +4,13 @@
  * function throws on an operand it does not accept; the compiled policy turns that into
  * undefined, as Gatekeeper's Rego engine runs with non-strict built-in errors.
  *
- * The Wasm host's own built-ins (sprintf with Go's formatting, semver, strings.any_*_match)
- * are used as they are, through the value form they take (../wasm/value.ts).
+ * semver and strings.any_*_match are the Wasm host's own functions (../wasm/builtins.ts), on
+ * strings; sprintf's Go formatting and time, units and regex.find_n are the host's, through the
+ * value form they take (../wasm/value.ts toHost/fromHost: they read the numbers' text).
  */
 import { createHash } from "node:crypto";
 import { RE2JS } from "re2js";
-import { HOST_BUILTINS } from "../wasm/builtins";
+import { anyMatch, HOST_BUILTINS, semverCompare, semverIsValid } from "../wasm/builtins";
 import { regexSplit, TOPDOWN_BUILTINS } from "../wasm/topdownBuiltins";
 import * as host from "../wasm/value";
 import * as numbers from "./numbers";
@@ -70,8 +71,6 @@ function stringsOf(v: unknown, pos: number): string[] {
     if (Array.isArray(v) || v instanceof RegoSet) return members(v, pos).map((x) => str(x, pos));
     throw new TypeError(`operand ${pos} must be one of {string, set, array}`);
 }
-
-const anyPair = (xs: string[], ys: string[], test: (x: string, y: string) => boolean) => xs.some((x) => ys.some((y) => test(x, y)));
 
 function setOf(values: Iterable<unknown>): RegoSet {
     const s = new RegoSet();
@@ -442,10 +441,10 @@ export const PLAN_BUILTINS: ReadonlyMap<string, PlanBuiltin> = new Map<string, P
     ["trim_suffix", (s, p) => (str(s, 1).endsWith(str(p, 2)) && (p as string).length > 0 ? (s as string).slice(0, -(p as string).length) : s)],
     ["trim_space", (s) => str(s, 1).replace(SPACE, "")],
     ["sprintf", sprintf],
-    ["strings.any_prefix_match", (a, b) => anyPair(stringsOf(a, 1), stringsOf(b, 2), (x, p) => x.startsWith(p))],
-    ["strings.any_suffix_match", (a, b) => anyPair(stringsOf(a, 1), stringsOf(b, 2), (x, p) => x.endsWith(p))],
-    ["semver.is_valid", hosted("semver.is_valid")],
-    ["semver.compare", hosted("semver.compare")],
+    ["strings.any_prefix_match", (a, b) => anyMatch(stringsOf(a, 1), stringsOf(b, 2), false)],
+    ["strings.any_suffix_match", (a, b) => anyMatch(stringsOf(a, 1), stringsOf(b, 2), true)],
+    ["semver.is_valid", semverIsValid],
+    ["semver.compare", semverCompare],
     // time, units, regex.find_n: the host's (./../wasm/topdownBuiltins.ts), exact on the numbers' text
     ...[...TOPDOWN_BUILTINS.keys()].map((name): [string, PlanBuiltin] => [name, hosted(name)]),
     // more of topdown's deterministic built-ins (issue 43)
