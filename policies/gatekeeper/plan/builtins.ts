@@ -4,21 +4,23 @@
  * function throws on an operand it does not accept; the compiled policy turns that into
  * undefined, as Gatekeeper's Rego engine runs with non-strict built-in errors.
  *
- * The Wasm host's own built-ins (sprintf with Go's formatting, semver, strings.any_*_match)
- * are used as they are, through the value form they take (../wasm/value.ts).
+ * semver and strings.any_*_match are the Wasm host's own functions (../wasm/builtins.ts), on
+ * strings; sprintf's Go formatting and time, units and regex.find_n are the host's, through the
+ * value form they take (../wasm/value.ts toHost/fromHost: they read the numbers' text).
  */
 import { createHash } from "node:crypto";
 import { RE2JS } from "re2js";
-import { HOST_BUILTINS } from "../wasm/builtins";
+import { anyMatch, HOST_BUILTINS, semverCompare, semverIsValid } from "../wasm/builtins";
 import { regexSplit, TOPDOWN_BUILTINS } from "../wasm/topdownBuiltins";
-import { RegoNumber, RegoObject as HostObject, type RegoValue } from "../wasm/value";
+import * as host from "../wasm/value";
 import * as numbers from "./numbers";
 import * as values from "./values";
 import { RegoObject, RegoSet } from "./values";
 
 // Taken once as plain functions: some TypeScript runners give a module's exports through getters, one call each.
-const { compare, computedNumber, dot, equal, isBigNumber, isObject, objectGet, objectKeys } = values;
+const { compare, computedInteger, computedNumber, dot, equal, isBigNumber, isObject, objectGet, objectKeys } = values;
 const { opaArith, opaSum } = numbers;
+const { fromHost, toHost } = host;
 
 export type PlanBuiltin = (...args: unknown[]) => unknown;
 
@@ -69,8 +71,6 @@ function stringsOf(v: unknown, pos: number): string[] {
     if (Array.isArray(v) || v instanceof RegoSet) return members(v, pos).map((x) => str(x, pos));
     throw new TypeError(`operand ${pos} must be one of {string, set, array}`);
 }
-
-const anyPair = (xs: string[], ys: string[], test: (x: string, y: string) => boolean) => xs.some((x) => ys.some((y) => test(x, y)));
 
 function setOf(values: Iterable<unknown>): RegoSet {
     const s = new RegoSet();
@@ -273,28 +273,6 @@ function arith(a: unknown, b: unknown, op: (x: number, y: number) => number): nu
     return op(num(a, 1), num(b, 2));
 }
 
-/** A value in the form the Wasm host's built-ins take (numbers as their text, objects as entries). */
-function toHost(v: unknown): RegoValue {
-    if (v === null) return null;
-    if (typeof v === "boolean" || typeof v === "string") return v;
-    // OPA's text of the number: a computed integer's digits; a number of the input as Go writes a float64.
-    if (typeof v === "bigint") return new RegoNumber(v.toString());
-    if (typeof v === "number") return new RegoNumber(isBigNumber(v) ? goFloatText(v) : String(v));
-    if (Array.isArray(v)) return v.map(toHost);
-    if (v instanceof RegoSet) return new Set(v.sortedValues().map(toHost));
-    return new HostObject(objectKeys(v).map((k) => [toHost(k), toHost(objectGet(v, k))]));
-}
-
-function fromHost(v: RegoValue): unknown {
-    if (v === null || typeof v === "boolean" || typeof v === "string") return v;
-    if (v instanceof RegoNumber) return /^-?\d+$/.test(v.text) ? computedInteger(v.text) : v.value;
-    if (Array.isArray(v)) return v.map(fromHost);
-    if (v instanceof Set) return setOf([...v].map(fromHost));
-    const o = new RegoObject();
-    for (const [k, x] of v.entries) o.set(fromHost(k), fromHost(x));
-    return o;
-}
-
 const hosted = (name: string): PlanBuiltin => {
     const fn = HOST_BUILTINS.get(name)!;
     return (...args) => {
@@ -463,10 +441,10 @@ export const PLAN_BUILTINS: ReadonlyMap<string, PlanBuiltin> = new Map<string, P
     ["trim_suffix", (s, p) => (str(s, 1).endsWith(str(p, 2)) && (p as string).length > 0 ? (s as string).slice(0, -(p as string).length) : s)],
     ["trim_space", (s) => str(s, 1).replace(SPACE, "")],
     ["sprintf", sprintf],
-    ["strings.any_prefix_match", (a, b) => anyPair(stringsOf(a, 1), stringsOf(b, 2), (x, p) => x.startsWith(p))],
-    ["strings.any_suffix_match", (a, b) => anyPair(stringsOf(a, 1), stringsOf(b, 2), (x, p) => x.endsWith(p))],
-    ["semver.is_valid", hosted("semver.is_valid")],
-    ["semver.compare", hosted("semver.compare")],
+    ["strings.any_prefix_match", (a, b) => anyMatch(stringsOf(a, 1), stringsOf(b, 2), false)],
+    ["strings.any_suffix_match", (a, b) => anyMatch(stringsOf(a, 1), stringsOf(b, 2), true)],
+    ["semver.is_valid", semverIsValid],
+    ["semver.compare", semverCompare],
     // time, units, regex.find_n: the host's (./../wasm/topdownBuiltins.ts), exact on the numbers' text
     ...[...TOPDOWN_BUILTINS.keys()].map((name): [string, PlanBuiltin] => [name, hosted(name)]),
     // more of topdown's deterministic built-ins (issue 43)
@@ -625,24 +603,6 @@ export const PLAN_BUILTINS: ReadonlyMap<string, PlanBuiltin> = new Map<string, P
         },
     ],
 ]);
-
-/** An integer's text as the policy keeps it (./values.ts): of at least 1e6 in magnitude a bigint, else a number. */
-function computedInteger(text: string): number | bigint {
-    const n = BigInt(text);
-    return n >= 1_000_000n || n <= -1_000_000n ? n : Number(n);
-}
-
-/** strconv.FormatFloat(x, 'g', -1, 64): how Go (and so OPA, for Gatekeeper's input) writes a float64. */
-export function goFloatText(x: number): string {
-    if (!Number.isFinite(x)) return x > 0 ? "+Inf" : x < 0 ? "-Inf" : "NaN";
-    if (x === 0) return Object.is(x, -0) ? "-0" : "0";
-    const [mant, e] = x.toExponential().split("e");
-    const exp = Number(e);
-    if (exp < -4 || exp >= 6) {
-        return `${mant}e${exp < 0 ? "-" : "+"}${String(Math.abs(exp)).padStart(2, "0")}`;
-    }
-    return String(x);
-}
 
 /** object.union: b's entries over a's, objects under the same key merged the same way (topdown's mergeWithOverwrite). */
 function unionObjects(a: unknown, b: unknown): RegoObject {

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { test } from "node:test";
 import { opaBinary } from "../wasm/opa";
-import { compilePlan, UnsupportedPlan, type Plan } from "./compile";
+import { compilePlan, planToJavaScript, UnsupportedPlan, type Plan } from "./compile";
 import { toJSON } from "./values";
 
 const opa = opaBinary();
@@ -48,4 +48,15 @@ test("a function that reads only data is remembered for one data document, not b
     assert.deepEqual(result(evaluate({ kind: "Pod" }, a)), ["p1", "p2"]);
     assert.deepEqual(result(evaluate({ kind: "Pod" }, b)), ["p3"], "another data document: computed again");
     assert.deepEqual(result(evaluate({ kind: "Service" }, b)), [], "another argument");
+});
+
+test("a new array's appends are written as one literal, and a collection never added to is the shared empty one", { skip }, () => {
+    const plan = planOf('package t\n\nmsg := sprintf("%v/%v", [input.a, input.b])\n\nfallback := object.get(input, "missing", {})\n', "msg");
+    const js = planToJavaScript(plan);
+    assert.match(js, /=\[l\d+,l\d+\];/, "sprintf's arguments made one literal");
+    assert.doesNotMatch(js, /l\d+\.push\(/, "no appends left");
+    assert.deepEqual(result(compilePlan(plan)({ a: 1, b: "x" }, {})), "1/x");
+    const empty = planOf('package t\n\ng := object.get(input, "missing", {})\n', "g");
+    assert.match(planToJavaScript(empty), /V\.EMPTY_OBJECT/);
+    assert.deepEqual(result(compilePlan(empty)({}, {})), {});
 });

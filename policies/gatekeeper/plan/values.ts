@@ -10,6 +10,10 @@
  * iterate in their keys' order, as topdown's do (ast object/set Iter use sorted keys).
  */
 
+import * as text from "../rego/text";
+
+// Taken once as a plain function: some TypeScript runners give a module's exports through getters, one call each.
+const { compareStrings } = text;
 const hasOwn = Object.prototype.hasOwnProperty;
 
 type Primitive = null | boolean | number | string | bigint;
@@ -34,6 +38,12 @@ function otherForm(v: number | bigint): number | bigint {
 /** A computed number as the policy keeps it: an integer of at least 1e6 in magnitude as a bigint (OPA writes its digits). */
 export function computedNumber(n: number): number | bigint {
     return Number.isInteger(n) && (n >= 1e6 || n <= -1e6) && Number.isFinite(n) ? BigInt(n) : n;
+}
+
+/** An integer's text as the policy keeps it: of at least 1e6 in magnitude a bigint, else a number. */
+export function computedInteger(text: string): number | bigint {
+    const n = BigInt(text);
+    return n >= 1_000_000n || n <= -1_000_000n ? n : Number(n);
 }
 
 /** A number's value as a float64. */
@@ -523,24 +533,6 @@ function rank(v: unknown): number {
     if (Array.isArray(v)) return 6;
     if (v instanceof RegoSet) return 8;
     return 7;
-}
-
-/** Go's strings.Compare: byte order of the UTF-8 encodings, which is code point order. */
-export function compareStrings(a: string, b: string): number {
-    if (a === b) return 0;
-    const n = Math.min(a.length, b.length);
-    for (let i = 0; i < n; i++) {
-        const x = a.charCodeAt(i);
-        const y = b.charCodeAt(i);
-        if (x !== y) {
-            // UTF-16 code units order code points but for surrogates (U+10000 and above) against U+E000-U+FFFF.
-            const sx = x >= 0xd800 && x <= 0xdfff;
-            const sy = y >= 0xd800 && y <= 0xdfff;
-            if (sx !== sy) return sx ? 1 : -1;
-            return x < y ? -1 : 1;
-        }
-    }
-    return a.length < b.length ? -1 : a.length > b.length ? 1 : 0;
 }
 
 function compareSeq(a: readonly unknown[], b: readonly unknown[]): number {

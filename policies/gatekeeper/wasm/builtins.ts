@@ -92,6 +92,29 @@ function compareSemVer(v: SemVer, o: SemVer): number {
     }
 }
 
+/** semver.is_valid: whether a value is a string OPA's semver reads (any other value is not). */
+export function semverIsValid(v: unknown): boolean {
+    if (typeof v !== "string") return false;
+    try {
+        parseSemVer(v);
+        return true;
+    } catch {
+        return false;
+    }
+}
+
+/** semver.compare of two strings (-1, 0 or 1); throws on another operand or a version OPA refuses. */
+export function semverCompare(a: unknown, b: unknown): number {
+    if (typeof a !== "string") throw new TypeError("operand 1 must be string");
+    if (typeof b !== "string") throw new TypeError("operand 2 must be string");
+    return compareSemVer(parseSemVer(a), parseSemVer(b));
+}
+
+/** strings.any_prefix_match / any_suffix_match on their operands read as lists of strings. */
+export function anyMatch(xs: readonly string[], ys: readonly string[], suffix: boolean): boolean {
+    return xs.some((x) => ys.some((y) => (suffix ? x.endsWith(y) : x.startsWith(y))));
+}
+
 export const HOST_BUILTINS: ReadonlyMap<string, HostBuiltin> = new Map<string, HostBuiltin>([
     [
         "sprintf",
@@ -100,34 +123,9 @@ export const HOST_BUILTINS: ReadonlyMap<string, HostBuiltin> = new Map<string, H
             return regoSprintf(str(format, 1), args);
         },
     ],
-    [
-        "semver.is_valid",
-        ([v]) => {
-            if (typeof v !== "string") return false;
-            try {
-                parseSemVer(v);
-                return true;
-            } catch {
-                return false;
-            }
-        },
-    ],
-    ["semver.compare", ([a, b]) => new RegoNumber(String(compareSemVer(parseSemVer(str(a, 1)), parseSemVer(str(b, 2)))))],
-    [
-        "strings.any_prefix_match",
-        ([a, b]) => {
-            const xs = strings(a, 1);
-            const ps = strings(b, 2);
-            return xs.some((x) => ps.some((p) => x.startsWith(p)));
-        },
-    ],
-    [
-        "strings.any_suffix_match",
-        ([a, b]) => {
-            const xs = strings(a, 1);
-            const ss = strings(b, 2);
-            return xs.some((x) => ss.some((s) => x.endsWith(s)));
-        },
-    ],
+    ["semver.is_valid", ([v]) => semverIsValid(v)],
+    ["semver.compare", ([a, b]) => new RegoNumber(String(semverCompare(a, b)))],
+    ["strings.any_prefix_match", ([a, b]) => anyMatch(strings(a, 1), strings(b, 2), false)],
+    ["strings.any_suffix_match", ([a, b]) => anyMatch(strings(a, 1), strings(b, 2), true)],
     ...TOPDOWN_BUILTINS,
 ]);

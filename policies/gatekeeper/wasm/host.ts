@@ -13,7 +13,7 @@
 import { createHash } from "node:crypto";
 import vm from "node:vm";
 import { templateTimeBudgetMs } from "../budget";
-import { goFloatText } from "../plan/builtins";
+import { goFloatText } from "../rego/text";
 import { HOST_BUILTINS, type HostBuiltin } from "./builtins";
 import { parseRegoValue, toJSON, valueText, type RegoValue } from "./value";
 

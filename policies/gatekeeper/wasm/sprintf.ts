@@ -4,7 +4,8 @@
  * string, anything else its term text), then Go's fmt.Sprintf formats them, with Go's error
  * texts (`%!d(string=x)`, `%!v(MISSING)`, `%!(EXTRA string=x)`, `%!(NOVERB)`).
  */
-import { RegoNumber, goQuote, termString, type RegoValue } from "./value";
+import { goQuote } from "../rego/text";
+import { RegoNumber, termString, type RegoValue } from "./value";
 
 type GoArg = { type: "int" | "*big.Int"; v: bigint } | { type: "float64"; v: number } | { type: "string"; v: string };
 

@@ -1,8 +1,14 @@
 /**
  * Rego values as OPA's Wasm module dumps them (opa_value_dump: JSON plus set literals `{a, b}` /
  * `set()` and non-string object keys), and OPA's rendering of a term (ast.Term.String(), what
- * sprintf's %v prints for anything but a string or a number).
+ * sprintf's %v prints for anything but a string or a number); the conversions to and from the
+ * compiled plans' values (../plan/values.ts), whose order (ast.Compare) both use.
  */
+import * as plan from "../plan/values";
+import { goFloatText, goQuote } from "../rego/text";
+
+// Taken once as plain values: some TypeScript runners give a module's exports through getters, one call each.
+const { compare, computedInteger, isBigNumber, objectGet, objectKeys, RegoObject: PlanObject, RegoSet: PlanSet } = plan;
 
 /** A Rego number, kept as its text: sprintf prints it as OPA holds it (json.Number). */
 export class RegoNumber {
@@ -129,16 +135,6 @@ export function parseRegoValue(text: string): RegoValue {
     return v;
 }
 
-/** A plain JSON value as a RegoValue (what a host built-in receives or the host gives). */
-export function fromJSON(v: unknown): RegoValue {
-    if (v === null || v === undefined) return null;
-    if (typeof v === "boolean" || typeof v === "string") return v;
-    if (typeof v === "number") return new RegoNumber(String(v));
-    if (Array.isArray(v)) return v.map(fromJSON);
-    if (v instanceof Set) return new Set([...v].map(fromJSON));
-    return new RegoObject(Object.entries(v as object).map(([k, x]) => [k, fromJSON(x)]));
-}
-
 /** As JSON (sets as arrays in OPA's order, non-string keys as their text), as opa_json_dump gives. */
 export function toJSON(v: RegoValue): unknown {
     if (v === null || typeof v === "boolean" || typeof v === "string") return v;
@@ -150,88 +146,58 @@ export function toJSON(v: RegoValue): unknown {
     return out;
 }
 
-const TYPE_ORDER = (v: RegoValue): number =>
-    v === null ? 0 : typeof v === "boolean" ? 1 : v instanceof RegoNumber ? 2 : typeof v === "string" ? 3 : Array.isArray(v) ? 4 : v instanceof RegoObject ? 5 : 6;
-
+/** A set's members in OPA's order (ast.Compare, ../plan/values.ts). */
 function sorted(s: Set<RegoValue>): RegoValue[] {
-    return [...s].sort(compareRego);
+    return inOrder([...s], (v) => v);
 }
 
+/** An object's entries in the order of their keys. */
 function sortedEntries(o: RegoObject): [RegoValue, RegoValue][] {
-    return [...o.entries].sort((a, b) => compareRego(a[0], b[0]));
+    return inOrder([...o.entries], (e) => e[0]);
 }
 
-function compareNumbers(a: RegoNumber, b: RegoNumber): number {
-    const x = a.value;
-    const y = b.value;
-    if (x === y && Number.isSafeInteger(x) === false && /^-?\d+$/.test(a.text) && /^-?\d+$/.test(b.text)) {
-        const p = BigInt(a.text);
-        const q = BigInt(b.text);
-        return p < q ? -1 : p > q ? 1 : 0;
-    }
-    return x < y ? -1 : x > y ? 1 : 0;
+function inOrder<T>(list: T[], key: (t: T) => RegoValue): T[] {
+    if (list.length < 2) return list;
+    const keyed = list.map((t) => ({ k: fromHost(key(t)), t }));
+    keyed.sort((a, b) => compare(a.k, b.k));
+    return keyed.map((e) => e.t);
 }
 
-function compareStrings(a: string, b: string): number {
-    // Go compares strings byte-wise (UTF-8), which is code point order, not UTF-16 unit order.
-    const x = [...a];
-    const y = [...b];
-    for (let i = 0; i < Math.min(x.length, y.length); i++) {
-        const d = x[i].codePointAt(0)! - y[i].codePointAt(0)!;
-        if (d !== 0) return d < 0 ? -1 : 1;
-    }
-    return x.length < y.length ? -1 : x.length > y.length ? 1 : 0;
-}
-
-/** OPA's ordering of values (ast.Compare). */
+/** OPA's ordering of values (ast.Compare): the compiled plans' (../plan/values.ts compare). */
 export function compareRego(a: RegoValue, b: RegoValue): number {
-    const ta = TYPE_ORDER(a);
-    const tb = TYPE_ORDER(b);
-    if (ta !== tb) return ta < tb ? -1 : 1;
-    if (a === null) return 0;
-    if (typeof a === "boolean") return a === b ? 0 : a ? 1 : -1;
-    if (a instanceof RegoNumber) return compareNumbers(a, b as RegoNumber);
-    if (typeof a === "string") return compareStrings(a, b as string);
-    const seq = (x: RegoValue[], y: RegoValue[]) => {
-        for (let i = 0; i < Math.min(x.length, y.length); i++) {
-            const c = compareRego(x[i], y[i]);
-            if (c !== 0) return c;
-        }
-        return x.length < y.length ? -1 : x.length > y.length ? 1 : 0;
-    };
-    if (Array.isArray(a)) return seq(a, b as RegoValue[]);
-    if (a instanceof Set) return seq(sorted(a), sorted(b as Set<RegoValue>));
-    const x = sortedEntries(a as RegoObject);
-    const y = sortedEntries(b as RegoObject);
-    for (let i = 0; i < Math.min(x.length, y.length); i++) {
-        const c = compareRego(x[i][0], y[i][0]) || compareRego(x[i][1], y[i][1]);
-        if (c !== 0) return c;
-    }
-    return x.length < y.length ? -1 : x.length > y.length ? 1 : 0;
+    return compare(fromHost(a), fromHost(b));
 }
 
-/** Go's strconv.Quote (ast.String.String()). */
-export function goQuote(s: string): string {
-    let out = '"';
-    for (const ch of s) {
-        const cp = ch.codePointAt(0)!;
-        if (ch === '"' || ch === "\\") out += "\\" + ch;
-        else if (cp === 7) out += "\\a";
-        else if (cp === 8) out += "\\b";
-        else if (cp === 12) out += "\\f";
-        else if (cp === 10) out += "\\n";
-        else if (cp === 13) out += "\\r";
-        else if (cp === 9) out += "\\t";
-        else if (cp === 11) out += "\\v";
-        else if (cp < 0x20 || cp === 0x7f) out += "\\x" + cp.toString(16).padStart(2, "0");
-        else if (!isPrintable(ch)) out += cp > 0xffff ? "\\U" + cp.toString(16).padStart(8, "0") : "\\u" + cp.toString(16).padStart(4, "0");
-        else out += ch;
-    }
-    return out + '"';
+/**
+ * A value of the compiled plans (../plan/values.ts), or plain JSON of Gatekeeper's input with
+ * JavaScript Sets (the TypeScript templates'), as the host holds it: a number as OPA's text of
+ * it (a computed integer's digits; a number of the input as Go writes a float64), objects as
+ * entries in OPA's order.
+ */
+export function toHost(v: unknown): RegoValue {
+    if (v === null) return null;
+    if (typeof v === "boolean" || typeof v === "string") return v;
+    if (typeof v === "bigint") return new RegoNumber(v.toString());
+    if (typeof v === "number") return new RegoNumber(isBigNumber(v) ? goFloatText(v) : String(v));
+    if (Array.isArray(v)) return v.map(toHost);
+    if (v instanceof PlanSet) return new Set(v.sortedValues().map(toHost));
+    if (v instanceof Set) return new Set([...v].map(toHost));
+    return new RegoObject(objectKeys(v).map((k) => [toHost(k), toHost(objectGet(v, k))]));
 }
 
-function isPrintable(ch: string): boolean {
-    return !/[\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Cs}\p{Zl}\p{Zp}]|[\p{Zs}]/u.test(ch) || ch === " ";
+/** A host value as the compiled plans hold it (an integer of at least 1e6 as a bigint). */
+export function fromHost(v: RegoValue): unknown {
+    if (v === null || typeof v === "boolean" || typeof v === "string") return v;
+    if (v instanceof RegoNumber) return /^-?\d+$/.test(v.text) ? computedInteger(v.text) : v.value;
+    if (Array.isArray(v)) return v.map(fromHost);
+    if (v instanceof Set) {
+        const s = new PlanSet();
+        for (const x of v) s.add(fromHost(x));
+        return s;
+    }
+    const o = new PlanObject();
+    for (const [k, x] of v.entries) o.set(fromHost(k), fromHost(x));
+    return o;
 }
 
 /** OPA's ast term rendering: strings quoted, ", " separators, object keys and set members sorted. */

@@ -2,7 +2,10 @@
  * Helpers shared by the Pod templates: container iteration, exemptImages, and the
  * Rego-compatible bits that keep messages and violation counts identical to Gatekeeper's.
  */
+import { compare } from "../../plan/values";
 import type { K8sObject, Violation } from "../../types";
+import { regoSprintf } from "../../wasm/sprintf";
+import { toHost } from "../../wasm/value";
 
 export type ContainerKind = "container" | "initContainer" | "ephemeralContainer";
 
@@ -68,27 +71,13 @@ export function isSet(value: unknown): boolean {
 }
 
 /**
- * Renders a value as Rego's sprintf("%v") does: a top-level string bare, everything else in
+ * Renders a value as Rego's sprintf("%v") does (../../rego/text.ts, ../../wasm/sprintf.ts): a
+ * top-level string bare, a number as Go prints Gatekeeper's float64 (1e+06), everything else in
  * OPA's term syntax (quoted strings, ", " separators, object keys and set members sorted).
  */
 export function regoFormat(value: unknown): string {
-    return typeof value === "string" ? value : regoTerm(value);
-}
-
-function regoTerm(value: unknown): string {
-    if (value === undefined) return "";
-    if (value === null) return "null";
-    if (typeof value === "string") return JSON.stringify(value);
-    if (typeof value !== "object") return String(value);
-    if (Array.isArray(value)) return `[${value.map(regoTerm).join(", ")}]`;
-    if (value instanceof Set) {
-        if (value.size === 0) return "set()";
-        return `{${[...value].sort(regoCompare).map(regoTerm).join(", ")}}`;
-    }
-    const entries = Object.keys(value)
-        .sort()
-        .map((key) => `${JSON.stringify(key)}: ${regoTerm((value as Record<string, unknown>)[key])}`);
-    return `{${entries.join(", ")}}`;
+    if (typeof value === "string") return value;
+    return value === undefined ? "" : regoSprintf("%v", [toHost(value)]);
 }
 
 /**
@@ -117,39 +106,13 @@ export function violations(messages: readonly (string | undefined)[]): Violation
     return unique.map((msg) => ({ msg }));
 }
 
-const REGO_TYPE_ORDER = ["null", "boolean", "number", "string", "array", "object", "set"];
-const regoType = (v: unknown) => (v === null ? "null" : Array.isArray(v) ? "array" : v instanceof Set ? "set" : typeof v);
-
 /**
- * OPA's ordering of values (ast.Compare), the order of a set's members and of its rendering:
- * by type first (null < boolean < number < string < array < object < set), then false < true,
- * numbers by value, strings by their characters, arrays and sets element by element (a prefix
- * first), objects by their sorted keys and then the values under them.
+ * OPA's ordering of values (ast.Compare, the compiled plans' ../../plan/values.ts), the order of a
+ * set's members and of its rendering: by type first (null < boolean < number < string < array <
+ * object < set), then false < true, numbers by value, strings by their code points, arrays element
+ * by element (a prefix first), objects by their sorted keys and then the values under them.
  */
-export function regoCompare(a: unknown, b: unknown): number {
-    const ta = REGO_TYPE_ORDER.indexOf(regoType(a));
-    const tb = REGO_TYPE_ORDER.indexOf(regoType(b));
-    if (ta !== tb) return ta < tb ? -1 : 1;
-    if (a === null) return 0;
-    if (typeof a === "boolean" || typeof a === "number" || typeof a === "string") return a === b ? 0 : a < (b as typeof a) ? -1 : 1;
-    if (Array.isArray(a) || a instanceof Set) {
-        const x = a instanceof Set ? [...a].sort(regoCompare) : a;
-        const y = b instanceof Set ? [...b].sort(regoCompare) : (b as unknown[]);
-        for (let i = 0; i < Math.min(x.length, y.length); i++) {
-            const c = regoCompare(x[i], y[i]);
-            if (c !== 0) return c;
-        }
-        return x.length - y.length < 0 ? -1 : x.length > y.length ? 1 : 0;
-    }
-    const ka = Object.keys(a as object).sort(regoCompare);
-    const kb = Object.keys(b as object).sort(regoCompare);
-    for (let i = 0; i < Math.min(ka.length, kb.length); i++) {
-        if (ka[i] !== kb[i]) return ka[i] < kb[i] ? -1 : 1;
-        const c = regoCompare((a as Record<string, unknown>)[ka[i]], (b as Record<string, unknown>)[kb[i]]);
-        if (c !== 0) return c;
-    }
-    return ka.length < kb.length ? -1 : ka.length > kb.length ? 1 : 0;
-}
+export const regoCompare: (a: unknown, b: unknown) => number = compare;
 
 /**
  * Rego's `a <= b` for scalars: values of different types compare by type (null < boolean <
