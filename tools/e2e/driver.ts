@@ -19,6 +19,7 @@ import * as dev from "./steps/dev";
 import { skipReason as addonChartsSkipReason } from "./steps/addons";
 import * as objects from "./steps/objects";
 import * as pulumi from "./steps/pulumi";
+import * as realnode from "./steps/realnode";
 import * as speed from "./steps/speed";
 import * as volumeGrowth from "./steps/volumeGrowth";
 
@@ -114,6 +115,23 @@ async function enginePath(ctx: Context, run: Steps): Promise<void> {
     engineState.charts.close();
 }
 
+const REALNODE_STEPS = [
+    "real node: containerd, images, kubelet, kube-proxy, kube-router; a pod runs",
+] as const;
+
+/**
+ * The real node (steps/realnode.ts): joined beside the kwok nodes when its toolchain and images are
+ * in the cache, its steps skipped with the reason otherwise.
+ */
+async function realNodePath(ctx: Context, run: Steps): Promise<void> {
+    const why = realnode.skipReason(ctx);
+    if (why) {
+        for (const s of REALNODE_STEPS) run.skip(s, why);
+        return;
+    }
+    await run.step(REALNODE_STEPS[0], realnode.start);
+}
+
 /** E2E_LAB=volume-growth: the control plane, pulumi up ci, and the volume growth step only (issue 29). */
 async function volumeGrowthPath(ctx: Context, run: Steps): Promise<void> {
     const absent = ctx.missing(ctx.tools.engine);
@@ -138,10 +156,12 @@ async function main(): Promise<number> {
         // The engine levers A/B only (tools/e2e/steps/leverLab.ts).
         if (process.env.E2E_LAB === "levers") return (await leverLab.labPath(ctx, run), run.finish());
         if (process.env.E2E_LAB === "volume-growth") return (await volumeGrowthPath(ctx, run), run.finish());
+        if (process.env.E2E_LAB === "realnode") return (await realNodePath(ctx, run), run.finish());
         await kubectlPath(run);
         await enginePath(ctx, run);
         // After the teardown: the stack's own admission policies are gone, only the harness's policies judge the cases.
         await run.step("admission policies agree with CrossGuard on the real API server", admission.agree);
+        await realNodePath(ctx, run);
     } catch (err) {
         if (!(err instanceof RunEnded)) throw err;
     }
