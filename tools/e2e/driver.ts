@@ -68,7 +68,8 @@ async function kubectlPath(run: Steps): Promise<void> {
     await run.step("delete every object of the render, nothing left", objects.teardown);
 }
 
-async function enginePath(ctx: Context, run: Steps): Promise<void> {
+/** The engine steps; the engine's state (its chart repository still serving) for the real node's steps. */
+async function enginePath(ctx: Context, run: Steps): Promise<pulumi.EngineState | undefined> {
     const setupName = "pulumi project, stacks ci and prod, secrets, add-on chart stand-ins";
     const absent = ctx.missing(ctx.tools.engine);
     if (absent.length) {
@@ -112,24 +113,38 @@ async function enginePath(ctx: Context, run: Steps): Promise<void> {
     const lines = [...pulumi.speedLines(ctx), ...fairSpeed, ...ratio];
     for (const l of lines) run.line(l);
     fs.writeFileSync(ctx.path("speed.txt"), lines.join("\n") + "\n");
-    engineState.charts.close();
+    return engineState;
 }
 
 const REALNODE_STEPS = [
     "real node: containerd, images, kubelet, kube-proxy, kube-router; a pod runs",
+    "real node: search engine and column store kept on kwok",
+    "real node: pulumi up of ci, every pod Ready",
 ] as const;
 
 /**
  * The real node (steps/realnode.ts): joined beside the kwok nodes when its toolchain and images are
- * in the cache, its steps skipped with the reason otherwise.
+ * in the cache, its steps skipped with the reason otherwise. Without `engine`: the engine set-up first (the
+ * E2E_LAB=realnode path, where the engine path did not run); the engine's chart repository is closed at the end.
  */
-async function realNodePath(ctx: Context, run: Steps): Promise<void> {
-    const why = realnode.skipReason(ctx);
+async function realNodePath(ctx: Context, run: Steps, engine?: pulumi.EngineState): Promise<void> {
+    const why = realnode.skipReason(ctx) ?? (ctx.missing(ctx.tools.engine).length ? `the engine is not built: ${ctx.missing(ctx.tools.engine).join(" ")}` : undefined);
     if (why) {
         for (const s of REALNODE_STEPS) run.skip(s, why);
         return;
     }
-    await run.step(REALNODE_STEPS[0], realnode.start);
+    const rest = (from: number, reason: string) => REALNODE_STEPS.slice(from).forEach((s) => run.skip(s, reason));
+    if (!(await run.step(REALNODE_STEPS[0], realnode.start))) return rest(1, "the real node did not start (above)");
+    if (!(await run.step(REALNODE_STEPS[1], realnode.keepOnKwok))) return rest(2, "the search engine and the column store could not be kept on kwok (above)");
+    let state = engine;
+    if (!state && !(await run.step("pulumi project, stacks ci and prod, secrets, add-on chart stand-ins", async (c, io) => void (state = await pulumi.setup(c, io))))) return rest(2, "the engine set-up did not run (above)");
+    const ingress = pulumi.ingressStandIn(ctx);
+    try {
+        await run.step(REALNODE_STEPS[2], realnode.up);
+    } finally {
+        ingress.stop();
+        state?.charts.close();
+    }
 }
 
 /** E2E_LAB=volume-growth: the control plane, pulumi up ci, and the volume growth step only (issue 29). */
@@ -158,10 +173,11 @@ async function main(): Promise<number> {
         if (process.env.E2E_LAB === "volume-growth") return (await volumeGrowthPath(ctx, run), run.finish());
         if (process.env.E2E_LAB === "realnode") return (await realNodePath(ctx, run), run.finish());
         await kubectlPath(run);
-        await enginePath(ctx, run);
+        const engine = await enginePath(ctx, run);
         // After the teardown: the stack's own admission policies are gone, only the harness's policies judge the cases.
         await run.step("admission policies agree with CrossGuard on the real API server", admission.agree);
-        await realNodePath(ctx, run);
+        if (engine) await realNodePath(ctx, run, engine);
+        else for (const s of REALNODE_STEPS) run.skip(s, "the engine steps did not run (above)");
     } catch (err) {
         if (!(err instanceof RunEnded)) throw err;
     }

@@ -178,8 +178,9 @@ function build(r: ImageRecipe): BuiltImage {
             // that adds its system user (postgresql-common, redis-server) finds it with the published uid.
             const hook = users.filter((u) => u.uid !== 0).map((u) => `chroot "$1" sh -c 'getent group ${u.group} >/dev/null || groupadd -g ${u.gid} ${u.group}; getent passwd ${u.name} >/dev/null || useradd -u ${u.uid} -g ${u.gid} -d ${u.home} -M -s /bin/sh ${u.name}'`);
             log(`${r.name}: mmdebstrap ${DEBIAN_SUITE} minbase + ${r.source.packages.join(" ")}`);
-            sh("mmdebstrap", [
-                "--variant=minbase", `--include=${r.source.packages.join(",")}`,
+            // In a mount namespace of its own: its mounts of the chroot's /proc, /sys and /dev are never the host's.
+            sh("unshare", [
+                "--mount", "--propagation", "private", "mmdebstrap", "--variant=minbase", `--include=${r.source.packages.join(",")}`,
                 "--dpkgopt=path-exclude=/usr/share/doc/*", "--dpkgopt=path-exclude=/usr/share/man/*", "--dpkgopt=path-exclude=/usr/share/locale/*",
                 ...hook.map((h) => `--essential-hook=${h}`),
                 "--customize-hook=chroot \"$1\" apt-get clean", "--customize-hook=rm -rf \"$1\"/var/lib/apt/lists/*",

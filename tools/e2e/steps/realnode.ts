@@ -163,7 +163,7 @@ export async function importImages(ctx: Context, io: StepIO, recipes: readonly I
         if (!b) throw new Error(`image ${r.name} is not built (bash tools/e2e/build.sh images)`);
         const t0 = process.hrtime.bigint();
         const base = r.ref.slice(0, r.ref.lastIndexOf(":"));
-        await ctr(ctx, ["images", "import", "--base-name", base, "--no-unpack", b.archive], { quiet: true });
+        await ctr(ctx, ["images", "import", "--base-name", base, b.archive], { quiet: true });
         const listed = (await ctr(ctx, ["images", "ls", "-q", `name==${r.ref}`], { quiet: true })).stdout.trim();
         if (listed !== r.ref) throw new Error(`ctr images import of ${b.archive} did not give ${r.ref} (got: ${listed || "nothing"})`);
         const pkgs = b.packages ? ` [${Object.entries(b.packages).map(([p, v]) => `${p} ${v}`).join(", ")}]` : "";
@@ -222,4 +222,122 @@ export async function start(ctx: Context, io: StepIO): Promise<void> {
     const t2 = process.hrtime.bigint();
     await ctx.kubectl(["-n", "kube-system", "rollout", "status", "deployment/coredns", "--timeout=180s"]);
     io.result(`pod kube-system/coredns (${IMAGE_RECIPES.find((r) => r.name === "coredns")!.ref}) started and Ready on ${NODE_NAME} in ${since(t2)} s`);
+}
+
+/** The namespaces whose products cannot be had here (no registry serves Elasticsearch or ClickHouse): kept on kwok. */
+export const KWOK_NAMESPACES = ["search", "column-store"] as const;
+const KWOK_TAINT = "ops-e2e/kwok";
+
+/**
+ * Keeps the search engine and the column store on the kwok nodes without changing what the program
+ * emits: a MutatingAdmissionPolicy of the harness (GA in 1.36) gives their namespaces' pods a
+ * nodeSelector for the kwok nodes and a toleration of the taint the kwok nodes get here, so every
+ * other pod can only land on the real node. A cluster administrator would do the same with their
+ * own admission policy; the program's objects are the render's (the compare step's check).
+ */
+export async function keepOnKwok(ctx: Context, io: StepIO): Promise<void> {
+    const name = "ops-e2e-kwok-namespaces";
+    const objects = [
+        {
+            apiVersion: "admissionregistration.k8s.io/v1", kind: "MutatingAdmissionPolicy", metadata: { name },
+            spec: {
+                failurePolicy: "Fail", reinvocationPolicy: "Never",
+                matchConstraints: {
+                    resourceRules: [{ apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"] }],
+                    namespaceSelector: { matchExpressions: [{ key: "kubernetes.io/metadata.name", operator: "In", values: [...KWOK_NAMESPACES] }] },
+                },
+                mutations: [{
+                    patchType: "JSONPatch",
+                    jsonPatch: {
+                        expression: `[JSONPatch{op: "add", path: "/spec/nodeSelector", value: {"type": "kwok"}}, JSONPatch{op: "add", path: "/spec/tolerations", value: (has(object.spec.tolerations) ? object.spec.tolerations : []) + [{"key": "${KWOK_TAINT}", "operator": "Exists", "effect": "NoSchedule"}]}]`,
+                    },
+                }],
+            },
+        },
+        { apiVersion: "admissionregistration.k8s.io/v1", kind: "MutatingAdmissionPolicyBinding", metadata: { name }, spec: { policyName: name } },
+    ];
+    fs.writeFileSync(ctx.path("kwok-namespaces.json"), JSON.stringify({ apiVersion: "v1", kind: "List", items: objects }));
+    await ctx.kubectl(["apply", "--server-side", "--field-manager", "ops-e2e", "-f", ctx.path("kwok-namespaces.json")]);
+    // After the engine steps: prod's extra kwok nodes go, ci's comes back into use.
+    await ctx.kubectl(["delete", "node", "-l", "ops-e2e/pool", "--wait", "--timeout=60s"], { quiet: true });
+    await ctx.kubectl(["uncordon", "-l", "type=kwok"], { quiet: true });
+    const kwokNodes = await ctx.names(["node", "-l", "type=kwok"]);
+    for (const n of kwokNodes) await ctx.kubectl(["taint", "--overwrite", n, `${KWOK_TAINT}=true:NoSchedule`]);
+    io.result(`pods of ${KWOK_NAMESPACES.join(", ")} kept on the kwok nodes (MutatingAdmissionPolicy ${name}: nodeSelector type=kwok and a toleration); ${kwokNodes.length} kwok node(s) tainted ${KWOK_TAINT}=true:NoSchedule, so every other pod runs on ${NODE_NAME}`);
+}
+
+/** The fake model API upstream, reachable from the pods at the namespace's "internet" address. */
+export const upstreamUrl = () => `https://${env("E2E_INTERNET_IP")}:443/v1`;
+
+/**
+ * The e2e's copy of the ci stack file for the real node: the images the repository's recipes build
+ * (the agent server; the model bridge itself instead of ci's busybox stand-in).
+ */
+export async function stackCopy(ctx: Context): Promise<string> {
+    const file = ctx.path("realnode.yaml");
+    fs.copyFileSync(ctx.path("project/Pulumi.ci.yaml"), file);
+    const set = (k: string, v: string) => ctx.pulumi(["config", "set", "--config-file", file, "--stack", "ci", k, v]);
+    await set("ops:agentServerImage", IMAGE_RECIPES.find((r) => r.name === "agent-server")!.ref);
+    await set("ops:bridgeImage", IMAGE_RECIPES.find((r) => r.name === "model-bridge")!.ref);
+    await ctx.pulumi(["config", "rm", "--config-file", file, "--stack", "ci", "ops:bridgeArgs"]);
+    return file;
+}
+
+interface Pod {
+    metadata: { name: string; namespace: string; creationTimestamp: string; ownerReferences?: Array<{ kind: string; name: string }> };
+    spec: { nodeName?: string; containers: Array<{ name: string; image: string }> };
+    status: {
+        phase?: string;
+        conditions?: Array<{ type: string; status: string; lastTransitionTime?: string }>;
+        containerStatuses?: Array<{ name: string; ready: boolean; restartCount: number; state?: { running?: { startedAt: string }; waiting?: { reason?: string; message?: string }; terminated?: { reason?: string; exitCode?: number } } }>;
+    };
+}
+
+const secondsBetween = (a?: string, b?: string) => (a && b ? Math.round((Date.parse(b) - Date.parse(a)) / 100) / 10 : NaN);
+
+/** One line per pod of the stack: where it runs, its images, started and Ready after its creation. */
+export async function podLines(ctx: Context, io: StepIO): Promise<{ notReady: string[] }> {
+    const pods = (await ctx.kubectlJson<{ items: Pod[] }>(["get", "pods", "-A", "-l", "app.kubernetes.io/part-of=ops-environment"])).items;
+    const notReady: string[] = [];
+    for (const p of pods.sort((a, b) => `${a.metadata.namespace}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace}/${b.metadata.name}`))) {
+        const id = `${p.metadata.namespace}/${p.metadata.name}`;
+        if (p.status.phase === "Succeeded") continue;
+        const ready = p.status.conditions?.find((c) => c.type === "Ready");
+        const started = (p.status.containerStatuses ?? []).map((c) => c.state?.running?.startedAt).filter(Boolean).sort()[0];
+        const restarts = (p.status.containerStatuses ?? []).reduce((n, c) => n + c.restartCount, 0);
+        const images = [...new Set(p.spec.containers.map((c) => c.image))].join(", ");
+        const where = p.spec.nodeName === NODE_NAME ? "real node" : `kwok (${p.spec.nodeName ?? "unscheduled"})`;
+        if (ready?.status !== "True") {
+            const why = (p.status.containerStatuses ?? []).map((c) => `${c.name}: ${c.state?.waiting?.reason ?? c.state?.terminated?.reason ?? (c.ready ? "ready" : "not ready")}${c.state?.waiting?.message ? ` (${c.state.waiting.message.slice(0, 200)})` : ""}`).join("; ");
+            notReady.push(`${id}: ${why || p.status.phase}`);
+            io.result(`workload ${id} [${where}] ${images}: NOT READY (${why || p.status.phase})`);
+            continue;
+        }
+        io.result(`workload ${id} [${where}] ${images}: started ${secondsBetween(p.metadata.creationTimestamp, started)} s, ready ${secondsBetween(p.metadata.creationTimestamp, ready.lastTransitionTime)} s after creation${restarts ? `, ${restarts} restart(s)` : ""}`);
+    }
+    return { notReady };
+}
+
+/**
+ * `pulumi up` of ci onto the cluster with the real node (the stack copy above): every Deployment
+ * Available, every StatefulSet ready, the render's Jobs complete, and a line per pod.
+ */
+export async function up(ctx: Context, io: StepIO): Promise<void> {
+    // A volume provisioner makes each volume writable by the pod's user (local-path's 0777); the
+    // stand-in's hostPath folders are made so here (the kubelet would create them root's 0755).
+    const pvs = JSON.parse(fs.readFileSync(ctx.path("volumes.json"), "utf8")).items as Array<{ spec: { hostPath: { path: string } } }>;
+    for (const pv of pvs) {
+        fs.mkdirSync(pv.spec.hostPath.path, { recursive: true });
+        fs.chmodSync(pv.spec.hostPath.path, 0o777);
+    }
+    await ctx.kubectl(["apply", "--server-side", "--field-manager", "ops-e2e", "-f", ctx.path("volumes.json")], { quiet: true });
+    const file = await stackCopy(ctx);
+    const t0 = process.hrtime.bigint();
+    const r = await ctx.engine("up", "ci", "realnode-up", ["--config-file", file]);
+    const took = since(t0);
+    ctx.time("realnode-up", took);
+    const lines = await podLines(ctx, io);
+    if (!r.ok) throw new Error(`pulumi up of ci onto the real node failed after ${took} s: ${(r.error ?? "").slice(-1500)}`);
+    io.result(`pulumi up of ci (images of the real node: ${file}): ${Object.entries(r.summary).map(([k, v]) => `${k} ${v}`).join(", ")} in ${took} s`);
+    if (lines.notReady.length) throw new Error(`${lines.notReady.length} pod(s) not Ready: ${lines.notReady.join(" | ")}`);
 }
