@@ -26,7 +26,8 @@ export interface FakeModelApi {
 
 export const replyText = (n: number) => `reply ${n}: the fake upstream answers with twenty-eight words of text, ${"so the stream has pieces ".repeat(3).trim()}, number ${n}.`;
 
-export async function startFakeModelApi(): Promise<FakeModelApi> {
+/** On 127.0.0.1 and a free port unless told (the e2e's real node: the run's "internet" address, port 443). */
+export async function startFakeModelApi(host = "127.0.0.1", port = 0): Promise<FakeModelApi> {
     const calls: ModelCall[] = [];
     const server = http.createServer(async (req, res) => {
         const chunks: Buffer[] = [];
@@ -70,9 +71,9 @@ export async function startFakeModelApi(): Promise<FakeModelApi> {
         call.ended = true;
         res.end("data: [DONE]\n\n");
     });
-    await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
+    await new Promise<void>((ok) => server.listen(port, host, ok));
     return {
-        baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+        baseUrl: `http://${host}:${(server.address() as AddressInfo).port}/v1`,
         calls,
         close: () => new Promise((ok) => { server.closeAllConnections(); server.close(() => ok()); }),
     };

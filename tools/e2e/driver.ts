@@ -20,6 +20,7 @@ import { skipReason as addonChartsSkipReason } from "./steps/addons";
 import * as objects from "./steps/objects";
 import * as pulumi from "./steps/pulumi";
 import * as realnode from "./steps/realnode";
+import * as realnodeFlows from "./steps/realnodeFlows";
 import * as speed from "./steps/speed";
 import * as volumeGrowth from "./steps/volumeGrowth";
 
@@ -120,6 +121,9 @@ const REALNODE_STEPS = [
     "real node: containerd, images, kubelet, kube-proxy, kube-router; a pod runs",
     "real node: search engine and column store kept on kwok",
     "real node: pulumi up of ci, every pod Ready",
+    "real node: declared flows connect (declared-flows.json)",
+    "real node: undeclared flows refused (a sample per namespace)",
+    "real node path: a chat through the bridge to the agent server",
 ] as const;
 
 /**
@@ -140,10 +144,14 @@ async function realNodePath(ctx: Context, run: Steps, engine?: pulumi.EngineStat
     if (!state && !(await run.step("pulumi project, stacks ci and prod, secrets, add-on chart stand-ins", async (c, io) => void (state = await pulumi.setup(c, io))))) return rest(2, "the engine set-up did not run (above)");
     const ingress = pulumi.ingressStandIn(ctx);
     try {
-        await run.step(REALNODE_STEPS[2], realnode.up);
+        if (!(await run.step(REALNODE_STEPS[2], realnode.up))) return rest(3, "pulumi up of ci onto the real node failed (above)");
+        await run.step(REALNODE_STEPS[3], realnodeFlows.declaredStep);
+        await run.step(REALNODE_STEPS[4], realnodeFlows.refusedStep);
+        await run.step(REALNODE_STEPS[5], realnode.chatPath);
     } finally {
         ingress.stop();
         state?.charts.close();
+        await realnode.stopUpstream();
     }
 }
 

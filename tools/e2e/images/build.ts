@@ -165,6 +165,44 @@ function putFile(rootfs: string, f: FileSpec): void {
     if (f.mode !== undefined) fs.chmodSync(dest, f.mode);
 }
 
+/**
+ * Debian's minimal root (mmdebstrap --variant=minbase of DEBIAN_SUITE from the host's sources, docs
+ * and manuals left out), with its package lists: made once per suite and day into the inputs cache;
+ * each image starts from a copy and installs its packages into it.
+ */
+function debianBase(): string {
+    const day = new Date().toISOString().slice(0, 10);
+    const out = path.join(INPUTS, `debian-${DEBIAN_SUITE}-minbase-${day}.tar`);
+    if (fs.existsSync(out)) return out;
+    fs.mkdirSync(INPUTS, { recursive: true });
+    for (const old of fs.readdirSync(INPUTS).filter((f) => f.startsWith(`debian-${DEBIAN_SUITE}-minbase-`))) fs.rmSync(path.join(INPUTS, old), { force: true });
+    const tmp = `${out}.tmp.${process.pid}`;
+    log(`mmdebstrap ${DEBIAN_SUITE} minbase (once a day)`);
+    // In a mount namespace of its own: its mounts of the chroot's /proc, /sys and /dev are never the host's.
+    sh("unshare", [
+        "--mount", "--propagation", "private", "mmdebstrap", "--variant=minbase", "--format=tar",
+        "--dpkgopt=path-exclude=/usr/share/doc/*", "--dpkgopt=path-exclude=/usr/share/man/*", "--dpkgopt=path-exclude=/usr/share/locale/*", "--dpkgopt=path-exclude=/usr/share/info/*",
+        DEBIAN_SUITE, tmp, SOURCES,
+    ]);
+    fs.renameSync(tmp, out);
+    return out;
+}
+
+/** apt-get install into a root, in a mount namespace of its own (its /dev and /proc), no service started. */
+function aptInstall(rootfs: string, packages: string[]): void {
+    const script = [
+        "set -e",
+        'mount --rbind /dev "$R/dev"; mount -t proc proc "$R/proc"',
+        'cp /etc/resolv.conf "$R/etc/resolv.conf"',
+        "printf '#!/bin/sh\\nexit 101\\n' > \"$R/usr/sbin/policy-rc.d\"; chmod 755 \"$R/usr/sbin/policy-rc.d\"",
+        'chroot "$R" apt-get update -qq',
+        'DEBIAN_FRONTEND=noninteractive chroot "$R" apt-get install -y -qq --no-install-recommends "$@" >/dev/null',
+        'chroot "$R" apt-get clean',
+        'rm -rf "$R"/var/lib/apt/lists/* "$R/usr/sbin/policy-rc.d"; : > "$R/etc/resolv.conf"',
+    ].join("\n");
+    sh("unshare", ["--mount", "--propagation", "private", "sh", "-c", script, "sh", ...packages], { env: { R: rootfs } });
+}
+
 function build(r: ImageRecipe): BuiltImage {
     const archive = archiveOf(r);
     const t0 = Date.now();
@@ -174,18 +212,20 @@ function build(r: ImageRecipe): BuiltImage {
         const users = recipeUsers(r);
         let packages: Record<string, string> | undefined;
         if (r.source.kind === "debian") {
+            fs.mkdirSync(rootfs);
+            sh("tar", ["-xf", debianBase(), "-C", rootfs]);
             // The recipe's users exist before the packages' maintainer scripts run, so a package
             // that adds its system user (postgresql-common, redis-server) finds it with the published uid.
-            const hook = users.filter((u) => u.uid !== 0).map((u) => `chroot "$1" sh -c 'getent group ${u.group} >/dev/null || groupadd -g ${u.gid} ${u.group}; getent passwd ${u.name} >/dev/null || useradd -u ${u.uid} -g ${u.gid} -d ${u.home} -M -s /bin/sh ${u.name}'`);
-            log(`${r.name}: mmdebstrap ${DEBIAN_SUITE} minbase + ${r.source.packages.join(" ")}`);
-            // In a mount namespace of its own: its mounts of the chroot's /proc, /sys and /dev are never the host's.
-            sh("unshare", [
-                "--mount", "--propagation", "private", "mmdebstrap", "--variant=minbase", `--include=${r.source.packages.join(",")}`,
-                "--dpkgopt=path-exclude=/usr/share/doc/*", "--dpkgopt=path-exclude=/usr/share/man/*", "--dpkgopt=path-exclude=/usr/share/locale/*",
-                ...hook.map((h) => `--essential-hook=${h}`),
-                "--customize-hook=chroot \"$1\" apt-get clean", "--customize-hook=rm -rf \"$1\"/var/lib/apt/lists/*",
-                DEBIAN_SUITE, rootfs, SOURCES,
-            ]);
+            for (const u of users.filter((x) => x.uid !== 0)) {
+                const has = (f: string, n: string) => fs.readFileSync(path.join(rootfs, "etc", f), "utf8").split("\n").some((l) => l.startsWith(`${n}:`));
+                if (!has("group", u.group)) fs.appendFileSync(path.join(rootfs, "etc/group"), `${u.group}:x:${u.gid}:\n`);
+                if (!has("passwd", u.name)) {
+                    fs.appendFileSync(path.join(rootfs, "etc/passwd"), `${u.name}:x:${u.uid}:${u.gid}::${u.home}:/bin/sh\n`);
+                    fs.appendFileSync(path.join(rootfs, "etc/shadow"), `${u.name}:*:19000:0:99999:7:::\n`);
+                }
+            }
+            log(`${r.name}: Debian ${DEBIAN_SUITE} minbase + ${r.source.packages.join(" ")}`);
+            aptInstall(rootfs, r.source.packages);
             packages = Object.fromEntries(sh("chroot", [rootfs, "dpkg-query", "-W", "-f", "${Package} ${Version}\n", ...r.source.packages]).trim().split("\n").map((l) => l.split(" ") as [string, string]));
         } else {
             fs.mkdirSync(path.join(rootfs, "etc"), { recursive: true });
@@ -267,7 +307,8 @@ function main(argv: string[]): number {
             log(`${r.name}: built in ${b.seconds.toFixed(1)} s, ${(b.bytes / 1048576).toFixed(1)} MiB${b.packages ? ` (${Object.entries(b.packages).map(([p, v]) => `${p} ${v}`).join(", ")})` : ""}`);
         } catch (e) {
             failed += 1;
-            log(`${r.name}: FAILED: ${(e as Error).message.split("\n").slice(0, 8).join(" | ")}`);
+            const err = e as Error & { stderr?: string };
+            log(`${r.name}: FAILED: ${err.message.split("\n")[0]}${err.stderr ? `\n${err.stderr.trim().split("\n").slice(-15).join("\n")}` : ""}`);
         }
     }
     return failed ? 1 : 0;
