@@ -173,9 +173,8 @@ export async function importImages(ctx: Context, io: StepIO, recipes: readonly I
     }
 }
 
-/** The node: containerd, the images, the kubelet until the Node is Ready, kube-proxy, kube-router, CoreDNS. */
-export async function start(ctx: Context, io: StepIO): Promise<void> {
-    const v = versions();
+/** containerd (its root in the work folder, its socket on the namespace's /run). */
+export async function startContainerd(ctx: Context, io: StepIO): Promise<void> {
     const node = ctx.path("node");
     fs.mkdirSync(path.join(node, "cni"), { recursive: true });
     fs.mkdirSync(path.join(node, "containerd"), { recursive: true });
@@ -186,9 +185,13 @@ export async function start(ctx: Context, io: StepIO): Promise<void> {
     ctx.start("containerd", "containerd", ["--config", path.join(node, "containerd.toml")]);
     await ctx.waitFor(60, "containerd's socket", async () => (await ctr(ctx, ["version"], { allowFail: true, quiet: true })).code === 0);
     io.result(`containerd ${(await ctx.run("containerd", ["--version"], { quiet: true })).stdout.trim().split(" ")[2]} and ${(await ctx.run("runc", ["--version"], { quiet: true })).stdout.split("\n")[0]} (Debian), up in ${since(t0)} s`);
-    await importImages(ctx, io);
+}
 
-    // The node's credentials: its client certificate (Node authorizer), its serving certificate, kube-proxy's.
+/** The kubelet until its Node is Ready, then kube-proxy and (router) kube-router. */
+export async function joinNode(ctx: Context, io: StepIO, router = true): Promise<void> {
+    const v = versions();
+    const node = ctx.path("node");
+    // The node's credentials: its client certificate (Node authorizer), its serving certificate, kube-proxy's, kube-router's.
     await issueCert(ctx, "kubelet", `/O=system:nodes/CN=system:node:${NODE_NAME}`);
     await issueCert(ctx, "kubelet-serving", `/CN=${NODE_NAME}`, `IP:${nodeIp()},DNS:${NODE_NAME}`);
     await issueCert(ctx, "kube-proxy", "/CN=system:kube-proxy");
@@ -196,7 +199,6 @@ export async function start(ctx: Context, io: StepIO): Promise<void> {
     for (const u of ["kubelet", "kube-proxy", "kube-router"]) writeKubeconfig(ctx, u);
     fs.writeFileSync(path.join(node, "kubelet.json"), kubeletConfig(ctx));
     fs.writeFileSync(path.join(node, "kube-proxy.json"), kubeProxyConfig(ctx));
-
     const t1 = process.hrtime.bigint();
     ctx.start("kubelet", ctx.bin("kubelet", v.k8s), [
         "--config", path.join(node, "kubelet.json"), "--kubeconfig", ctx.path("pki", "kubelet.kubeconfig"),
@@ -209,21 +211,34 @@ export async function start(ctx: Context, io: StepIO): Promise<void> {
     const ready = since(t1);
     ctx.start("kube-proxy", ctx.bin("kube-proxy", v.k8s), ["--config", path.join(node, "kube-proxy.json"), "--v", "2"]);
     // kube-router reads the node it runs on: started once the node is registered (issue 40).
-    ctx.start("kube-router", ctx.bin("kube-router", v.kubeRouter), [
-        "--kubeconfig", ctx.path("pki", "kube-router.kubeconfig"), "--hostname-override", NODE_NAME,
-        "--run-firewall=true", "--run-router=false", "--run-service-proxy=false", "--enable-cni=false",
-        "--metrics-port=0", "--health-port=20244", "--service-cluster-ip-range=10.96.0.0/16",
-    ]);
+    if (router) {
+        ctx.start("kube-router", ctx.bin("kube-router", v.kubeRouter), [
+            "--kubeconfig", ctx.path("pki", "kube-router.kubeconfig"), "--hostname-override", NODE_NAME,
+            "--run-firewall=true", "--run-router=false", "--run-service-proxy=false", "--enable-cni=false",
+            "--metrics-port=0", "--health-port=20244", "--service-cluster-ip-range=10.96.0.0/16",
+        ]);
+    }
     const alloc = await ctx.kubectlJson(["get", "node", NODE_NAME]);
-    io.result(`node ${NODE_NAME} (kubelet ${v.k8s}, ${nodeIp()}) Ready in ${ready} s: allocatable cpu ${alloc.status.allocatable.cpu}, memory ${alloc.status.allocatable.memory}; kube-proxy ${v.k8s} (iptables), kube-router ${v.kubeRouter} (firewall only) started`);
-    ctx.time("realnode-start", since(t0));
+    io.result(`node ${NODE_NAME} (kubelet ${v.k8s}, ${nodeIp()}) Ready in ${ready} s: allocatable cpu ${alloc.status.allocatable.cpu}, memory ${alloc.status.allocatable.memory}; kube-proxy ${v.k8s} (iptables)${router ? `, kube-router ${v.kubeRouter} (firewall only)` : ""} started`);
+}
 
-    // CoreDNS: the first pod, and the proof a pod runs (started, its probes passing).
+/** CoreDNS: the first pod, and the proof a pod runs (started, its probes passing). */
+export async function startDns(ctx: Context, io: StepIO): Promise<void> {
     fs.writeFileSync(ctx.path("coredns.json"), JSON.stringify({ apiVersion: "v1", kind: "List", items: corednsObjects() }));
     await ctx.kubectl(["apply", "--server-side", "--field-manager", "ops-e2e", "-f", ctx.path("coredns.json")]);
     const t2 = process.hrtime.bigint();
     await ctx.kubectl(["-n", "kube-system", "rollout", "status", "deployment/coredns", "--timeout=180s"]);
     io.result(`pod kube-system/coredns (${IMAGE_RECIPES.find((r) => r.name === "coredns")!.ref}) started and Ready on ${NODE_NAME} in ${since(t2)} s`);
+}
+
+/** The node: containerd, the images, the kubelet until the Node is Ready, kube-proxy, kube-router, CoreDNS. */
+export async function start(ctx: Context, io: StepIO): Promise<void> {
+    const t0 = process.hrtime.bigint();
+    await startContainerd(ctx, io);
+    await importImages(ctx, io);
+    await joinNode(ctx, io);
+    ctx.time("realnode-start", since(t0));
+    await startDns(ctx, io);
 }
 
 /** The namespaces whose products cannot be had here (no registry serves Elasticsearch or ClickHouse): kept on kwok. */
