@@ -80,17 +80,16 @@ ns_cleanup_stale() {
 # run's cgroups. The holder (unshare) dies with this shell (PDEATHSIG KILL) and then sends its child
 # SIGTERM (run.sh stops what it started); when that PID 1 ends, the kernel kills the rest.
 ns_enter() {
-  local id=$1; shift
-  local cg
-  (
-    while read -r cg; do
-      mkdir -p "$cg"
-      # A new cpuset has no CPUs or memory nodes until given its parent's.
-      if [[ -f $cg/cpuset.cpus ]]; then cat "$cg/../cpuset.cpus" > "$cg/cpuset.cpus"; cat "$cg/../cpuset.mems" > "$cg/cpuset.mems"; fi
-      echo "$BASHPID" > "$cg/cgroup.procs"
-    done < <(ns_cgroups "$id")
-    exec setpriv --pdeathsig KILL unshare --mount --net --pid --cgroup --fork --kill-child=TERM --mount-proc --propagation private "$@"
-  )
+  local id=$1 cg; shift
+  # Run in the background (`ns_enter ... &`): this shell execs the holder, whose parent is then the
+  # caller, so the holder dies with the caller.
+  while read -r cg; do
+    mkdir -p "$cg"
+    # A new cpuset has no CPUs or memory nodes until given its parent's.
+    if [[ -f $cg/cpuset.cpus ]]; then cat "$cg/../cpuset.cpus" > "$cg/cpuset.cpus"; cat "$cg/../cpuset.mems" > "$cg/cpuset.mems"; fi
+    echo "$BASHPID" > "$cg/cgroup.procs"
+  done < <(ns_cgroups "$id")
+  exec setpriv --pdeathsig KILL unshare --mount --net --pid --cgroup --fork --kill-child=TERM --mount-proc --propagation private "$@"
 }
 
 # Inside the namespaces, before anything else (run.sh, PID 1).
