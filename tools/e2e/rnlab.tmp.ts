@@ -1,7 +1,11 @@
-import { Context } from "./harness/context";
+import * as fs from "node:fs";
+import { Context, sleep } from "./harness/context";
 import { Steps } from "./harness/steps";
 import * as cluster from "./steps/cluster";
+import * as objects from "./steps/objects";
 import * as realnode from "./steps/realnode";
+import * as flows from "./steps/realnodeFlows";
+import { cached } from "./images/build";
 import { IMAGE_RECIPES } from "./images/recipes";
 async function main() {
     const ctx = new Context();
@@ -13,16 +17,22 @@ async function main() {
     await run.must("apiserver", cluster.apiserver);
     await run.must("controllers", cluster.controllers);
     await run.must("node", cluster.node);
+    await run.must("crds", cluster.crds);
+    await run.must("volumes", cluster.volumes);
     await run.must("containerd", realnode.startContainerd);
-    await run.must("import", (c, io) => realnode.importImages(c, io, IMAGE_RECIPES.filter((r) => ["pause"].includes(r.name))));
-    await run.must("join", (c, io) => realnode.joinNode(c, io, false));
-    await run.step("a pod", async (c, io) => {
-        const fs = await import("node:fs");
-        fs.writeFileSync(c.path("p.json"), JSON.stringify({ apiVersion: "v1", kind: "Pod", metadata: { name: "p1", namespace: "default" }, spec: { nodeSelector: { "kubernetes.io/hostname": "e2e-node" }, containers: [{ name: "c", image: "registry.k8s.io/pause:3.10.2" }] } }));
-        await c.kubectl(["apply", "-f", c.path("p.json")]);
-        await c.kubectl(["wait", "--for=condition=Ready", "pod/p1", "--timeout=120s"]);
-        io.result((await c.kubectl(["get", "pod", "p1", "-o", "wide"])).stdout);
+    await run.must("import", (c, io) => realnode.importImages(c, io, IMAGE_RECIPES.filter((r) => cached(r))));
+    await run.must("join", (c, io) => realnode.joinNode(c, io, true));
+    if (cached(IMAGE_RECIPES.find((r) => r.name === "coredns")!)) await run.step("dns", realnode.startDns);
+    await run.must("kwok", realnode.keepOnKwok);
+    await run.step("apply", async (c, io) => {
+        const pvs = JSON.parse(fs.readFileSync(c.path("volumes.json"), "utf8")).items as Array<{ spec: { hostPath: { path: string } } }>;
+        for (const pv of pvs) { fs.mkdirSync(pv.spec.hostPath.path, { recursive: true }); fs.chmodSync(pv.spec.hostPath.path, 0o777); }
+        await objects.apply(c, io);
     });
+    await sleep(Number(process.env.RNLAB_WAIT ?? 150) * 1000);
+    await run.step("pods", async (c, io) => void (await realnode.podLines(c, io)));
+    await run.step("declared", flows.declaredStep);
+    await run.step("refused", flows.refusedStep);
     if (process.env.RNLAB_HOLD) await new Promise((r) => setTimeout(r, Number(process.env.RNLAB_HOLD) * 1000));
     return run.finish();
 }

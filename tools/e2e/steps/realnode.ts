@@ -279,7 +279,7 @@ export async function keepOnKwok(ctx: Context, io: StepIO): Promise<void> {
     await ctx.kubectl(["delete", "node", "-l", "ops-e2e/pool", "--wait", "--timeout=60s"], { quiet: true });
     await ctx.kubectl(["uncordon", "-l", "type=kwok"], { quiet: true });
     const kwokNodes = await ctx.names(["node", "-l", "type=kwok"]);
-    for (const n of kwokNodes) await ctx.kubectl(["taint", "--overwrite", n, `${KWOK_TAINT}=true:NoSchedule`]);
+    await ctx.kubectl(["taint", "nodes", "--overwrite", "-l", "type=kwok", `${KWOK_TAINT}=true:NoSchedule`]);
     io.result(`pods of ${KWOK_NAMESPACES.join(", ")} kept on the kwok nodes (MutatingAdmissionPolicy ${name}: nodeSelector type=kwok and a toleration); ${kwokNodes.length} kwok node(s) tainted ${KWOK_TAINT}=true:NoSchedule, so every other pod runs on ${NODE_NAME}`);
 }
 
@@ -330,6 +330,11 @@ export async function podLines(ctx: Context, io: StepIO): Promise<{ notReady: st
             const why = (p.status.containerStatuses ?? []).map((c) => `${c.name}: ${c.state?.waiting?.reason ?? c.state?.terminated?.reason ?? (c.ready ? "ready" : "not ready")}${c.state?.waiting?.message ? ` (${c.state.waiting.message.slice(0, 200)})` : ""}`).join("; ");
             notReady.push(`${id}: ${why || p.status.phase}`);
             io.result(`workload ${id} [${where}] ${images}: NOT READY (${why || p.status.phase})`);
+            // Its containers' last words (the pods' logs live in the run's namespace only).
+            for (const c of p.status.containerStatuses ?? []) {
+                for (const prev of c.restartCount ? ["--previous"] : []) await ctx.kubectl(["-n", p.metadata.namespace, "logs", p.metadata.name, "-c", c.name, "--tail", "15", prev], { allowFail: true });
+                await ctx.kubectl(["-n", p.metadata.namespace, "logs", p.metadata.name, "-c", c.name, "--tail", "15"], { allowFail: true });
+            }
             continue;
         }
         io.result(`workload ${id} [${where}] ${images}: started ${secondsBetween(p.metadata.creationTimestamp, started)} s, ready ${secondsBetween(p.metadata.creationTimestamp, ready.lastTransitionTime)} s after creation${restarts ? `, ${restarts} restart(s)` : ""}`);

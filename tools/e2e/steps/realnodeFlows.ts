@@ -14,6 +14,7 @@
 import * as fs from "node:fs";
 import type { Context, StepIO } from "../harness/context";
 import { NODE_NAME, podPid } from "./realnodePod";
+import { startUpstream } from "./realnode";
 
 type Labels = Record<string, string>;
 interface Selector { matchLabels?: Labels; matchExpressions?: Array<{ key: string; operator: string; values?: string[] }> }
@@ -182,6 +183,8 @@ async function realPods(ctx: Context) {
 
 /** Every declared flow between the real node's pods (and to the "internet") connects. */
 export async function declaredStep(ctx: Context, io: StepIO): Promise<void> {
+    // The "internet" end of the egress rules: the fake model API (steps/realnode.ts).
+    await startUpstream();
     const { pods, nsLabels } = await realPods(ctx);
     const declared = JSON.parse(fs.readFileSync(ctx.path("render/explain/declared-flows.json"), "utf8")) as DeclaredPolicy[];
     const { flows, unmatched } = declaredFlows(declared, pods, nsLabels, process.env.E2E_INTERNET_IP ?? "");
