@@ -124,6 +124,7 @@ const REALNODE_STEPS = [
     "real node: declared flows connect (declared-flows.json)",
     "real node: undeclared flows refused (a sample per namespace)",
     "real node path: a chat through the bridge to the agent server",
+    "real node: pulumi destroy of ci, nothing left",
 ] as const;
 
 /**
@@ -148,6 +149,8 @@ async function realNodePath(ctx: Context, run: Steps, engine?: pulumi.EngineStat
         await run.step(REALNODE_STEPS[3], realnodeFlows.declaredStep);
         await run.step(REALNODE_STEPS[4], realnodeFlows.refusedStep);
         await run.step(REALNODE_STEPS[5], realnode.chatPath);
+        await run.step(REALNODE_STEPS[6], realnode.destroy);
+        for (const l of realnode.phaseLines(ctx)) run.line(l);
     } finally {
         ingress.stop();
         state?.charts.close();

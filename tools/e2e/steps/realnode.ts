@@ -235,7 +235,9 @@ export async function startDns(ctx: Context, io: StepIO): Promise<void> {
 export async function start(ctx: Context, io: StepIO): Promise<void> {
     const t0 = process.hrtime.bigint();
     await startContainerd(ctx, io);
+    const ti = process.hrtime.bigint();
     await importImages(ctx, io);
+    ctx.time("realnode-import", since(ti));
     await joinNode(ctx, io);
     ctx.time("realnode-start", since(t0));
     await startDns(ctx, io);
@@ -423,6 +425,7 @@ async function secretValue(ctx: Context, ns: string, name: string, key: string):
  * exactly one upstream call.
  */
 export async function chatPath(ctx: Context, io: StepIO): Promise<void> {
+    const t00 = process.hrtime.bigint();
     const up = await startUpstream();
     const key = (await secretValue(ctx, "agent", "model-bridge-api-keys", "api-keys")).split("\n").filter(Boolean)[0];
     const svc = await ctx.kubectlJson(["-n", "agent", "get", "service", "model-bridge"]);
@@ -442,7 +445,30 @@ export async function chatPath(ctx: Context, io: StepIO): Promise<void> {
     } catch {
         text = "";
     }
+    ctx.time("realnode-paths", since(t00));
     io.result(`path chat: POST ${url} (from ingress-nginx/e2e-client) {"messages":[{"role":"user","content":"say hello"}]} -> HTTP ${status ?? r.code}, ${JSON.stringify(text.slice(0, 80))}, ${calls} upstream call(s), ${took} s`);
     const want = calls ? replyText(up.calls[before].n) : "";
     if (status !== "200" || !want || !text.includes(want) || calls !== 1) throw new Error(`the chat did not come back with the upstream's answer in one call: HTTP ${status ?? "none"} (curl exit ${r.code}), ${calls} upstream call(s): ${answer.slice(0, 400)}`);
+}
+
+/** `pulumi destroy` of ci from the real node: nothing of the stack left (the node's pods gone with it). */
+export async function destroy(ctx: Context, io: StepIO): Promise<void> {
+    const t0 = process.hrtime.bigint();
+    const r = await ctx.engine("destroy", "ci", "realnode-destroy", ["--config-file", ctx.path("realnode.yaml")]);
+    if (!r.ok) throw new Error(`pulumi destroy of ci failed: ${(r.error ?? "").slice(-1500)}`);
+    await ctx.waitFor(180, "the stack's pods gone from the real node", async () => (await ctx.names(["pods", "-A", "-l", "app.kubernetes.io/part-of=ops-environment"])).length === 0);
+    const took = since(t0);
+    ctx.time("realnode-teardown", took);
+    io.result(`pulumi destroy of ci: ${Object.entries(r.summary).map(([k, v]) => `${k} ${v}`).join(", ")}; no pod of the stack left, in ${took} s`);
+}
+
+/** The phase times of the real node (speed lines): image builds (cold, from the cache's records), node start, up, paths, teardown. */
+export function phaseLines(ctx: Context): string[] {
+    const t = (k: string) => ctx.times.get(k)?.reduce((a, b) => a + b, 0);
+    const built = IMAGE_RECIPES.map((r) => cached(r)).filter((b): b is NonNullable<typeof b> => !!b);
+    const fmt = (v: number | undefined) => (v === undefined ? "not run" : `${v.toFixed(1)} s`);
+    return [
+        `realnode: image builds cold ${built.reduce((a, b) => a + b.seconds, 0).toFixed(0)} s for ${built.length} images (${built.map((b) => `${b.name} ${b.seconds.toFixed(0)} s`).join(", ")}); this run: none rebuilt (cached by recipe and inputs), all imported in ${fmt(t("realnode-import"))}`,
+        `realnode: node start ${fmt(t("realnode-start"))}, pulumi up ${fmt(t("realnode-up"))}, paths ${fmt(t("realnode-paths"))}, teardown ${fmt(t("realnode-teardown"))}`,
+    ];
 }
