@@ -139,13 +139,16 @@ function corednsObjects(): object[] {
                     metadata: { labels },
                     spec: {
                         serviceAccountName: "coredns", priorityClassName: "system-cluster-critical", dnsPolicy: "Default",
+                        // Port 53 as uid 65532: the published image gives /coredns the file capability
+                        // cap_net_bind_service; this one lowers the pod's unprivileged port start instead (a safe sysctl).
+                        securityContext: { sysctls: [{ name: "net.ipv4.ip_unprivileged_port_start", value: "53" }] },
                         nodeSelector: { "kubernetes.io/hostname": NODE_NAME },
                         containers: [{
                             name: "coredns", image, imagePullPolicy: "Never", args: ["-conf", "/etc/coredns/Corefile"],
                             resources: { requests: { cpu: "100m", memory: "70Mi" }, limits: { memory: "170Mi" } },
                             volumeMounts: [{ name: "config-volume", mountPath: "/etc/coredns", readOnly: true }],
                             ports: [{ containerPort: 53, name: "dns", protocol: "UDP" }, { containerPort: 53, name: "dns-tcp", protocol: "TCP" }, { containerPort: 9153, name: "metrics", protocol: "TCP" }],
-                            securityContext: { allowPrivilegeEscalation: false, capabilities: { add: ["NET_BIND_SERVICE"], drop: ["ALL"] }, readOnlyRootFilesystem: true },
+                            securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] }, readOnlyRootFilesystem: true },
                             livenessProbe: { httpGet: { path: "/health", port: 8080 }, initialDelaySeconds: 10, timeoutSeconds: 5 },
                             readinessProbe: { httpGet: { path: "/ready", port: 8181 } },
                         }],
@@ -227,7 +230,11 @@ export async function startDns(ctx: Context, io: StepIO): Promise<void> {
     fs.writeFileSync(ctx.path("coredns.json"), JSON.stringify({ apiVersion: "v1", kind: "List", items: corednsObjects() }));
     await ctx.kubectl(["apply", "--server-side", "--field-manager", "ops-e2e", "-f", ctx.path("coredns.json")]);
     const t2 = process.hrtime.bigint();
-    await ctx.kubectl(["-n", "kube-system", "rollout", "status", "deployment/coredns", "--timeout=180s"]);
+    const r = await ctx.kubectl(["-n", "kube-system", "rollout", "status", "deployment/coredns", "--timeout=180s"], { allowFail: true });
+    if (r.code !== 0) {
+        await ctx.kubectl(["-n", "kube-system", "logs", "deployment/coredns", "--tail", "20"], { allowFail: true });
+        throw new Error("CoreDNS did not become Ready on the real node (its log above)");
+    }
     io.result(`pod kube-system/coredns (${IMAGE_RECIPES.find((r) => r.name === "coredns")!.ref}) started and Ready on ${NODE_NAME} in ${since(t2)} s`);
 }
 
