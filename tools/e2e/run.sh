@@ -74,7 +74,7 @@ export E2E_NODE_IP=$NODE_IP E2E_INTERNET_IP=$INTERNET_IP KUBE_ROUTER_VERSION COR
 E2E_NODE_MISSING=$(node_missing | tr '\n' ';' || true); export E2E_NODE_MISSING
 
 set +e
-"$REPO_DIR/node_modules/.bin/tsx" "$E2E_DIR/${E2E_DRIVER:-driver.ts}" &
+"$REPO_DIR/node_modules/.bin/tsx" "$E2E_DIR/driver.ts" &
 DRIVER=$!
 wait "$DRIVER"
 rc=$?
