@@ -33,7 +33,7 @@ export type Source =
 /** A file put into the root: from the repository, from a built input, or written here. */
 export type FileSpec =
     | { path: string; repo: string; mode?: number }
-    | { path: string; input: "nodeRuntime" | "opencode" | "n8n" | "minio" | "mc" | "bridge" | "coredns" | "pause"; mode?: number }
+    | { path: string; input: "nodeRuntime" | "bridgeNodeRuntime" | "opencode" | "n8n" | "minio" | "mc" | "bridge" | "coredns" | "pause"; mode?: number }
     | { path: string; text: string; mode?: number }
     | { path: string; symlink: string };
 
@@ -248,7 +248,7 @@ export const IMAGE_RECIPES: ImageRecipe[] = [
         source: { kind: "debian", packages: ["ca-certificates"] },
         users: [{ name: "node", uid: 1000, group: "node", gid: 1000, home: "/home/node" }],
         files: [
-            { path: nodePath, input: "nodeRuntime", mode: 0o755 },
+            { path: nodePath, input: "bridgeNodeRuntime", mode: 0o755 },
             { path: "/app", input: "bridge" },
         ],
         config: { user: bridgeStart.user, entrypoint: bridgeStart.entrypoint, env: { NODE_ENV: "production" }, workdir: "/app" },
