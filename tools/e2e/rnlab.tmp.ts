@@ -28,6 +28,8 @@ async function main() {
         const pvs = JSON.parse(fs.readFileSync(c.path("volumes.json"), "utf8")).items as Array<{ spec: { hostPath: { path: string } } }>;
         for (const pv of pvs) { fs.mkdirSync(pv.spec.hostPath.path, { recursive: true }); fs.chmodSync(pv.spec.hostPath.path, 0o777); }
         await objects.apply(c, io);
+        for (const d of ["agent-server-4000", "agent-server-4001"]) await c.kubectl(["-n", "agent", "set", "image", `deploy/${d}`, "server=registry.example.com/ops/agent-server:1.2.27"]);
+        await c.kubectl(["-n", "agent", "patch", "deploy", "model-bridge", "--type", "json", "-p", JSON.stringify([{ op: "replace", path: "/spec/template/spec/containers/0/image", value: "registry.example.com/ops/model-bridge:0.5.0" }, { op: "remove", path: "/spec/template/spec/containers/0/args" }])]);
     });
     await sleep(Number(process.env.RNLAB_WAIT ?? 150) * 1000);
     await run.step("pods", async (c, io) => void (await realnode.podLines(c, io)));

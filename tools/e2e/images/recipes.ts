@@ -212,7 +212,8 @@ export const IMAGE_RECIPES: ImageRecipe[] = [
         users: [{ name: "node", uid: 1000, group: "node", gid: 1000, home: "/home/node" }],
         files: [
             { path: nodePath, input: "nodeRuntime", mode: 0o755 },
-            { path: "/usr/local/lib/n8n", input: "n8n" },
+            // (Folders made by mkdtemp are 0700: opened to every user, as an installed package is.)
+            { path: "/usr/local/lib/n8n", input: "n8n", mode: 0o755 },
             { path: "/usr/local/bin/n8n", symlink: "/usr/local/lib/n8n/node_modules/n8n/bin/n8n" },
             { path: "/docker-entrypoint.sh", repo: "tools/e2e/images/entrypoints/n8n.sh", mode: 0o755 },
         ],
@@ -249,7 +250,7 @@ export const IMAGE_RECIPES: ImageRecipe[] = [
         users: [{ name: "node", uid: 1000, group: "node", gid: 1000, home: "/home/node" }],
         files: [
             { path: nodePath, input: "bridgeNodeRuntime", mode: 0o755 },
-            { path: "/app", input: "bridge" },
+            { path: "/app", input: "bridge", mode: 0o755 },
         ],
         config: { user: bridgeStart.user, entrypoint: bridgeStart.entrypoint, env: { NODE_ENV: "production" }, workdir: "/app" },
     },
