@@ -6,14 +6,15 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import { loadConfig } from "./config";
-import { ownedNamespaces } from "./config/apiServerRules";
+import { addonNamespaces, applicationNamespaces, ownedNamespaces } from "./config/apiServerRules";
 import { AgentServer } from "./components/agentServer";
 import { Booking } from "./components/booking";
 import { Bridge } from "./components/bridge";
 import { ColumnStore } from "./components/columnStore";
 import { Namespaces } from "./components/namespaces";
 import { placedInOwnNamespace } from "./components/lib/engineOrder";
-import { CLAIM_SIZES_OUTPUT, declaredClaimSizes, resetClaimGuard } from "./components/lib/claimGuard";
+import { CLAIM_ORDINALS_OUTPUT, CLAIM_SIZES_OUTPUT, ClaimGuard } from "./components/lib/claimGuard";
+import { keyOf } from "./config/schema";
 import { programOwned } from "./components/lib/fieldOwnership";
 import { DECLARED_FLOWS_FILE, declaredFlowsJson, resetDeclaredFlows } from "./components/lib/network";
 import { AdmissionPolicies } from "./components/platform/admissionPolicies";
@@ -34,8 +35,8 @@ export function main() {
     const config = loadConfig();
     // The flows components declare (components/lib/network.ts), collected afresh for this run.
     resetDeclaredFlows();
-    // The data volume sizes, judged against the last deploy's (components/lib/claimGuard.ts).
-    resetClaimGuard();
+    // The data volume sizes of this run, judged against the last deploy's (components/lib/claimGuard.ts).
+    const volumeGuard = new ClaimGuard({ namespaces: [...applicationNamespaces(config), ...addonNamespaces(config)], released: config.volumes.released, releasedKey: keyOf(["volumes", "released"]) });
 
     // One namespace per area, each with its guardrails; the add-ons the applications rely on. Every object of
     // the program takes back fields another manager changed (components/lib/fieldOwnership.ts).
@@ -59,15 +60,18 @@ export function main() {
     // Data stores and the workflow tool that uses them.
     const postgres = new Postgres("postgres", {
         config,
+        volumeGuard,
         databases: [{ name: config.workflow.database, namespace: config.workflow.namespace, secretName: workflowStoreSecrets.postgres, clients: workflowDatabaseClients(config) }],
     }, inNamespaces);
     const redis = new Redis("redis", {
         config,
+        volumeGuard,
         clients: workflowQueueClients(config),
         credentialSecrets: [{ namespace: config.workflow.namespace, secretName: workflowStoreSecrets.redis }],
     }, inNamespaces);
     const objectStore = new ObjectStore("object-store", {
         config,
+        volumeGuard,
         // The search engine nodes (components/searchEngine.ts labels them name search-engine, component
         // node), only when their snapshot repository is the object store: an fs repository needs no flow.
         clients: config.searchEngine.snapshot.type === "s3"
@@ -76,6 +80,7 @@ export function main() {
     }, inNamespaces);
     const workflow = new Workflow("workflow", {
         config,
+        volumeGuard,
         postgres: { host: postgres.host, port: postgres.port, namespace: postgres.namespace, selector: postgres.selector, database: config.workflow.database, secretName: workflowStoreSecrets.postgres },
         redis: { host: redis.host, port: redis.port, namespace: redis.namespace, selector: redis.selector, secretName: workflowStoreSecrets.redis },
     }, { ...inNamespaces, dependsOn: [...postgres.readyForClients, ...redis.readyForClients] });
@@ -83,8 +88,8 @@ export function main() {
     // Applications with their own data: booking (SQLite), search engine (snapshots), column store.
     const booking = new Booking("booking", { config }, inNamespaces);
     // Snapshots to the object store need its bucket and credentials first; a file-system repository needs nothing of it.
-    const searchEngine = new SearchEngine("search-engine", { config }, config.searchEngine.snapshot.type === "s3" ? { ...inNamespaces, dependsOn: objectStore.readyForClients } : inNamespaces);
-    const columnStore = new ColumnStore("column-store", { config }, inNamespaces);
+    const searchEngine = new SearchEngine("search-engine", { config, volumeGuard }, config.searchEngine.snapshot.type === "s3" ? { ...inNamespaces, dependsOn: objectStore.readyForClients } : inNamespaces);
+    const columnStore = new ColumnStore("column-store", { config, volumeGuard }, inNamespaces);
 
     // The platform on top: issuers, vertical autoscalers, GitOps, alerts (each after the add-on whose CRDs it needs).
     const issuers = new Issuers("issuers", { config, certManager: addons.charts.certManager }, programOwned());
@@ -110,8 +115,9 @@ export function main() {
         // Node agent and key-store settings cannot be applied through the API: published for the node provisioning.
         nodeSettings: { kubelet: kubeletConfiguration(config), keyStore: keyStoreFlags(config) },
         /** Files the render writes next to the manifests (cli/harness/render.ts); the declared flows feed `npm run explain`. */
-        /** Each growable StatefulSet's volume sizes: the next run refuses a shrink against them (components/lib/claimGuard.ts). */
-        [CLAIM_SIZES_OUTPUT]: declaredClaimSizes(),
+        /** Each growable StatefulSet's volume sizes and claims: the next run judges its changes against them (components/lib/claimGuard.ts). */
+        [CLAIM_SIZES_OUTPUT]: volumeGuard.declaredSizes(),
+        [CLAIM_ORDINALS_OUTPUT]: volumeGuard.declaredOrdinals(),
         renderedFiles: { ...nodeFiles(config), [DECLARED_FLOWS_FILE]: declaredFlowsJson() },
     };
 }

@@ -87,11 +87,11 @@ type Def = Omit<BackupScript, "content">;
 const DEFS: readonly Def[] = [
     {
         name: "postgres-backup.sh", kind: "backup", service: "relational-database", image: "postgres",
-        env: ["BACKUP_DIR", "RETENTION_DAYS", ...PG_CONN, "PGDATABASE"], secrets: ["PGPASSWORD"],
+        env: ["BACKUP_DIR", "RETENTION_DAYS", ...PG_CONN, "PGDATABASE", "TMPDIR"], secrets: ["PGPASSWORD"],
     },
     {
         name: "postgres-restore.sh", kind: "restore", service: "relational-database", image: "postgres",
-        env: ["BACKUP_DIR", "RESTORE_FROM", "RESTORE_DATABASE", "RESTORE_DROP_EXISTING", "RESTORE_ROLE_PASSWORDS", "RESTORE_ALLOW_UNVERIFIED", ...PG_CONN], secrets: ["PGPASSWORD"],
+        env: ["BACKUP_DIR", "RESTORE_FROM", "RESTORE_DATABASE", "RESTORE_DROP_EXISTING", "RESTORE_ROLE_PASSWORDS", "RESTORE_ALLOW_UNVERIFIED", ...PG_CONN, "TMPDIR"], secrets: ["PGPASSWORD"],
     },
     {
         name: "redis-backup.sh", kind: "backup", service: "in-memory-cache", image: "redis",
@@ -122,12 +122,12 @@ const DEFS: readonly Def[] = [
     {
         name: "workflow-backup.sh", kind: "backup", service: "workflow-tool", image: "postgres",
         imageByMode: { variable: "WF_BACKUP_MODE", images: { database: "postgres", cli: "workflow" } },
-        env: ["BACKUP_DIR", "RETENTION_DAYS", "WF_BACKUP_MODE", ...PG_CONN, "PGDATABASE", "WF_CLI", "WF_EXPORT_CREDENTIALS"], secrets: ["PGPASSWORD"],
+        env: ["BACKUP_DIR", "RETENTION_DAYS", "WF_BACKUP_MODE", ...PG_CONN, "PGDATABASE", "WF_CLI", "WF_EXPORT_CREDENTIALS", "TMPDIR"], secrets: ["PGPASSWORD"],
     },
     {
         name: "workflow-restore.sh", kind: "restore", service: "workflow-tool", image: "postgres",
         imageByMode: { variable: "WF_BACKUP_MODE", images: { database: "postgres", cli: "workflow" } },
-        env: ["BACKUP_DIR", "RESTORE_FROM", "RESTORE_DROP_EXISTING", "RESTORE_ALLOW_UNVERIFIED", ...PG_CONN, "PGDATABASE", "WF_CLI"], secrets: ["PGPASSWORD"],
+        env: ["BACKUP_DIR", "RESTORE_FROM", "RESTORE_DROP_EXISTING", "RESTORE_ALLOW_UNVERIFIED", ...PG_CONN, "PGDATABASE", "WF_CLI", "TMPDIR"], secrets: ["PGPASSWORD"],
     },
     {
         name: "search-snapshot.sh", kind: "backup", service: "search-engine", image: "curl",
@@ -143,7 +143,7 @@ const DEFS: readonly Def[] = [
     },
     {
         name: "git-restore.sh", kind: "restore", service: "source-repositories", image: "git",
-        env: ["BACKUP_DIR", "RESTORE_REPOSITORY", "RESTORE_FROM", "RESTORE_ALLOW_UNVERIFIED", "RESTORE_TARGET", "RESTORE_PUSH_URL", "RESTORE_PUSH_PRUNE", "RESTORE_PUSH_FORCE", ...GIT_AUTH], secrets: ["GIT_PASSWORD"],
+        env: ["BACKUP_DIR", "RESTORE_REPOSITORY", "RESTORE_FROM", "RESTORE_ALLOW_UNVERIFIED", "RESTORE_TARGET", "RESTORE_PUSH_URL", "RESTORE_PUSH_PRUNE", "RESTORE_PUSH_FORCE", ...GIT_AUTH, "TMPDIR"], secrets: ["GIT_PASSWORD"],
     },
 ];
 

@@ -21,11 +21,11 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import type { StackConfig } from "../config";
-import { backupCronJob, BackupJobs, clientImage, scriptFile } from "./lib/backupCronJob";
+import { backupCronJob, BackupCronJobArgs, BackupJobs, clientImage, scriptFile } from "./lib/backupCronJob";
 import { hostOf, webIngress } from "./lib/ingress";
 import { appLabels, reloaderAnnotations, SQLITE_STORAGE } from "./lib/labels";
 import { allowOnly, ingressController, internet } from "./lib/network";
-import { hardenedContainer, hardenedPodSpec, httpProbe, scratch } from "./lib/pod";
+import { hardenedContainer, hardenedPodSpec, httpProbe, PodArgs, scratch } from "./lib/pod";
 import { withoutSettlingWait } from "./lib/engineOrder";
 
 export interface BookingArgs {
@@ -54,7 +54,6 @@ export class Booking extends pulumi.ComponentResource {
         const ns = b.namespace;
         const child = { parent: this };
         const l = appLabels(cfg, { name: APP, component: "server", instance: APP });
-        const databasePath = `${b.dataMountPath.replace(/\/$/, "")}/${b.databaseFile}`;
 
         const chat = new k8s.core.v1.Secret(`${name}-chat`, {
             metadata: { name: CHAT_SECRET, namespace: ns, labels: l.labels },
@@ -65,9 +64,6 @@ export class Booking extends pulumi.ComponentResource {
             metadata: { name: `${APP}-data`, namespace: ns, labels: l.labels },
             spec: { accessModes: ["ReadWriteOnce"], storageClassName: b.storageClass, resources: { requests: { storage: b.dataVolumeSize } } },
         }, { ...child, protect: cfg.environment.tier === "prod" });
-
-        const fromChat = (env: string, key: string) => ({ name: env, valueFrom: { secretKeyRef: { name: chat.metadata.name, key } } });
-        const tmp = scratch("tmp", "/tmp");
         new k8s.apps.v1.Deployment(name, {
             metadata: { name: APP, namespace: ns, labels: l.labels, annotations: { ...reloaderAnnotations(cfg, { secrets: [CHAT_SECRET] }), ...SQLITE_STORAGE } },
             spec: {
@@ -75,36 +71,9 @@ export class Booking extends pulumi.ComponentResource {
                 // One writer of the SQLite file on a ReadWriteOnce volume: stop the old pod before the new one starts.
                 strategy: { type: "Recreate" },
                 selector: { matchLabels: l.selector },
-                template: {
-                    metadata: { labels: l.labels },
-                    spec: hardenedPodSpec(cfg, {
-                        terminationGracePeriodSeconds: b.terminationGracePeriod,
-                        fsGroup: b.runAsUser,
-                        containers: [hardenedContainer({
-                            name: "booking",
-                            image: b.image,
-                            args: b.args ? [...b.args] : undefined,
-                            ports: [{ name: "http", containerPort: b.port }],
-                            env: [
-                                { name: "PORT", value: String(b.port) },
-                                { name: "DATABASE_PATH", value: databasePath },
-                                fromChat("CHAT_WEBHOOK_URL", CHAT_KEYS.webhookUrl),
-                                fromChat("CHAT_SEC_SECRET", CHAT_KEYS.secSecret),
-                                fromChat("CHAT_REVOKE_SECRET", CHAT_KEYS.revokeSecret),
-                            ],
-                            resources: b,
-                            runAsUser: b.runAsUser,
-                            livenessProbe: httpProbe(b.livenessPath, "http", b.liveness),
-                            readinessProbe: httpProbe(b.readinessPath, "http", b.readiness),
-                            preStopDelay: b.preStopDelay,
-                            volumeMounts: [{ name: "data", mountPath: b.dataMountPath }, tmp.mount],
-                        })],
-                        volumes: [{ name: "data", persistentVolumeClaim: { claimName: data.metadata.name } }, tmp.volume],
-                    }),
-                },
+                template: { metadata: { labels: l.labels }, spec: hardenedPodSpec(cfg, serverPod(cfg, chat, data)) },
             },
         }, { ...child, dependsOn: [chat] });
-
         const service = new k8s.core.v1.Service(name, {
             metadata: withoutSettlingWait({ name: APP, namespace: ns, labels: l.labels }),
             spec: { type: "ClusterIP", selector: l.selector, ports: [{ name: "http", port: b.port, targetPort: "http", protocol: "TCP" }] },
@@ -118,20 +87,8 @@ export class Booking extends pulumi.ComponentResource {
             // The chat-notification robot's webhook is outside the cluster.
             egress: [{ peer: internet(), ports: [{ port: b.chat.webhookPort }] }],
         }, child);
-
-        const dataVolume = { volume: { name: "data", persistentVolumeClaim: { claimName: data.metadata.name } }, mount: { name: "data", mountPath: b.dataMountPath } };
         const backupName = `${APP}-backup`;
-        const sqlite = { env: { SQLITE_DB: databasePath }, volumes: [dataVolume], egress: [], runAsUser: b.runAsUser };
-        this.backup = backupCronJob(backupName, cfg, {
-            namespace: ns,
-            app: APP,
-            schedule: b.backup.schedule,
-            image: clientImage(cfg, "sqlite"),
-            backup: { script: scriptFile("sqlite-backup.sh"), ...sqlite },
-            restore: { script: scriptFile("sqlite-restore.sh"), ...sqlite },
-            volumeSize: b.backup.volumeSize,
-            fsGroup: b.runAsUser,
-        }, {
+        this.backup = backupCronJob(backupName, cfg, backupArgs(cfg, data), {
             ...child,
             dependsOn: [data],
             // Only the backup needs the application's node; the restore runs with the application scaled to 0.
@@ -142,6 +99,56 @@ export class Booking extends pulumi.ComponentResource {
         this.serviceName = APP;
         this.registerOutputs({ url: this.url, restoreCommand: this.backup.restoreCommand });
     }
+}
+
+const databasePath = (cfg: StackConfig) => `${cfg.booking.dataMountPath.replace(/\/$/, "")}/${cfg.booking.databaseFile}`;
+
+/** The application's pod: its SQLite file on the data volume, the robot's secret as env. */
+function serverPod(cfg: StackConfig, chat: k8s.core.v1.Secret, data: k8s.core.v1.PersistentVolumeClaim): PodArgs {
+    const b = cfg.booking;
+    const fromChat = (env: string, key: string) => ({ name: env, valueFrom: { secretKeyRef: { name: chat.metadata.name, key } } });
+    const tmp = scratch("tmp", "/tmp");
+    return {
+        terminationGracePeriodSeconds: b.terminationGracePeriod,
+        fsGroup: b.runAsUser,
+        containers: [hardenedContainer({
+            name: "booking",
+            image: b.image,
+            args: b.args ? [...b.args] : undefined,
+            ports: [{ name: "http", containerPort: b.port }],
+            env: [
+                { name: "PORT", value: String(b.port) },
+                { name: "DATABASE_PATH", value: databasePath(cfg) },
+                fromChat("CHAT_WEBHOOK_URL", CHAT_KEYS.webhookUrl),
+                fromChat("CHAT_SEC_SECRET", CHAT_KEYS.secSecret),
+                fromChat("CHAT_REVOKE_SECRET", CHAT_KEYS.revokeSecret),
+            ],
+            resources: b,
+            runAsUser: b.runAsUser,
+            livenessProbe: httpProbe(b.livenessPath, "http", b.liveness),
+            readinessProbe: httpProbe(b.readinessPath, "http", b.readiness),
+            preStopDelay: b.preStopDelay,
+            volumeMounts: [{ name: "data", mountPath: b.dataMountPath }, tmp.mount],
+        })],
+        volumes: [{ name: "data", persistentVolumeClaim: { claimName: data.metadata.name } }, tmp.volume],
+    };
+}
+
+/** A copy of the live database with SQLite itself, on the application's volume; the restore replaces the file. */
+function backupArgs(cfg: StackConfig, data: k8s.core.v1.PersistentVolumeClaim): BackupCronJobArgs {
+    const b = cfg.booking;
+    const dataVolume = { volume: { name: "data", persistentVolumeClaim: { claimName: data.metadata.name } }, mount: { name: "data", mountPath: b.dataMountPath } };
+    const sqlite = { env: { SQLITE_DB: databasePath(cfg) }, volumes: [dataVolume], egress: [], runAsUser: b.runAsUser };
+    return {
+        namespace: b.namespace,
+        app: APP,
+        schedule: b.backup.schedule,
+        image: clientImage(cfg, "sqlite"),
+        backup: { script: scriptFile("sqlite-backup.sh"), ...sqlite },
+        restore: { script: scriptFile("sqlite-restore.sh"), ...sqlite },
+        volumeSize: b.backup.volumeSize,
+        fsGroup: b.runAsUser,
+    };
 }
 
 function withAffinity(props: any, affinity: k8s.types.input.core.v1.Affinity): any {

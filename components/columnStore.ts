@@ -12,15 +12,18 @@ import * as pulumi from "@pulumi/pulumi";
 import * as random from "@pulumi/random";
 import type { StackConfig } from "../config";
 import { disruptionBudget } from "./lib/availability";
-import { appLabels, reloaderAnnotations } from "./lib/labels";
+import { appLabels, AppLabels } from "./lib/labels";
 import { allowOnly, Peer, podsIn } from "./lib/network";
-import { hardenedContainer, hardenedPodSpec, httpProbe, scratch, tcpProbe } from "./lib/pod";
+import { hardenedContainer, httpProbe, PodArgs, scratch, tcpProbe } from "./lib/pod";
 import { withoutSettlingWait } from "./lib/engineOrder";
 import { keyOf } from "../config/schema";
-import { growableStatefulSet } from "./lib/claimGrowth";
+import type { ClaimGuard } from "./lib/claimGrowth";
+import { statefulServices, statefulWorkload } from "./lib/statefulService";
 
 export interface ColumnStoreArgs {
     config: StackConfig;
+    /** The run's volume guard (main.ts): judges the StatefulSet's volume sizes against the last deploy. */
+    volumeGuard: ClaimGuard;
 }
 
 const APP = "column-store";
@@ -34,6 +37,10 @@ export interface Topology {
     shards: string[][];
     keepers: string[];
 }
+
+/** The servers of every shard (the headless Service's selector; app.kubernetes.io/instance is each shard's). */
+const SERVER_PODS = { "app.kubernetes.io/name": APP, "app.kubernetes.io/component": "server" };
+const SECRET_NAME = `${APP}-auth`;
 
 export const shardName = (i: number) => `${APP}-shard-${i}`;
 export const keeperName = `${APP}-keeper`;
@@ -172,18 +179,15 @@ export class ColumnStore extends pulumi.ComponentResource {
         const ns = c.namespace;
         const child = { parent: this };
         const server = appLabels(cfg, { name: APP, component: "server", instance: APP });
-        const serverPods = { "app.kubernetes.io/name": APP, "app.kubernetes.io/component": "server" };
         const keeper = appLabels(cfg, { name: APP, component: "keeper", instance: keeperName });
-        const secretName = `${APP}-auth`;
 
         const password = c.password ?? new random.RandomPassword(`${name}-password`, { length: c.passwordLength, special: false }, child).result;
         const interserver = new random.RandomPassword(`${name}-interserver-password`, { length: c.passwordLength, special: false }, child);
         const auth = new k8s.core.v1.Secret(`${name}-auth`, {
-            metadata: { name: secretName, namespace: ns, labels: server.labels },
+            metadata: { name: SECRET_NAME, namespace: ns, labels: server.labels },
             type: "Opaque",
             stringData: { username: c.user, password, "interserver-password": interserver.result },
         }, child);
-
         const serverConfig = new k8s.core.v1.ConfigMap(`${name}-config`, {
             metadata: { name: `${APP}-config`, namespace: ns, labels: server.labels },
             data: { "cluster.xml": serverConfigXml(cfg) },
@@ -192,206 +196,171 @@ export class ColumnStore extends pulumi.ComponentResource {
             metadata: { name: `${APP}-users`, namespace: ns, labels: server.labels },
             data: { "users.xml": usersXml(cfg) },
         }, child);
-
-        new k8s.core.v1.Service(`${name}-headless`, {
-            metadata: { name: headlessName, namespace: ns, labels: server.labels },
-            spec: {
-                clusterIP: "None",
-                publishNotReadyAddresses: true,
-                selector: serverPods,
-                ports: [
-                    { name: "http", port: c.httpPort, targetPort: "http", protocol: "TCP" },
-                    { name: "native", port: c.nativePort, targetPort: "native", protocol: "TCP" },
-                    { name: "interserver", port: c.interserverPort, targetPort: "interserver", protocol: "TCP" },
-                ],
-            },
-        }, child);
-
-        let keeperSet: k8s.apps.v1.StatefulSet | undefined;
-        if (c.keeperReplicas > 0) keeperSet = this.keeper(name, cfg, keeper, serverPods);
+        const ports = [{ name: "http", port: c.httpPort }, { name: "native", port: c.nativePort }, { name: "interserver", port: c.interserverPort }];
+        statefulServices(name, { name: APP, namespace: ns, labels: server.labels, selector: SERVER_PODS, ports, headlessOnly: true }, child);
+        const keeperSet = c.keeperReplicas > 0 ? keeperEnsemble(`${name}-keeper`, cfg, keeper, args.volumeGuard, child) : undefined;
 
         for (let shard = 0; shard < c.shards; shard++) {
-            const sts = shardName(shard);
-            const l = appLabels(cfg, { name: APP, component: "server", instance: sts });
-            const logs = scratch("logs", "/var/log/clickhouse-server", "512Mi");
-            const tmp = scratch("tmp", "/tmp", "1Gi");
-            const container = hardenedContainer({
-                name: "server",
-                image: c.image,
-                command: ["/usr/bin/clickhouse-server", "--config-file=/etc/clickhouse-server/config.xml"],
-                env: [
-                    { name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
-                    { name: "CH_SHARD", value: String(shard) },
-                    { name: "CH_REPLICA", value: "$(POD_NAME)" },
-                    { name: "CH_INTERSERVER_HOST", value: `$(POD_NAME).${headlessName}.${ns}.svc.cluster.local` },
-                    { name: PASSWORD_ENV, valueFrom: { secretKeyRef: { name: auth.metadata.name, key: "password" } } },
-                    { name: INTERSERVER_PASSWORD_ENV, valueFrom: { secretKeyRef: { name: auth.metadata.name, key: "interserver-password" } } },
-                ],
-                ports: [
-                    { name: "http", containerPort: c.httpPort },
-                    { name: "native", containerPort: c.nativePort },
-                    { name: "interserver", containerPort: c.interserverPort },
-                ],
-                resources: c,
+            const l = appLabels(cfg, { name: APP, component: "server", instance: shardName(shard) });
+            statefulWorkload(`${name}-shard-${shard}`, cfg, {
+                volumeGuard: args.volumeGuard, name: shardName(shard), namespace: ns, app: l, serviceName: headlessName, replicas: c.replicasPerShard, podManagementPolicy: "Parallel", rollingUpdate: true,
+                reloadOn: { configMaps: [`${APP}-config`, `${APP}-users`], secrets: [SECRET_NAME] },
+                pod: serverPod(cfg, shard, auth, serverConfig, users),
+                data: { size: c.dataVolumeSize, sizeKey: keyOf(["columnStore", "dataVolumeSize"]), storageClass: c.storageClass },
+            }, { ...child, dependsOn: [auth, serverConfig, users, ...(keeperSet ? [keeperSet] : [])] });
+            // Each shard keeps all but one replica up.
+            disruptionBudget(shardName(shard), { namespace: ns, labels: l.labels, selector: l.selector, replicas: c.replicasPerShard }, child);
+        }
+        nodePortService(name, cfg, server.labels, child);
+        serverPolicy(cfg, server.labels, keeper.selector, child);
+
+        this.passwordSecretName = SECRET_NAME;
+        this.nodePorts = { http: c.httpNodePort, native: c.nativeNodePort };
+        this.registerOutputs({ passwordSecretName: SECRET_NAME, nodePorts: this.nodePorts });
+    }
+}
+
+/** One server of a shard: its macros (shard index, own name) and interserver host from the environment. */
+function serverPod(cfg: StackConfig, shard: number, auth: k8s.core.v1.Secret, serverConfig: k8s.core.v1.ConfigMap, users: k8s.core.v1.ConfigMap): Omit<PodArgs, "spreadSelector"> {
+    const c = cfg.columnStore;
+    const logs = scratch("logs", "/var/log/clickhouse-server", "512Mi");
+    const tmp = scratch("tmp", "/tmp", "1Gi");
+    const container = hardenedContainer({
+        name: "server",
+        image: c.image,
+        command: ["/usr/bin/clickhouse-server", "--config-file=/etc/clickhouse-server/config.xml"],
+        env: [
+            { name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
+            { name: "CH_SHARD", value: String(shard) },
+            { name: "CH_REPLICA", value: "$(POD_NAME)" },
+            { name: "CH_INTERSERVER_HOST", value: `$(POD_NAME).${headlessName}.${c.namespace}.svc.cluster.local` },
+            { name: PASSWORD_ENV, valueFrom: { secretKeyRef: { name: auth.metadata.name, key: "password" } } },
+            { name: INTERSERVER_PASSWORD_ENV, valueFrom: { secretKeyRef: { name: auth.metadata.name, key: "interserver-password" } } },
+        ],
+        ports: [
+            { name: "http", containerPort: c.httpPort },
+            { name: "native", containerPort: c.nativePort },
+            { name: "interserver", containerPort: c.interserverPort },
+        ],
+        resources: c,
+        runAsUser: IMAGE_UID,
+        startupProbe: httpProbe("/ping", "http", { period: 5, failureThreshold: 60 }),
+        livenessProbe: httpProbe("/ping", "http", { period: 20, failureThreshold: 3 }),
+        readinessProbe: httpProbe("/ping", "http", { period: 10 }),
+        preStopDelay: c.preStopDelay,
+        volumeMounts: [
+            { name: "data", mountPath: "/var/lib/clickhouse" },
+            { name: "config", mountPath: "/etc/clickhouse-server/config.d", readOnly: true },
+            { name: "users", mountPath: "/etc/clickhouse-server/users.d", readOnly: true },
+            logs.mount,
+            tmp.mount,
+        ],
+    });
+    return {
+        terminationGracePeriodSeconds: c.terminationGracePeriod,
+        fsGroup: IMAGE_UID,
+        containers: [container],
+        volumes: [
+            { name: "config", configMap: { name: serverConfig.metadata.name, defaultMode: 0o444 } },
+            { name: "users", configMap: { name: users.metadata.name, defaultMode: 0o444 } },
+            logs.volume,
+            tmp.volume,
+        ],
+    };
+}
+
+/** The HTTP and native ports on every node; Local keeps the client address so the policy's ipBlock rules apply. */
+function nodePortService(name: string, cfg: StackConfig, labels: Record<string, string>, opts: pulumi.CustomResourceOptions): k8s.core.v1.Service {
+    const c = cfg.columnStore;
+    return new k8s.core.v1.Service(name, {
+        metadata: withoutSettlingWait({ name: APP, namespace: c.namespace, labels }),
+        spec: {
+            type: "NodePort",
+            externalTrafficPolicy: "Local",
+            // Same pods as the headless service; part-of keeps the two selectors distinct.
+            selector: { ...SERVER_PODS, "app.kubernetes.io/part-of": cfg.environment.partOf },
+            ports: [
+                { name: "http", port: c.httpPort, targetPort: "http", nodePort: c.httpNodePort, protocol: "TCP" },
+                { name: "native", port: c.nativePort, targetPort: "native", nodePort: c.nativeNodePort, protocol: "TCP" },
+            ],
+        },
+    }, opts);
+}
+
+/** The servers: node-port clients on HTTP and native, each other on native and interserver, the keepers. */
+function serverPolicy(cfg: StackConfig, labels: Record<string, string>, keepers: Record<string, string>, opts: pulumi.CustomResourceOptions) {
+    const c = cfg.columnStore;
+    const ns = c.namespace;
+    const clients: Peer = { description: "node-port clients", peers: c.clientCidrs.map((cidr) => ({ ipBlock: { cidr } })) };
+    const replicas = podsIn(ns, SERVER_PODS, "the column store servers");
+    allowOnly(APP, {
+        namespace: ns,
+        podSelector: SERVER_PODS,
+        labels,
+        ingress: [
+            { peer: clients, ports: [{ port: c.httpPort }, { port: c.nativePort }] },
+            { peer: replicas, ports: [{ port: c.nativePort }, { port: c.interserverPort }] },
+        ],
+        egress: [
+            { peer: replicas, ports: [{ port: c.nativePort }, { port: c.interserverPort }] },
+            ...(c.keeperReplicas > 0 ? [{ peer: podsIn(ns, keepers, "the keeper ensemble"), ports: [{ port: c.keeper.clientPort }] }] : []),
+        ],
+    }, opts);
+}
+
+/** The coordination ensemble: its config, headless Service, StatefulSet, disruption budget and policy. */
+function keeperEnsemble(name: string, cfg: StackConfig, l: AppLabels, volumeGuard: ClaimGuard, opts: pulumi.CustomResourceOptions): k8s.apps.v1.StatefulSet {
+    const c = cfg.columnStore;
+    const ns = c.namespace;
+    const config = new k8s.core.v1.ConfigMap(`${name}-config`, {
+        metadata: { name: `${keeperName}-config`, namespace: ns, labels: l.labels },
+        data: { "keeper_config.xml": keeperConfigXml(cfg) },
+    }, opts);
+    // Members must resolve each other to form the first quorum: statefulServices publishes them before they are ready.
+    const ports = [{ name: "client", port: c.keeper.clientPort }, { name: "raft", port: c.keeper.raftPort }];
+    statefulServices(name, { name: keeperName, namespace: ns, labels: l.labels, selector: l.selector, ports, headlessOnly: true }, opts);
+    const work = scratch("work", "/var/lib/clickhouse", "64Mi");
+    const tmp = scratch("tmp", "/tmp", "256Mi");
+    const set = statefulWorkload(name, cfg, {
+        volumeGuard, name: keeperName, namespace: ns, app: l, serviceName: keeperHeadlessName, replicas: c.keeperReplicas, podManagementPolicy: "Parallel", rollingUpdate: true,
+        reloadOn: { configMaps: [`${keeperName}-config`] },
+        pod: {
+            terminationGracePeriodSeconds: c.terminationGracePeriod,
+            fsGroup: IMAGE_UID,
+            containers: [hardenedContainer({
+                name: "keeper",
+                image: c.keeperImage,
+                // server_id = ordinal + 1, from the pod name <keeper>-<ordinal>.
+                command: ["sh", "-c", 'export KEEPER_SERVER_ID=$(( ${HOSTNAME##*-} + 1 )); exec clickhouse-keeper --config-file=/etc/clickhouse-keeper/keeper_config.xml'],
+                ports: [{ name: "client", containerPort: c.keeper.clientPort }, { name: "raft", containerPort: c.keeper.raftPort }],
+                resources: c.keeper,
                 runAsUser: IMAGE_UID,
-                startupProbe: httpProbe("/ping", "http", { period: 5, failureThreshold: 60 }),
-                livenessProbe: httpProbe("/ping", "http", { period: 20, failureThreshold: 3 }),
-                readinessProbe: httpProbe("/ping", "http", { period: 10 }),
+                startupProbe: tcpProbe("client", { period: 5, failureThreshold: 60 }),
+                livenessProbe: tcpProbe("client", { period: 20, failureThreshold: 3 }),
+                readinessProbe: tcpProbe("client", { period: 10 }),
                 preStopDelay: c.preStopDelay,
                 volumeMounts: [
-                    { name: "data", mountPath: "/var/lib/clickhouse" },
-                    { name: "config", mountPath: "/etc/clickhouse-server/config.d", readOnly: true },
-                    { name: "users", mountPath: "/etc/clickhouse-server/users.d", readOnly: true },
-                    logs.mount,
+                    { name: "data", mountPath: "/var/lib/clickhouse-keeper" },
+                    { name: "config", mountPath: "/etc/clickhouse-keeper", readOnly: true },
+                    work.mount,
                     tmp.mount,
                 ],
-            });
-            growableStatefulSet(`${name}-shard-${shard}`, {
-                metadata: { name: sts, namespace: ns, labels: l.labels, annotations: reloaderAnnotations(cfg, { configMaps: [`${APP}-config`, `${APP}-users`], secrets: [secretName] }) },
-                spec: {
-                    serviceName: headlessName,
-                    replicas: c.replicasPerShard,
-                    podManagementPolicy: "Parallel",
-                    updateStrategy: { type: "RollingUpdate" },
-                    selector: { matchLabels: l.selector },
-                    template: {
-                        metadata: { labels: l.labels },
-                        spec: hardenedPodSpec(cfg, {
-                            terminationGracePeriodSeconds: c.terminationGracePeriod,
-                            fsGroup: IMAGE_UID,
-                            spreadSelector: l.selector,
-                            containers: [container],
-                            volumes: [
-                                { name: "config", configMap: { name: serverConfig.metadata.name, defaultMode: 0o444 } },
-                                { name: "users", configMap: { name: users.metadata.name, defaultMode: 0o444 } },
-                                logs.volume,
-                                tmp.volume,
-                            ],
-                        }),
-                    },
-                    volumeClaimTemplates: [{
-                        metadata: { name: "data", labels: l.labels },
-                        spec: { accessModes: ["ReadWriteOnce"], storageClassName: c.storageClass, resources: { requests: { storage: c.dataVolumeSize } } },
-                    }],
-                },
-            }, { ...child, dependsOn: [auth, serverConfig, users, ...(keeperSet ? [keeperSet] : [])] }, { data: keyOf(["columnStore", "dataVolumeSize"]) });
-            // Each shard keeps all but one replica up.
-            disruptionBudget(sts, { namespace: ns, labels: l.labels, selector: l.selector, replicas: c.replicasPerShard }, child);
-        }
-
-        // Published on every node; Local keeps the client address so the ipBlock rules below apply.
-        new k8s.core.v1.Service(name, {
-            metadata: withoutSettlingWait({ name: APP, namespace: ns, labels: server.labels }),
-            spec: {
-                type: "NodePort",
-                externalTrafficPolicy: "Local",
-                // Same pods as the headless service; part-of keeps the two selectors distinct.
-                selector: { ...serverPods, "app.kubernetes.io/part-of": cfg.environment.partOf },
-                ports: [
-                    { name: "http", port: c.httpPort, targetPort: "http", nodePort: c.httpNodePort, protocol: "TCP" },
-                    { name: "native", port: c.nativePort, targetPort: "native", nodePort: c.nativeNodePort, protocol: "TCP" },
-                ],
-            },
-        }, child);
-
-        const clients: Peer = { description: "node-port clients", peers: c.clientCidrs.map((cidr) => ({ ipBlock: { cidr } })) };
-        const replicas = podsIn(ns, serverPods, "the column store servers");
-        allowOnly(APP, {
-            namespace: ns,
-            podSelector: serverPods,
-            labels: server.labels,
-            ingress: [
-                { peer: clients, ports: [{ port: c.httpPort }, { port: c.nativePort }] },
-                { peer: replicas, ports: [{ port: c.nativePort }, { port: c.interserverPort }] },
-            ],
-            egress: [
-                { peer: replicas, ports: [{ port: c.nativePort }, { port: c.interserverPort }] },
-                ...(c.keeperReplicas > 0 ? [{ peer: podsIn(ns, keeper.selector, "the keeper ensemble"), ports: [{ port: c.keeper.clientPort }] }] : []),
-            ],
-        }, child);
-
-        this.passwordSecretName = secretName;
-        this.nodePorts = { http: c.httpNodePort, native: c.nativeNodePort };
-        this.registerOutputs({ passwordSecretName: secretName, nodePorts: this.nodePorts });
-    }
-
-    private keeper(name: string, cfg: StackConfig, l: { labels: Record<string, string>; selector: Record<string, string> }, serverPods: Record<string, string>): k8s.apps.v1.StatefulSet {
-        const c = cfg.columnStore;
-        const ns = c.namespace;
-        const child = { parent: this };
-        const config = new k8s.core.v1.ConfigMap(`${name}-keeper-config`, {
-            metadata: { name: `${keeperName}-config`, namespace: ns, labels: l.labels },
-            data: { "keeper_config.xml": keeperConfigXml(cfg) },
-        }, child);
-        new k8s.core.v1.Service(`${name}-keeper-headless`, {
-            metadata: { name: keeperHeadlessName, namespace: ns, labels: l.labels },
-            spec: {
-                clusterIP: "None",
-                // Members must resolve each other to form the first quorum.
-                publishNotReadyAddresses: true,
-                selector: l.selector,
-                ports: [
-                    { name: "client", port: c.keeper.clientPort, targetPort: "client", protocol: "TCP" },
-                    { name: "raft", port: c.keeper.raftPort, targetPort: "raft", protocol: "TCP" },
-                ],
-            },
-        }, child);
-        const work = scratch("work", "/var/lib/clickhouse", "64Mi");
-        const tmp = scratch("tmp", "/tmp", "256Mi");
-        const set = growableStatefulSet(`${name}-keeper`, {
-            metadata: { name: keeperName, namespace: ns, labels: l.labels, annotations: reloaderAnnotations(cfg, { configMaps: [`${keeperName}-config`] }) },
-            spec: {
-                serviceName: keeperHeadlessName,
-                replicas: c.keeperReplicas,
-                podManagementPolicy: "Parallel",
-                updateStrategy: { type: "RollingUpdate" },
-                selector: { matchLabels: l.selector },
-                template: {
-                    metadata: { labels: l.labels },
-                    spec: hardenedPodSpec(cfg, {
-                        terminationGracePeriodSeconds: c.terminationGracePeriod,
-                        fsGroup: IMAGE_UID,
-                        spreadSelector: l.selector,
-                        containers: [hardenedContainer({
-                            name: "keeper",
-                            image: c.keeperImage,
-                            // server_id = ordinal + 1, from the pod name <keeper>-<ordinal>.
-                            command: ["sh", "-c", 'export KEEPER_SERVER_ID=$(( ${HOSTNAME##*-} + 1 )); exec clickhouse-keeper --config-file=/etc/clickhouse-keeper/keeper_config.xml'],
-                            ports: [{ name: "client", containerPort: c.keeper.clientPort }, { name: "raft", containerPort: c.keeper.raftPort }],
-                            resources: c.keeper,
-                            runAsUser: IMAGE_UID,
-                            startupProbe: tcpProbe("client", { period: 5, failureThreshold: 60 }),
-                            livenessProbe: tcpProbe("client", { period: 20, failureThreshold: 3 }),
-                            readinessProbe: tcpProbe("client", { period: 10 }),
-                            preStopDelay: c.preStopDelay,
-                            volumeMounts: [
-                                { name: "data", mountPath: "/var/lib/clickhouse-keeper" },
-                                { name: "config", mountPath: "/etc/clickhouse-keeper", readOnly: true },
-                                work.mount,
-                                tmp.mount,
-                            ],
-                        })],
-                        volumes: [{ name: "config", configMap: { name: config.metadata.name, defaultMode: 0o444 } }, work.volume, tmp.volume],
-                    }),
-                },
-                volumeClaimTemplates: [{
-                    metadata: { name: "data", labels: l.labels },
-                    spec: { accessModes: ["ReadWriteOnce"], storageClassName: c.storageClass, resources: { requests: { storage: c.keeper.volumeSize } } },
-                }],
-            },
-        }, { ...child, dependsOn: [config] }, { data: keyOf(["columnStore", "keeper", "volumeSize"]) });
-        disruptionBudget(keeperName, { namespace: ns, labels: l.labels, selector: l.selector, replicas: c.keeperReplicas }, child);
-        const members = podsIn(ns, l.selector, "the other keeper members");
-        allowOnly(keeperName, {
-            namespace: ns,
-            podSelector: l.selector,
-            labels: l.labels,
-            ingress: [
-                { peer: podsIn(ns, serverPods, "the column store servers"), ports: [{ port: c.keeper.clientPort }] },
-                { peer: members, ports: [{ port: c.keeper.raftPort }] },
-            ],
-            egress: [{ peer: members, ports: [{ port: c.keeper.raftPort }] }],
-        }, child);
-        return set;
-    }
+            })],
+            volumes: [{ name: "config", configMap: { name: config.metadata.name, defaultMode: 0o444 } }, work.volume, tmp.volume],
+        },
+        data: { size: c.keeper.volumeSize, sizeKey: keyOf(["columnStore", "keeper", "volumeSize"]), storageClass: c.storageClass },
+    }, { ...opts, dependsOn: [config] });
+    disruptionBudget(keeperName, { namespace: ns, labels: l.labels, selector: l.selector, replicas: c.keeperReplicas }, opts);
+    const members = podsIn(ns, l.selector, "the other keeper members");
+    allowOnly(keeperName, {
+        namespace: ns,
+        podSelector: l.selector,
+        labels: l.labels,
+        ingress: [
+            { peer: podsIn(ns, SERVER_PODS, "the column store servers"), ports: [{ port: c.keeper.clientPort }] },
+            { peer: members, ports: [{ port: c.keeper.raftPort }] },
+        ],
+        egress: [{ peer: members, ports: [{ port: c.keeper.raftPort }] }],
+    }, opts);
+    return set;
 }

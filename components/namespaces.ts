@@ -9,6 +9,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { StackConfig } from "../config";
 import { parseQuotaOverride, QUOTA_RESOURCES } from "../config/platformRules";
 import { clusterDns, DNS_PORTS, ingressController } from "./lib/network";
+import { environmentLabels } from "./lib/labels";
 
 export interface NamespacesArgs {
     config: StackConfig;
@@ -57,48 +58,11 @@ export class Namespaces extends pulumi.ComponentResource {
         const cfg = args.config;
         this.names = names;
 
-        const labels = { "app.kubernetes.io/part-of": cfg.environment.partOf, "app.kubernetes.io/managed-by": cfg.environment.managedBy };
-        const l = cfg.guardrails.limitRange;
+        const labels = environmentLabels(cfg);
         for (const ns of this.names) {
             const namespace = new k8s.core.v1.Namespace(`${name}-${ns}`, { metadata: { name: ns, labels } }, { parent: this });
             this.byName.set(ns, namespace);
-            const child = { parent: this, dependsOn: [namespace] };
-            const meta = (n: string) => ({ name: n, namespace: ns, labels });
-
-            const defaults = new k8s.core.v1.LimitRange(`${name}-${ns}-defaults`, {
-                metadata: meta("container-defaults"),
-                spec: {
-                    limits: [{
-                        type: "Container",
-                        default: { cpu: l.defaultCpu, memory: l.defaultMemory },
-                        defaultRequest: { cpu: l.defaultRequestCpu, memory: l.defaultRequestMemory },
-                    }],
-                },
-            }, child);
-            const quota = new k8s.core.v1.ResourceQuota(`${name}-${ns}-quota`, { metadata: meta("namespace-quota"), spec: { hard: quotaFor(cfg, ns) } }, child);
-            const denyAll = new k8s.networking.v1.NetworkPolicy(`${name}-${ns}-default-deny`, {
-                metadata: meta("default-deny"),
-                spec: { podSelector: {}, policyTypes: ["Ingress", "Egress"] },
-            }, child);
-            const allowDns = new k8s.networking.v1.NetworkPolicy(`${name}-${ns}-allow-dns`, {
-                metadata: meta("allow-dns"),
-                spec: {
-                    podSelector: {},
-                    policyTypes: ["Egress"],
-                    egress: [{ to: clusterDns.peers, ports: DNS_PORTS.map((p) => ({ port: p.port, protocol: p.protocol ?? "TCP" })) }],
-                },
-            }, child);
-            new k8s.networking.v1.NetworkPolicy(`${name}-${ns}-allow-acme-solver`, {
-                metadata: meta("allow-acme-http01-solver"),
-                spec: {
-                    podSelector: { matchLabels: { [ACME_SOLVER.label]: "true" } },
-                    policyTypes: ["Ingress"],
-                    ingress: [{ from: ingressController(cfg.ingress.controllerNamespace).peers, ports: [{ port: ACME_SOLVER.port, protocol: "TCP" }] }],
-                },
-            }, child);
-            // What an object of this namespace waits for: pods take the LimitRange's defaults at
-            // admission, count against the quota, and start denied but for cluster DNS.
-            this.guardrailsByName.set(ns, [namespace, defaults, quota, denyAll, allowDns]);
+            this.guardrailsByName.set(ns, [namespace, ...guardrailsOf(`${name}-${ns}`, cfg, ns, labels, { parent: this, dependsOn: [namespace] })]);
         }
         this.registerOutputs({ names: this.names });
     }
@@ -114,4 +78,46 @@ export class Namespaces extends pulumi.ComponentResource {
         if (!ns) throw new Error(`namespace ${name} is not declared; declared: ${this.names.join(", ")}`);
         return ns;
     }
+}
+
+/**
+ * A namespace's guardrails: container defaults, its quota, deny-all but cluster DNS, and the ACME
+ * solver's way in. Returned is what an object of the namespace waits for: pods take the
+ * LimitRange's defaults at admission, count against the quota, and start denied but for cluster DNS.
+ */
+function guardrailsOf(name: string, cfg: StackConfig, ns: string, labels: Record<string, string>, opts: pulumi.CustomResourceOptions): pulumi.Resource[] {
+    const l = cfg.guardrails.limitRange;
+    const meta = (n: string) => ({ name: n, namespace: ns, labels });
+    const defaults = new k8s.core.v1.LimitRange(`${name}-defaults`, {
+        metadata: meta("container-defaults"),
+        spec: {
+            limits: [{
+                type: "Container",
+                default: { cpu: l.defaultCpu, memory: l.defaultMemory },
+                defaultRequest: { cpu: l.defaultRequestCpu, memory: l.defaultRequestMemory },
+            }],
+        },
+    }, opts);
+    const quota = new k8s.core.v1.ResourceQuota(`${name}-quota`, { metadata: meta("namespace-quota"), spec: { hard: quotaFor(cfg, ns) } }, opts);
+    const denyAll = new k8s.networking.v1.NetworkPolicy(`${name}-default-deny`, {
+        metadata: meta("default-deny"),
+        spec: { podSelector: {}, policyTypes: ["Ingress", "Egress"] },
+    }, opts);
+    const allowDns = new k8s.networking.v1.NetworkPolicy(`${name}-allow-dns`, {
+        metadata: meta("allow-dns"),
+        spec: {
+            podSelector: {},
+            policyTypes: ["Egress"],
+            egress: [{ to: clusterDns.peers, ports: DNS_PORTS.map((p) => ({ port: p.port, protocol: p.protocol ?? "TCP" })) }],
+        },
+    }, opts);
+    new k8s.networking.v1.NetworkPolicy(`${name}-allow-acme-solver`, {
+        metadata: meta("allow-acme-http01-solver"),
+        spec: {
+            podSelector: { matchLabels: { [ACME_SOLVER.label]: "true" } },
+            policyTypes: ["Ingress"],
+            ingress: [{ from: ingressController(cfg.ingress.controllerNamespace).peers, ports: [{ port: ACME_SOLVER.port, protocol: "TCP" }] }],
+        },
+    }, opts);
+    return [defaults, quota, denyAll, allowDns];
 }

@@ -12,16 +12,19 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import * as random from "@pulumi/random";
 import type { StackConfig } from "../config";
-import { backupCronJob, BackupJobs, scriptFile } from "./lib/backupCronJob";
-import { appLabels, reloaderAnnotations } from "./lib/labels";
-import { allowOnly, Flow, podsIn } from "./lib/network";
-import { hardenedContainer, hardenedPodSpec, httpProbe, scratch } from "./lib/pod";
-import { statefulServices, StoreClient } from "./lib/statefulService";
 import { keyOf } from "../config/schema";
-import { growableStatefulSet } from "./lib/claimGrowth";
+import { backupCronJob, BackupJobs, scriptFile, SecretEnv } from "./lib/backupCronJob";
+import { appLabels } from "./lib/labels";
+import { Flow, podsIn } from "./lib/network";
+import { hardenedContainer, httpProbe, PodArgs, scratch } from "./lib/pod";
+import { provisioningJob } from "./lib/provisioningJob";
+import type { ClaimGuard } from "./lib/claimGrowth";
+import { statefulServices, statefulWorkload, StoreClient, storeIngress } from "./lib/statefulService";
 
 export interface ObjectStoreArgs {
     config: StackConfig;
+    /** The run's volume guard (main.ts): judges the StatefulSet's volume sizes against the last deploy. */
+    volumeGuard: ClaimGuard;
     /** Pods allowed to use the S3 API (the search engine). */
     clients: StoreClient[];
 }
@@ -48,11 +51,9 @@ export class ObjectStore extends pulumi.ComponentResource {
         super("ops:data:ObjectStore", name, {}, opts);
         const cfg = args.config;
         const o = cfg.objectStore;
-        const s3 = cfg.searchEngine.snapshot.s3;
         const ns = cfg.dataStores.namespace;
         const child = { parent: this };
         const l = appLabels(cfg, { name: APP, component: "object-store", instance: APP });
-        this.buckets = [...new Set([...o.buckets, s3.bucket])];
 
         const rootPassword = new random.RandomPassword(`${name}-root`, { length: o.passwordLength, special: false }, child);
         const root = new k8s.core.v1.Secret(`${name}-root`, {
@@ -60,151 +61,104 @@ export class ObjectStore extends pulumi.ComponentResource {
             type: "Opaque",
             stringData: { "access-key": o.rootUser, "secret-key": rootPassword.result },
         }, child);
-
-        // The snapshot client's key: generated here unless the stack provides it to the search engine.
-        // (the search engine creates its Secret itself exactly when both keys are set)
-        const given = s3.accessKey && s3.secretKey ? { accessKey: s3.accessKey, secretKey: s3.secretKey } : undefined;
-        const generateSnapshotKey = given === undefined;
-        const accessKey = given?.accessKey ?? new random.RandomString(`${name}-snapshot-access-key`, { length: 20, special: false, lower: false, upper: true, numeric: true }, child).result;
-        const secretKey = given?.secretKey ?? new random.RandomPassword(`${name}-snapshot-secret-key`, { length: o.passwordLength, special: false }, child).result;
-        const snapshotKey = new k8s.core.v1.Secret(`${name}-snapshot-key`, {
-            metadata: { name: `${APP}-snapshot-key`, namespace: ns, labels: l.labels },
-            type: "Opaque",
-            stringData: { "access-key": accessKey, "secret-key": secretKey },
-        }, child);
-        if (generateSnapshotKey) {
-            this.readyForClients.push(new k8s.core.v1.Secret(`${name}-search-client`, {
-                metadata: { name: s3.credentialsSecret, namespace: cfg.searchEngine.namespace, labels: l.labels },
-                type: "Opaque",
-                stringData: { "access-key": accessKey, "secret-key": secretKey },
-            }, child));
-        }
-
+        const snapshotKey = snapshotClientKey(name, cfg, l.labels, child);
         const services = statefulServices(name, { name: APP, namespace: ns, labels: l.labels, selector: l.selector, ports: [{ name: "s3", port: o.port }] }, child);
-        const tmp = scratch("tmp", "/tmp");
-        const fromRoot = (key: string) => ({ secretKeyRef: { name: root.metadata.name, key } });
-        const container = hardenedContainer({
-            name: "object-store",
-            image: o.image,
-            args: ["server", DATA_DIR, "--address", `:${o.port}`, "--certs-dir", "/tmp/certs"],
-            ports: [{ name: "s3", containerPort: o.port }],
-            env: [
-                { name: "MINIO_ROOT_USER", valueFrom: fromRoot("access-key") },
-                { name: "MINIO_ROOT_PASSWORD", valueFrom: fromRoot("secret-key") },
-                // The web console is off: nothing outside the namespace needs it and no flow is opened for it.
-                { name: "MINIO_BROWSER", value: "off" },
-                { name: "HOME", value: "/tmp" },
-            ],
-            resources: o,
-            livenessProbe: httpProbe("/minio/health/live", "s3", o.liveness),
-            readinessProbe: httpProbe("/minio/health/ready", "s3", o.readiness),
-            preStopDelay: cfg.dataStores.preStopDelay,
-            volumeMounts: [{ name: "data", mountPath: DATA_DIR }, tmp.mount],
-        });
+        const server = statefulWorkload(name, cfg, {
+            volumeGuard: args.volumeGuard, name: APP, namespace: ns, app: l, serviceName: services.headlessName, replicas: 1, rollingUpdate: true,
+            reloadOn: { secrets: [`${APP}-root`] },
+            pod: serverPod(cfg, root),
+            data: { size: o.volumeSize, sizeKey: keyOf(["objectStore", "volumeSize"]), storageClass: cfg.dataStores.storageClass, retain: true },
+        }, { ...child, dependsOn: [root, services.headless] });
 
-        this.readyForClients.push(growableStatefulSet(name, {
-            metadata: { name: APP, namespace: ns, labels: l.labels, annotations: reloaderAnnotations(cfg, { secrets: [`${APP}-root`] }) },
-            spec: {
-                serviceName: services.headlessName,
-                replicas: 1,
-                selector: { matchLabels: l.selector },
-                updateStrategy: { type: "RollingUpdate" },
-                template: {
-                    metadata: { labels: l.labels },
-                    spec: hardenedPodSpec(cfg, {
-                        terminationGracePeriodSeconds: o.terminationGracePeriod,
-                        spreadSelector: l.selector,
-                        containers: [container],
-                        volumes: [tmp.volume],
-                    }),
-                },
-                // Deleting or scaling down the StatefulSet never deletes its data.
-                persistentVolumeClaimRetentionPolicy: { whenDeleted: "Retain", whenScaled: "Retain" },
-                volumeClaimTemplates: [{
-                    metadata: { name: "data", labels: l.labels },
-                    spec: { accessModes: ["ReadWriteOnce"], storageClassName: cfg.dataStores.storageClass, resources: { requests: { storage: o.volumeSize } } },
-                }],
-            },
-        }, { ...child, dependsOn: [root, services.headless] }, { data: keyOf(["objectStore", "volumeSize"]) }));
+        this.endpoint = `http://${services.host}:${o.port}`;
+        this.buckets = [...new Set([...o.buckets, cfg.searchEngine.snapshot.s3.bucket])];
+        const toServer: Flow[] = [{ peer: podsIn(ns, l.selector, "the object store"), ports: [{ port: o.port }] }];
+        const rootEnv = { OBJECTSTORE_ACCESS_KEY: secretKey(root, "access-key"), OBJECTSTORE_SECRET_KEY: secretKey(root, "secret-key") };
+        const provision = provisioningJob(`${name}-provision`, cfg, {
+            namespace: ns, app: APP, image: cfg.backups.mcImage, egress: toServer, description: "the object store provisioning job",
+            files: { "provision.sh": PROVISION_SCRIPT, "snapshot-policy.json": JSON.stringify(bucketPolicy(cfg.searchEngine.snapshot.s3.bucket), null, 2) + "\n" },
+            env: provisionEnv(this.endpoint, this.buckets, rootEnv, snapshotKey.secret),
+        }, child);
+        const connect = { env: { OBJECTSTORE_URL: this.endpoint }, secretEnv: rootEnv, egress: toServer };
+        this.backup = backupCronJob(`${APP}-backup`, cfg, {
+            namespace: ns, app: APP, schedule: cfg.backups.objectStore.schedule, image: cfg.backups.mcImage, volumeSize: cfg.backups.objectStore.volumeSize,
+            backup: { script: scriptFile("objectstore-backup.sh"), ...connect },
+            restore: { script: scriptFile("objectstore-restore.sh"), ...connect },
+        }, child);
+        storeIngress(APP, { namespace: ns, app: l, port: o.port, title: "object store", clients: args.clients, backup: this.backup, provision: provision.client }, child);
 
+        this.readyForClients.push(...snapshotKey.forSearchEngine, server, provision.job);
+        this.namespace = ns;
         this.host = services.host;
         this.port = o.port;
-        this.endpoint = `http://${services.host}:${o.port}`;
-        const toServer: Flow[] = [{ peer: podsIn(ns, l.selector, "the object store"), ports: [{ port: o.port }] }];
-        const rootEnv = {
-            OBJECTSTORE_ACCESS_KEY: { secretName: root.metadata.name, key: "access-key" },
-            OBJECTSTORE_SECRET_KEY: { secretName: root.metadata.name, key: "secret-key" },
-        };
-
-        // Provisioning: buckets, the snapshot policy limited to the snapshot bucket, the snapshot user.
-        const provisionLabels = appLabels(cfg, { name: APP, component: "provision", instance: `${APP}-provision` });
-        const provision = new k8s.core.v1.ConfigMap(`${name}-provision`, {
-            metadata: { name: `${APP}-provision`, namespace: ns, labels: provisionLabels.labels },
-            data: { "provision.sh": PROVISION_SCRIPT, "snapshot-policy.json": JSON.stringify(bucketPolicy(s3.bucket), null, 2) + "\n" },
-        }, child);
-        const ptmp = scratch("tmp", "/tmp");
-        this.readyForClients.push(new k8s.batch.v1.Job(`${name}-provision`, {
-            metadata: { name: `${APP}-provision`, namespace: ns, labels: provisionLabels.labels },
-            spec: {
-                backoffLimit: cfg.backups.job.backoffLimit + 4,
-                activeDeadlineSeconds: cfg.backups.job.activeDeadline,
-                template: {
-                    metadata: { labels: provisionLabels.labels },
-                    spec: hardenedPodSpec(cfg, {
-                        restartPolicy: "OnFailure",
-                        containers: [hardenedContainer({
-                            name: "provision",
-                            image: cfg.backups.mcImage,
-                            command: ["sh", "/provision/provision.sh"],
-                            env: [
-                                { name: "OBJECTSTORE_URL", value: this.endpoint },
-                                { name: "BUCKETS", value: this.buckets.join(" ") },
-                                { name: "SNAPSHOT_POLICY", value: SNAPSHOT_POLICY },
-                                { name: "HOME", value: "/tmp" },
-                                ...Object.entries(rootEnv).map(([n, r]) => ({ name: n, valueFrom: { secretKeyRef: { name: r.secretName, key: r.key } } })),
-                                { name: "SNAPSHOT_ACCESS_KEY", valueFrom: { secretKeyRef: { name: snapshotKey.metadata.name, key: "access-key" } } },
-                                { name: "SNAPSHOT_SECRET_KEY", valueFrom: { secretKeyRef: { name: snapshotKey.metadata.name, key: "secret-key" } } },
-                            ],
-                            resources: cfg.backups.job,
-                            volumeMounts: [{ name: "provision", mountPath: "/provision", readOnly: true }, ptmp.mount],
-                        })],
-                        volumes: [{ name: "provision", configMap: { name: provision.metadata.name, defaultMode: 0o555 } }, ptmp.volume],
-                    }),
-                },
-            },
-        }, { ...child, deleteBeforeReplace: true, dependsOn: [provision] }));
-        allowOnly(`${APP}-provision`, { namespace: ns, podSelector: provisionLabels.selector, labels: provisionLabels.labels, ingress: [], egress: toServer }, child);
-
-        const backupName = `${APP}-backup`;
-        this.backup = backupCronJob(backupName, cfg, {
-            namespace: ns,
-            app: APP,
-            schedule: cfg.backups.objectStore.schedule,
-            image: cfg.backups.mcImage,
-            volumeSize: cfg.backups.objectStore.volumeSize,
-            backup: { script: scriptFile("objectstore-backup.sh"), env: { OBJECTSTORE_URL: this.endpoint }, secretEnv: rootEnv, egress: toServer },
-            restore: { script: scriptFile("objectstore-restore.sh"), env: { OBJECTSTORE_URL: this.endpoint }, secretEnv: rootEnv, egress: toServer },
-        }, child);
-
-        allowOnly(APP, {
-            namespace: ns,
-            podSelector: l.selector,
-            labels: l.labels,
-            ingress: [
-                ...args.clients.map((c) => ({ peer: podsIn(c.namespace, c.selector, c.description), ports: [{ port: o.port }] })),
-                { peer: podsIn(ns, this.backup.backupSelector, "the object store backup job"), ports: [{ port: o.port }] },
-                { peer: podsIn(ns, this.backup.restoreSelector, "the object store restore job"), ports: [{ port: o.port }] },
-                { peer: podsIn(ns, provisionLabels.selector, "the object store provisioning job"), ports: [{ port: o.port }] },
-            ],
-            egress: [],
-        }, child);
-
-        this.namespace = ns;
         this.headlessServiceName = services.headlessName;
         this.rootSecretName = `${APP}-root`;
         this.selector = l.selector;
         this.registerOutputs({ endpoint: this.endpoint, rootSecretName: this.rootSecretName, buckets: this.buckets });
     }
+}
+
+const secretKey = (secret: k8s.core.v1.Secret, key: string) => ({ secretName: secret.metadata.name, key });
+
+/**
+ * The snapshot client's key: generated here unless the stack provides it to the search engine (the
+ * search engine creates its Secret itself exactly when both keys are set); when generated, it is
+ * also delivered as the Secret the search engine reads.
+ */
+function snapshotClientKey(name: string, cfg: StackConfig, labels: Record<string, string>, opts: pulumi.CustomResourceOptions) {
+    const o = cfg.objectStore;
+    const s3 = cfg.searchEngine.snapshot.s3;
+    const given = s3.accessKey && s3.secretKey ? { accessKey: s3.accessKey, secretKey: s3.secretKey } : undefined;
+    const accessKey = given?.accessKey ?? new random.RandomString(`${name}-snapshot-access-key`, { length: 20, special: false, lower: false, upper: true, numeric: true }, opts).result;
+    const secretKey = given?.secretKey ?? new random.RandomPassword(`${name}-snapshot-secret-key`, { length: o.passwordLength, special: false }, opts).result;
+    const stringData = { "access-key": accessKey, "secret-key": secretKey };
+    const secret = new k8s.core.v1.Secret(`${name}-snapshot-key`, { metadata: { name: `${APP}-snapshot-key`, namespace: cfg.dataStores.namespace, labels }, type: "Opaque", stringData }, opts);
+    const forSearchEngine = given ? [] : [new k8s.core.v1.Secret(`${name}-search-client`, {
+        metadata: { name: s3.credentialsSecret, namespace: cfg.searchEngine.namespace, labels },
+        type: "Opaque",
+        stringData,
+    }, opts)];
+    return { secret, forSearchEngine };
+}
+
+/** The server's pod: MinIO serving DATA_DIR, its web console off. */
+function serverPod(cfg: StackConfig, root: k8s.core.v1.Secret): Omit<PodArgs, "spreadSelector"> {
+    const o = cfg.objectStore;
+    const tmp = scratch("tmp", "/tmp");
+    const fromRoot = (key: string) => ({ secretKeyRef: { name: root.metadata.name, key } });
+    const container = hardenedContainer({
+        name: "object-store",
+        image: o.image,
+        args: ["server", DATA_DIR, "--address", `:${o.port}`, "--certs-dir", "/tmp/certs"],
+        ports: [{ name: "s3", containerPort: o.port }],
+        env: [
+            { name: "MINIO_ROOT_USER", valueFrom: fromRoot("access-key") },
+            { name: "MINIO_ROOT_PASSWORD", valueFrom: fromRoot("secret-key") },
+            // The web console is off: nothing outside the namespace needs it and no flow is opened for it.
+            { name: "MINIO_BROWSER", value: "off" },
+            { name: "HOME", value: "/tmp" },
+        ],
+        resources: o,
+        livenessProbe: httpProbe("/minio/health/live", "s3", o.liveness),
+        readinessProbe: httpProbe("/minio/health/ready", "s3", o.readiness),
+        preStopDelay: cfg.dataStores.preStopDelay,
+        volumeMounts: [{ name: "data", mountPath: DATA_DIR }, tmp.mount],
+    });
+    return { terminationGracePeriodSeconds: o.terminationGracePeriod, containers: [container], volumes: [tmp.volume] };
+}
+
+/** The provisioning script's settings: where the store is, the buckets, the policy, the root and snapshot keys. */
+function provisionEnv(endpoint: string, buckets: string[], rootEnv: Record<string, SecretEnv>, snapshotKey: k8s.core.v1.Secret): k8s.types.input.core.v1.EnvVar[] {
+    const fromSecret = (ref: SecretEnv) => ({ valueFrom: { secretKeyRef: { name: ref.secretName, key: ref.key } } });
+    return [
+        { name: "OBJECTSTORE_URL", value: endpoint },
+        { name: "BUCKETS", value: buckets.join(" ") },
+        { name: "SNAPSHOT_POLICY", value: SNAPSHOT_POLICY },
+        { name: "HOME", value: "/tmp" },
+        ...Object.entries(rootEnv).map(([name, ref]) => ({ name, ...fromSecret(ref) })),
+        { name: "SNAPSHOT_ACCESS_KEY", ...fromSecret(secretKey(snapshotKey, "access-key")) },
+        { name: "SNAPSHOT_SECRET_KEY", ...fromSecret(secretKey(snapshotKey, "secret-key")) },
+    ];
 }
 
 /** Read and write on one bucket only (IAM policy JSON as MinIO understands it). */

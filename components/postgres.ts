@@ -13,13 +13,14 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import * as random from "@pulumi/random";
 import type { StackConfig } from "../config";
-import { backupCronJob, BackupJobs, scriptFile } from "./lib/backupCronJob";
-import { appLabels, reloaderAnnotations } from "./lib/labels";
-import { allowOnly, Flow, podsIn } from "./lib/network";
-import { execProbe, hardenedContainer, hardenedPodSpec, scratch } from "./lib/pod";
-import { statefulServices, StoreClient } from "./lib/statefulService";
 import { keyOf } from "../config/schema";
-import { growableStatefulSet } from "./lib/claimGrowth";
+import { backupCronJob, BackupJobs, scriptFile } from "./lib/backupCronJob";
+import { appLabels } from "./lib/labels";
+import { Flow, podsIn } from "./lib/network";
+import { execProbe, hardenedContainer, PodArgs, scratch } from "./lib/pod";
+import { provisioningJob } from "./lib/provisioningJob";
+import type { ClaimGuard } from "./lib/claimGrowth";
+import { statefulServices, statefulWorkload, StoreClient, storeIngress } from "./lib/statefulService";
 
 export interface DatabaseRequest {
     /** Database name; the owning role has the same name. */
@@ -33,6 +34,8 @@ export interface DatabaseRequest {
 
 export interface PostgresArgs {
     config: StackConfig;
+    /** The run's volume guard (main.ts): judges the StatefulSet's volume sizes against the last deploy. */
+    volumeGuard: ClaimGuard;
     databases: DatabaseRequest[];
 }
 
@@ -70,168 +73,96 @@ export class Postgres extends pulumi.ComponentResource {
             type: "Opaque",
             stringData: { username: p.superuser, password: superPassword.result },
         }, child);
-
         const services = statefulServices(name, { name: APP, namespace: ns, labels: l.labels, selector: l.selector, ports: [{ name: "postgres", port: p.port }] }, child);
+        const server = statefulWorkload(name, cfg, {
+            volumeGuard: args.volumeGuard, name: APP, namespace: ns, app: l, serviceName: services.headlessName, replicas: 1, podManagementPolicy: "OrderedReady", rollingUpdate: true,
+            reloadOn: { secrets: [`${APP}-superuser`] },
+            pod: serverPod(cfg, superuser),
+            data: { size: p.volumeSize, sizeKey: keyOf(["postgres", "volumeSize"]), storageClass: cfg.dataStores.storageClass, retain: true },
+        }, { ...child, dependsOn: [superuser, services.headless] });
+
+        const databases = args.databases.map((db, i) => applicationDatabase(name, cfg, db, i, l.labels, child));
+        const toServer: Flow[] = [{ peer: podsIn(ns, l.selector, "PostgreSQL"), ports: [{ port: p.port }] }];
+        const provision = databases.length === 0 ? undefined : provisioningJob(`${name}-provision`, cfg, {
+            namespace: ns, app: APP, image: cfg.backups.postgresClientImage, egress: toServer, description: "the database provisioning job",
+            files: { "provision.sh": PROVISION_SCRIPT, databases: databases.map((d) => d.line).join("\n") + "\n" },
+            env: [...superuserEnv(superuser, services.host, p.port), { name: "HOME", value: "/tmp" }, ...databases.map((d) => d.passwordEnv)],
+        }, child);
+        const connect = { env: plainEnvOf(services.host, p.port), secretEnv: secretEnvOf(superuser) };
+        this.backup = backupCronJob(`${APP}-backup`, cfg, {
+            namespace: ns, app: APP, schedule: cfg.backups.postgres.schedule, image: cfg.backups.postgresClientImage, volumeSize: cfg.backups.postgres.volumeSize,
+            backup: { script: scriptFile("postgres-backup.sh"), ...connect, egress: toServer },
+            restore: { script: scriptFile("postgres-restore.sh"), ...connect, egress: toServer },
+        }, child);
+        const clients = args.databases.flatMap((d) => d.clients);
+        storeIngress(APP, { namespace: ns, app: l, port: p.port, title: "PostgreSQL", clients, backup: this.backup, provision: provision?.client }, child);
+
+        this.readyForClients.push(server, ...databases.map((d) => d.clientSecret), ...(provision ? [provision.job] : []));
+        this.namespace = ns;
         this.host = services.host;
         this.port = p.port;
-
-        const tmp = scratch("tmp", "/tmp");
-        const run = scratch("run", "/var/run/postgresql", "16Mi");
-        const fromSuperuser = (key: string) => ({ secretKeyRef: { name: superuser.metadata.name, key } });
-        const stopFast = ["sh", "-c", `pg_ctl -D "${PGDATA}" -m fast -w stop`];
-        const container = hardenedContainer({
-            name: "postgres",
-            image: p.image,
-            runAsUser: POSTGRES_UID,
-            ports: [{ name: "postgres", containerPort: p.port }],
-            env: [
-                { name: "POSTGRES_USER", valueFrom: fromSuperuser("username") },
-                { name: "POSTGRES_PASSWORD", valueFrom: fromSuperuser("password") },
-                { name: "PGDATA", value: PGDATA },
-                { name: "PGPORT", value: String(p.port) },
-            ],
-            resources: p,
-            livenessProbe: execProbe(["sh", "-c", `pg_isready -q -h 127.0.0.1 -p ${p.port} -U "$POSTGRES_USER"`], p.liveness),
-            readinessProbe: execProbe(["sh", "-c", `pg_isready -q -h 127.0.0.1 -p ${p.port} -U "$POSTGRES_USER"`], p.readiness),
-            // The kubelet sends SIGTERM, which PostgreSQL treats as a "smart" shutdown that waits for
-            // every client to disconnect; a fast shutdown (checkpoint, then exit) fits the grace period.
-            lifecycle: { preStop: { exec: { command: stopFast } } },
-            volumeMounts: [
-                { name: "data", mountPath: DATA_DIR },
-                { name: "shm", mountPath: "/dev/shm" },
-                tmp.mount,
-                run.mount,
-            ],
-        });
-
-        (container.securityContext as { runAsGroup?: number }).runAsGroup = POSTGRES_UID;
-
-        const server = growableStatefulSet(name, {
-            metadata: { name: APP, namespace: ns, labels: l.labels, annotations: reloaderAnnotations(cfg, { secrets: [`${APP}-superuser`] }) },
-            spec: {
-                serviceName: services.headlessName,
-                replicas: 1,
-                selector: { matchLabels: l.selector },
-                podManagementPolicy: "OrderedReady",
-                updateStrategy: { type: "RollingUpdate" },
-                template: {
-                    metadata: { labels: l.labels },
-                    spec: hardenedPodSpec(cfg, {
-                        terminationGracePeriodSeconds: p.terminationGracePeriod,
-                        fsGroup: POSTGRES_UID,
-                        spreadSelector: l.selector,
-                        containers: [container],
-                        volumes: [{ name: "shm", emptyDir: { medium: "Memory", sizeLimit: p.sharedMemorySize } }, tmp.volume, run.volume],
-                    }),
-                },
-                // Deleting or scaling down the StatefulSet never deletes its data.
-                persistentVolumeClaimRetentionPolicy: { whenDeleted: "Retain", whenScaled: "Retain" },
-                volumeClaimTemplates: [{
-                    metadata: { name: "data", labels: l.labels },
-                    spec: { accessModes: ["ReadWriteOnce"], storageClassName: cfg.dataStores.storageClass, resources: { requests: { storage: p.volumeSize } } },
-                }],
-            },
-        }, { ...child, dependsOn: [superuser, services.headless] }, { data: keyOf(["postgres", "volumeSize"]) });
-
-        this.readyForClients.push(server);
-
-        // Application databases: one role + database each, the password in a Secret here (for the
-        // provisioning Job) and one in the client's namespace (for the client).
-        this.databaseSecrets = {};
-        const provisionEnv: k8s.types.input.core.v1.EnvVar[] = [];
-        const provisionList: string[] = [];
-        args.databases.forEach((db, i) => {
-            const pw = new random.RandomPassword(`${name}-db-${db.name}`, { length: p.passwordLength, special: false }, child);
-            const local = new k8s.core.v1.Secret(`${name}-db-${db.name}`, {
-                metadata: { name: `${APP}-db-${db.name}`, namespace: ns, labels: l.labels },
-                type: "Opaque",
-                stringData: { username: db.name, password: pw.result },
-            }, child);
-            const clientSecret = new k8s.core.v1.Secret(`${name}-client-${db.name}`, {
-                metadata: { name: db.secretName, namespace: db.namespace, labels: l.labels },
-                type: "Opaque",
-                stringData: { username: db.name, password: pw.result },
-            }, child);
-            provisionEnv.push({ name: `DB_PASSWORD_${i}`, valueFrom: { secretKeyRef: { name: local.metadata.name, key: "password" } } });
-            provisionList.push(`${db.name} DB_PASSWORD_${i}`);
-            this.databaseSecrets[db.name] = { namespace: db.namespace, secretName: db.secretName };
-            this.readyForClients.push(clientSecret);
-        });
-
-        const provisionLabels = appLabels(cfg, { name: APP, component: "provision", instance: `${APP}-provision` });
-        const connectEnv = [
-            { name: "PGHOST", value: services.host },
-            { name: "PGPORT", value: String(p.port) },
-            { name: "PGUSER", valueFrom: fromSuperuser("username") },
-            { name: "PGPASSWORD", valueFrom: fromSuperuser("password") },
-            { name: "PGDATABASE", value: "postgres" },
-        ];
-        if (args.databases.length > 0) {
-            const script = new k8s.core.v1.ConfigMap(`${name}-provision`, {
-                metadata: { name: `${APP}-provision`, namespace: ns, labels: provisionLabels.labels },
-                data: { "provision.sh": PROVISION_SCRIPT, databases: provisionList.join("\n") + "\n" },
-            }, child);
-            const ptmp = scratch("tmp", "/tmp");
-            this.readyForClients.push(new k8s.batch.v1.Job(`${name}-provision`, {
-                metadata: { name: `${APP}-provision`, namespace: ns, labels: provisionLabels.labels },
-                spec: {
-                    backoffLimit: cfg.backups.job.backoffLimit + 4,
-                    activeDeadlineSeconds: cfg.backups.job.activeDeadline,
-                    template: {
-                        metadata: { labels: provisionLabels.labels },
-                        spec: hardenedPodSpec(cfg, {
-                            restartPolicy: "OnFailure",
-                            containers: [hardenedContainer({
-                                name: "provision",
-                                image: cfg.backups.postgresClientImage,
-                                command: ["sh", "/provision/provision.sh"],
-                                env: [...connectEnv, { name: "HOME", value: "/tmp" }, ...provisionEnv],
-                                resources: cfg.backups.job,
-                                volumeMounts: [{ name: "provision", mountPath: "/provision", readOnly: true }, ptmp.mount],
-                            })],
-                            volumes: [{ name: "provision", configMap: { name: script.metadata.name, defaultMode: 0o555 } }, ptmp.volume],
-                        }),
-                    },
-                },
-            }, { ...child, deleteBeforeReplace: true, dependsOn: [script] }));
-            allowOnly(`${APP}-provision`, {
-                namespace: ns, podSelector: provisionLabels.selector, labels: provisionLabels.labels, ingress: [],
-                egress: [{ peer: podsIn(ns, l.selector, "PostgreSQL"), ports: [{ port: p.port }] }],
-            }, child);
-        }
-
-        const toServer: Flow[] = [{ peer: podsIn(ns, l.selector, "PostgreSQL"), ports: [{ port: p.port }] }];
-        const backupName = `${APP}-backup`;
-        this.backup = backupCronJob(backupName, cfg, {
-            namespace: ns,
-            app: APP,
-            schedule: cfg.backups.postgres.schedule,
-            image: cfg.backups.postgresClientImage,
-            volumeSize: cfg.backups.postgres.volumeSize,
-            backup: { script: scriptFile("postgres-backup.sh"), secretEnv: secretEnvOf(superuser), env: plainEnvOf(services.host, p.port), egress: toServer },
-            restore: { script: scriptFile("postgres-restore.sh"), secretEnv: secretEnvOf(superuser), env: plainEnvOf(services.host, p.port), egress: toServer },
-        }, child);
-
-        const clients = args.databases.flatMap((d) => d.clients);
-        allowOnly(APP, {
-            namespace: ns,
-            podSelector: l.selector,
-            labels: l.labels,
-            ingress: [
-                ...clients.map((c) => ({ peer: podsIn(c.namespace, c.selector, c.description), ports: [{ port: p.port }] })),
-                { peer: podsIn(ns, this.backup.backupSelector, "the PostgreSQL backup job"), ports: [{ port: p.port }] },
-                { peer: podsIn(ns, this.backup.restoreSelector, "the PostgreSQL restore job"), ports: [{ port: p.port }] },
-                ...(args.databases.length > 0 ? [{ peer: podsIn(ns, provisionLabels.selector, "the database provisioning job"), ports: [{ port: p.port }] }] : []),
-            ],
-            egress: [],
-        }, child);
-
-        this.namespace = ns;
         this.headlessServiceName = services.headlessName;
         this.superuserSecretName = `${APP}-superuser`;
         this.selector = l.selector;
+        this.databaseSecrets = Object.fromEntries(args.databases.map((db) => [db.name, { namespace: db.namespace, secretName: db.secretName }]));
         this.registerOutputs({ host: this.host, port: this.port, superuserSecretName: this.superuserSecretName, databaseSecrets: this.databaseSecrets });
     }
+}
+
+/** The server's pod: PostgreSQL as the image's postgres user, its data directory on the data volume. */
+function serverPod(cfg: StackConfig, superuser: k8s.core.v1.Secret): Omit<PodArgs, "spreadSelector"> {
+    const p = cfg.postgres;
+    const tmp = scratch("tmp", "/tmp");
+    const run = scratch("run", "/var/run/postgresql", "16Mi");
+    const fromSuperuser = (key: string) => ({ secretKeyRef: { name: superuser.metadata.name, key } });
+    const ready = ["sh", "-c", `pg_isready -q -h 127.0.0.1 -p ${p.port} -U "$POSTGRES_USER"`];
+    const container = hardenedContainer({
+        name: "postgres",
+        image: p.image,
+        runAsUser: POSTGRES_UID,
+        runAsGroup: POSTGRES_UID,
+        ports: [{ name: "postgres", containerPort: p.port }],
+        env: [
+            { name: "POSTGRES_USER", valueFrom: fromSuperuser("username") },
+            { name: "POSTGRES_PASSWORD", valueFrom: fromSuperuser("password") },
+            { name: "PGDATA", value: PGDATA },
+            { name: "PGPORT", value: String(p.port) },
+        ],
+        resources: p,
+        livenessProbe: execProbe(ready, p.liveness),
+        readinessProbe: execProbe(ready, p.readiness),
+        // The kubelet sends SIGTERM, which PostgreSQL treats as a "smart" shutdown that waits for
+        // every client to disconnect; a fast shutdown (checkpoint, then exit) fits the grace period.
+        lifecycle: { preStop: { exec: { command: ["sh", "-c", `pg_ctl -D "${PGDATA}" -m fast -w stop`] } } },
+        volumeMounts: [{ name: "data", mountPath: DATA_DIR }, { name: "shm", mountPath: "/dev/shm" }, tmp.mount, run.mount],
+    });
+    return {
+        terminationGracePeriodSeconds: p.terminationGracePeriod,
+        fsGroup: POSTGRES_UID,
+        containers: [container],
+        volumes: [{ name: "shm", emptyDir: { medium: "Memory", sizeLimit: p.sharedMemorySize } }, tmp.volume, run.volume],
+    };
+}
+
+/**
+ * One application database: its role's password, in a Secret here (for the provisioning Job) and
+ * one in the client's namespace (for the client), and the Job's line and env for it.
+ */
+function applicationDatabase(name: string, cfg: StackConfig, db: DatabaseRequest, index: number, labels: Record<string, string>, opts: pulumi.CustomResourceOptions) {
+    const ns = cfg.dataStores.namespace;
+    const passwordVar = `DB_PASSWORD_${index}`;
+    const pw = new random.RandomPassword(`${name}-db-${db.name}`, { length: cfg.postgres.passwordLength, special: false }, opts);
+    const local = new k8s.core.v1.Secret(`${name}-db-${db.name}`, {
+        metadata: { name: `${APP}-db-${db.name}`, namespace: ns, labels },
+        type: "Opaque",
+        stringData: { username: db.name, password: pw.result },
+    }, opts);
+    const clientSecret = new k8s.core.v1.Secret(`${name}-client-${db.name}`, {
+        metadata: { name: db.secretName, namespace: db.namespace, labels },
+        type: "Opaque",
+        stringData: { username: db.name, password: pw.result },
+    }, opts);
+    return { clientSecret, line: `${db.name} ${passwordVar}`, passwordEnv: { name: passwordVar, valueFrom: { secretKeyRef: { name: local.metadata.name, key: "password" } } } };
 }
 
 const secretEnvOf = (superuser: k8s.core.v1.Secret) => ({
@@ -239,6 +170,14 @@ const secretEnvOf = (superuser: k8s.core.v1.Secret) => ({
     PGPASSWORD: { secretName: superuser.metadata.name, key: "password" },
 });
 const plainEnvOf = (host: string, port: number) => ({ PGHOST: host, PGPORT: String(port), PGDATABASE: "postgres" });
+/** The same connection as the superuser, as the provisioning Job's env. */
+const superuserEnv = (superuser: k8s.core.v1.Secret, host: string, port: number): k8s.types.input.core.v1.EnvVar[] => [
+    { name: "PGHOST", value: host },
+    { name: "PGPORT", value: String(port) },
+    { name: "PGUSER", valueFrom: { secretKeyRef: { name: superuser.metadata.name, key: "username" } } },
+    { name: "PGPASSWORD", valueFrom: { secretKeyRef: { name: superuser.metadata.name, key: "password" } } },
+    { name: "PGDATABASE", value: "postgres" },
+];
 
 /**
  * Creates each listed role and database when missing and sets the role's password; safe to run

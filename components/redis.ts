@@ -13,15 +13,17 @@ import * as pulumi from "@pulumi/pulumi";
 import * as random from "@pulumi/random";
 import type { StackConfig } from "../config";
 import { keyOf, quantityBytes } from "../config/schema";
-import { backupCronJob, BackupJobs, scriptFile } from "./lib/backupCronJob";
-import { appLabels, reloaderAnnotations } from "./lib/labels";
-import { allowOnly, Flow, podsIn } from "./lib/network";
-import { execProbe, hardenedContainer, hardenedPodSpec } from "./lib/pod";
-import { statefulServices, StoreClient } from "./lib/statefulService";
-import { growableStatefulSet } from "./lib/claimGrowth";
+import { backupCronJob, BackupCronJobArgs, BackupJobs, scriptFile } from "./lib/backupCronJob";
+import { appLabels } from "./lib/labels";
+import { Flow, podsIn } from "./lib/network";
+import { execProbe, hardenedContainer, PodArgs } from "./lib/pod";
+import type { ClaimGuard } from "./lib/claimGrowth";
+import { statefulServices, statefulWorkload, StoreClient, storeIngress } from "./lib/statefulService";
 
 export interface RedisArgs {
     config: StackConfig;
+    /** The run's volume guard (main.ts): judges the StatefulSet's volume sizes against the last deploy. */
+    volumeGuard: ClaimGuard;
     clients: StoreClient[];
     /** Secrets (key password) created in the clients' namespaces. */
     credentialSecrets: { namespace: string; secretName: string }[];
@@ -57,112 +59,28 @@ export class Redis extends pulumi.ComponentResource {
             type: "Opaque",
             stringData: { password: password.result, "auth.conf": pulumi.interpolate`requirepass ${password.result}\n` },
         }, child);
-        for (const c of args.credentialSecrets) {
-            this.readyForClients.push(new k8s.core.v1.Secret(`${name}-client-${c.namespace}`, {
-                metadata: { name: c.secretName, namespace: c.namespace, labels: l.labels },
-                type: "Opaque",
-                stringData: { password: password.result },
-            }, child));
-        }
-
+        const clientSecrets = args.credentialSecrets.map((c) => new k8s.core.v1.Secret(`${name}-client-${c.namespace}`, {
+            metadata: { name: c.secretName, namespace: c.namespace, labels: l.labels },
+            type: "Opaque",
+            stringData: { password: password.result },
+        }, child));
         const conf = new k8s.core.v1.ConfigMap(`${name}-config`, {
             metadata: { name: `${APP}-config`, namespace: ns, labels: l.labels },
             data: { "redis.conf": redisConf(cfg) },
         }, child);
-
         const services = statefulServices(name, { name: APP, namespace: ns, labels: l.labels, selector: l.selector, ports: [{ name: "redis", port: r.port }] }, child);
-
-        const ping = `redis-cli -h 127.0.0.1 -p ${r.port} ping`;
-        const container = hardenedContainer({
-            name: "redis",
-            image: r.image,
-            runAsUser: REDIS_UID,
-            command: ["redis-server", "/etc/redis/redis.conf"],
-            ports: [{ name: "redis", containerPort: r.port }],
-            env: [{ name: "REDISCLI_AUTH", valueFrom: { secretKeyRef: { name: auth.metadata.name, key: "password" } } }],
-            resources: r,
-            // Loading a large AOF answers LOADING: alive, not ready.
-            livenessProbe: execProbe(["sh", "-c", `${ping} | grep -Eq 'PONG|LOADING'`], r.liveness),
-            readinessProbe: execProbe(["sh", "-c", `${ping} | grep -q PONG`], r.readiness),
-            preStopDelay: cfg.dataStores.preStopDelay,
-            volumeMounts: [
-                { name: "data", mountPath: DATA_DIR },
-                { name: "config", mountPath: "/etc/redis", readOnly: true },
-                { name: "auth", mountPath: "/etc/redis-auth", readOnly: true },
-            ],
-        });
-        (container.securityContext as { runAsGroup?: number }).runAsGroup = REDIS_UID;
-
-        this.readyForClients.push(growableStatefulSet(name, {
-            metadata: { name: APP, namespace: ns, labels: l.labels, annotations: reloaderAnnotations(cfg, { configMaps: [`${APP}-config`], secrets: [`${APP}-auth`] }) },
-            spec: {
-                serviceName: services.headlessName,
-                replicas: 1,
-                selector: { matchLabels: l.selector },
-                updateStrategy: { type: "RollingUpdate" },
-                template: {
-                    metadata: { labels: l.labels },
-                    spec: hardenedPodSpec(cfg, {
-                        // SIGTERM makes Redis write a final snapshot before exiting.
-                        terminationGracePeriodSeconds: r.terminationGracePeriod,
-                        fsGroup: REDIS_UID,
-                        spreadSelector: l.selector,
-                        containers: [container],
-                        volumes: [
-                            { name: "config", configMap: { name: conf.metadata.name, defaultMode: 0o444 } },
-                            { name: "auth", secret: { secretName: auth.metadata.name, defaultMode: 0o440, items: [{ key: "auth.conf", path: "auth.conf" }] } },
-                        ],
-                    }),
-                },
-                // Deleting or scaling down the StatefulSet never deletes its data.
-                persistentVolumeClaimRetentionPolicy: { whenDeleted: "Retain", whenScaled: "Retain" },
-                volumeClaimTemplates: [{
-                    metadata: { name: "data", labels: l.labels },
-                    spec: { accessModes: ["ReadWriteOnce"], storageClassName: cfg.dataStores.storageClass, resources: { requests: { storage: r.volumeSize } } },
-                }],
-            },
-        }, { ...child, dependsOn: [auth, conf, services.headless] }, { data: keyOf(["redis", "volumeSize"]) }));
+        const server = statefulWorkload(name, cfg, {
+            volumeGuard: args.volumeGuard, name: APP, namespace: ns, app: l, serviceName: services.headlessName, replicas: 1, rollingUpdate: true,
+            reloadOn: { configMaps: [`${APP}-config`], secrets: [`${APP}-auth`] },
+            pod: serverPod(cfg, auth, conf),
+            data: { size: r.volumeSize, sizeKey: keyOf(["redis", "volumeSize"]), storageClass: cfg.dataStores.storageClass, retain: true },
+        }, { ...child, dependsOn: [auth, conf, services.headless] });
 
         const toServer: Flow[] = [{ peer: podsIn(ns, l.selector, "Redis"), ports: [{ port: r.port }] }];
-        const connect = { REDIS_HOST: services.host, REDIS_PORT: String(r.port) };
-        this.backup = backupCronJob(`${APP}-backup`, cfg, {
-            namespace: ns,
-            app: APP,
-            schedule: cfg.backups.redis.schedule,
-            image: cfg.backups.redisClientImage,
-            volumeSize: cfg.backups.redis.volumeSize,
-            fsGroup: REDIS_UID,
-            backup: {
-                script: scriptFile("redis-backup.sh"),
-                env: { ...connect, REDIS_PERSISTENCE_MODE: "rdb" },
-                secretEnv: { REDISCLI_AUTH: { secretName: auth.metadata.name, key: "password" } },
-                egress: toServer,
-            },
-            restore: {
-                script: scriptFile("redis-restore.sh"),
-                // REDIS_HOST lets the script refuse to run while Redis is up.
-                env: { ...connect, REDIS_DATA_DIR: DATA_DIR, REDIS_PERSISTENCE_MODE: r.appendOnly ? "aof" : "rdb" },
-                volumes: [{
-                    volume: { name: "redis-data", persistentVolumeClaim: { claimName: `data-${APP}-0` } },
-                    mount: { name: "redis-data", mountPath: DATA_DIR },
-                }],
-                runAsUser: REDIS_UID,
-                egress: toServer,
-            },
-        }, child);
+        this.backup = backupCronJob(`${APP}-backup`, cfg, backupArgs(cfg, services.host, auth, toServer), child);
+        storeIngress(APP, { namespace: ns, app: l, port: r.port, title: "Redis", clients: args.clients, backup: this.backup }, child);
 
-        allowOnly(APP, {
-            namespace: ns,
-            podSelector: l.selector,
-            labels: l.labels,
-            ingress: [
-                ...args.clients.map((c) => ({ peer: podsIn(c.namespace, c.selector, c.description), ports: [{ port: r.port }] })),
-                { peer: podsIn(ns, this.backup.backupSelector, "the Redis backup job"), ports: [{ port: r.port }] },
-                { peer: podsIn(ns, this.backup.restoreSelector, "the Redis restore job"), ports: [{ port: r.port }] },
-            ],
-            egress: [],
-        }, child);
-
+        this.readyForClients.push(...clientSecrets, server);
         this.namespace = ns;
         this.host = services.host;
         this.port = r.port;
@@ -171,6 +89,72 @@ export class Redis extends pulumi.ComponentResource {
         this.selector = l.selector;
         this.registerOutputs({ host: this.host, port: this.port, passwordSecretName: this.passwordSecretName });
     }
+}
+
+/** The server's pod: redis-server with the generated config and the password's include file. */
+function serverPod(cfg: StackConfig, auth: k8s.core.v1.Secret, conf: k8s.core.v1.ConfigMap): Omit<PodArgs, "spreadSelector"> {
+    const r = cfg.redis;
+    const ping = `redis-cli -h 127.0.0.1 -p ${r.port} ping`;
+    const container = hardenedContainer({
+        name: "redis",
+        image: r.image,
+        runAsUser: REDIS_UID,
+        runAsGroup: REDIS_UID,
+        command: ["redis-server", "/etc/redis/redis.conf"],
+        ports: [{ name: "redis", containerPort: r.port }],
+        env: [{ name: "REDISCLI_AUTH", valueFrom: { secretKeyRef: { name: auth.metadata.name, key: "password" } } }],
+        resources: r,
+        // Loading a large AOF answers LOADING: alive, not ready.
+        livenessProbe: execProbe(["sh", "-c", `${ping} | grep -Eq 'PONG|LOADING'`], r.liveness),
+        readinessProbe: execProbe(["sh", "-c", `${ping} | grep -q PONG`], r.readiness),
+        preStopDelay: cfg.dataStores.preStopDelay,
+        volumeMounts: [
+            { name: "data", mountPath: DATA_DIR },
+            { name: "config", mountPath: "/etc/redis", readOnly: true },
+            { name: "auth", mountPath: "/etc/redis-auth", readOnly: true },
+        ],
+    });
+    return {
+        // SIGTERM makes Redis write a final snapshot before exiting.
+        terminationGracePeriodSeconds: r.terminationGracePeriod,
+        fsGroup: REDIS_UID,
+        containers: [container],
+        volumes: [
+            { name: "config", configMap: { name: conf.metadata.name, defaultMode: 0o444 } },
+            { name: "auth", secret: { secretName: auth.metadata.name, defaultMode: 0o440, items: [{ key: "auth.conf", path: "auth.conf" }] } },
+        ],
+    };
+}
+
+/** BGSAVE and copy for the backup; the restore puts the dump back on the data volume while Redis is down. */
+function backupArgs(cfg: StackConfig, host: string, auth: k8s.core.v1.Secret, toServer: Flow[]): BackupCronJobArgs {
+    const r = cfg.redis;
+    const connect = { REDIS_HOST: host, REDIS_PORT: String(r.port) };
+    return {
+        namespace: cfg.dataStores.namespace,
+        app: APP,
+        schedule: cfg.backups.redis.schedule,
+        image: cfg.backups.redisClientImage,
+        volumeSize: cfg.backups.redis.volumeSize,
+        fsGroup: REDIS_UID,
+        backup: {
+            script: scriptFile("redis-backup.sh"),
+            env: { ...connect, REDIS_PERSISTENCE_MODE: "rdb" },
+            secretEnv: { REDISCLI_AUTH: { secretName: auth.metadata.name, key: "password" } },
+            egress: toServer,
+        },
+        restore: {
+            script: scriptFile("redis-restore.sh"),
+            // REDIS_HOST lets the script refuse to run while Redis is up.
+            env: { ...connect, REDIS_DATA_DIR: DATA_DIR, REDIS_PERSISTENCE_MODE: r.appendOnly ? "aof" : "rdb" },
+            volumes: [{
+                volume: { name: "redis-data", persistentVolumeClaim: { claimName: `data-${APP}-0` } },
+                mount: { name: "redis-data", mountPath: DATA_DIR },
+            }],
+            runAsUser: REDIS_UID,
+            egress: toServer,
+        },
+    };
 }
 
 export function redisConf(cfg: StackConfig): string {

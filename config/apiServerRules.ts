@@ -4,13 +4,9 @@
  * an application never shares an add-on's, every public host fits DNS (a label at most 63
  * characters, the name at most 253), and a container limit is never zero.
  */
-import type { ConfigProblem } from "./index";
+import type { Config, ConfigProblem, Rule } from "./rule";
 import { isDns1123Label, SYSTEM_NAMESPACES } from "./kubernetesNames";
-import { cpuMillis, Infer, keyOf, quantityBytes } from "./schema";
-import type { schema } from "./stack";
-
-type Config = Infer<typeof schema>;
-type Rule = (c: Config) => ConfigProblem[];
+import { cpuMillis, keyOf, quantityBytes } from "./schema";
 
 /** The namespaces of the applications, by key: each gets the stack's guardrails (components/namespaces.ts). */
 export function applicationNamespaces(c: Config): Array<[string, string]> {

@@ -1,12 +1,8 @@
 /**
  * Cross-key rules of the booking application, the search engine and the column store.
  */
-import type { ConfigProblem } from "./index";
-import { cpuMillis, Infer, quantityBytes } from "./schema";
-import type { schema } from "./stack";
-
-type Config = Infer<typeof schema>;
-type Rule = (c: Config) => ConfigProblem[];
+import type { Rule } from "./rule";
+import { cpuMillis, quantityBytes } from "./schema";
 
 const heapBytes = (heap: string) => Number(heap.slice(0, -1)) * (heap.endsWith("g") ? 2 ** 30 : 2 ** 20);
 

@@ -4,19 +4,15 @@
  * throws a ConfigError that lists every offending key before a single resource is registered.
  */
 import * as pulumi from "@pulumi/pulumi";
-import { flatten, Infer, isField, Schema } from "./schema";
+import { flatten, isField, Schema } from "./schema";
 import { schema } from "./stack";
 import { crossChecks, isImageKey } from "./rules";
+import type { Config, ConfigProblem } from "./rule";
 import { DigestMode, IMAGES_LOCK_FILE, ImageRecord, readImageLock, RENDER_DIGEST_MODE_KEY, resolveImage } from "./imageLock";
 
 export { schema } from "./stack";
-export type StackConfig = Infer<typeof schema> & { readonly stack: string; readonly project: string };
-
-export interface ConfigProblem {
-    key: string;
-    problem: string;
-    expected: string;
-}
+export type { ConfigProblem } from "./rule";
+export type StackConfig = Config & { readonly stack: string; readonly project: string };
 
 export class ConfigError extends Error {
     constructor(readonly project: string, readonly problems: ConfigProblem[]) {
@@ -80,6 +76,11 @@ export function loadConfig(source: ConfigSource = pulumiSource()): StackConfig {
                 problems.push({ key, problem: "is not set", expected: field.secret ? `${field.description}, set with \`pulumi config set --secret ${key}\`` : field.description });
             continue;
         }
+        const length = rawLength(raw);
+        if (length > MAX_VALUE_LENGTH) {
+            problems.push({ key, problem: `is ${length} characters long${field.secret ? " (value not shown)" : ""}`, expected: `at most ${MAX_VALUE_LENGTH} characters: every value goes into an object of the cluster with others, and the API server's key store takes an object of at most 1.5 MiB (etcd's default --max-request-bytes)` });
+            continue;
+        }
         const checked = field.check(raw);
         if (checked.ok) values.set(key, checked.value);
         else problems.push({ key, problem: checked.problem, expected: checked.expected });
@@ -92,13 +93,23 @@ export function loadConfig(source: ConfigSource = pulumiSource()): StackConfig {
     const failed = new Set(problems.map((p) => p.key));
     for (const { key, field } of fields) if (failed.has(key) && field.default !== undefined) values.set(key, field.default);
     problems.push(...resolveImages(source, fields, values, failed));
-    const config = build(schema, [], values) as Infer<typeof schema>;
+    const config = build(schema, [], values) as Config;
     // Keys come from the stack file as written ("a[0]", "b(c"): matched as text, never as a pattern.
     const escape = (k: string) => k.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
     const mentionsFailed = (p: ConfigProblem) => [...failed].some((k) => p.key === k || new RegExp(`(?<![\\w])${escape(k)}(?![\\w])`).test(`${p.problem} ${p.expected}`));
     problems.push(...crossChecks(config, failed.size > 0).filter((p) => !mentionsFailed(p)));
     if (problems.length > 0) throw new ConfigError(source.project, problems);
     return deepFreeze({ ...config, stack: source.stack, project: source.project });
+}
+
+/** The longest value a key takes (1 MiB of text). */
+export const MAX_VALUE_LENGTH = 2 ** 20;
+
+/** The text length of a raw value: a string, or the JSON of a list or object. */
+function rawLength(raw: unknown): number {
+    if (typeof raw === "string") return raw.length;
+    if (raw && typeof raw === "object") return JSON.stringify(raw)?.length ?? 0;
+    return 0;
 }
 
 /** Each image key as it runs: a written digest checked against its record, prod tags by their recorded digest. */

@@ -3,13 +3,9 @@
  * settings inside the specification's ranges (section 8.1), the ACME server per tier, vertical
  * autoscalers never on horizontally autoscaled workloads, repository host keys, quota overrides.
  */
-import type { ConfigProblem } from "./index";
-import { cpuMillis, Infer, keyOf, quantityBytes } from "./schema";
+import type { Config, ConfigProblem, Rule } from "./rule";
+import { cpuMillis, keyOf, quantityBytes } from "./schema";
 import { compareVersions, minorOf, OLDEST_SUPPORTED, SCHEMA_VERSION } from "./kubernetesVersion";
-import type { schema } from "./stack";
-
-type Config = Infer<typeof schema>;
-type Rule = (c: Config) => ConfigProblem[];
 
 const GiB = 2 ** 30;
 export const KEY_STORE_LIMITS = {
@@ -70,12 +66,52 @@ const nodeAgent: Rule = (c) => {
     // A node must keep something allocatable after the node agent's reservations (npm run explain fits pods into it).
     const p = c.nodePool;
     const reservedCpu = cpuMillis(n.systemReserved.cpu) + cpuMillis(n.kubeReserved.cpu);
-    const eviction = n.evictionHard.memoryAvailable.endsWith("%") ? 0 : quantityBytes(n.evictionHard.memoryAvailable);
+    const eviction = threshold(n.evictionHard.memoryAvailable, quantityBytes(p.memory));
     const reservedMemory = quantityBytes(n.systemReserved.memory) + quantityBytes(n.kubeReserved.memory) + eviction;
     if (cpuMillis(p.cpu) <= reservedCpu)
         out.push({ key: "nodePoolCpu", problem: `${p.cpu} leaves nothing after systemReserved + kubeReserved (${reservedCpu}m)`, expected: `a cpu quantity above ${reservedCpu}m` });
     if (quantityBytes(p.memory) <= reservedMemory)
         out.push({ key: "nodePoolMemory", problem: `${p.memory} leaves nothing after systemReserved + kubeReserved + evictionHard memory.available`, expected: `a memory quantity above ${Math.ceil(reservedMemory / 2 ** 20)}Mi` });
+    return out;
+};
+
+/** An evictionHard threshold in bytes: a quantity, or a percentage of the node's capacity. */
+const threshold = (value: string, capacity: number) => (value.endsWith("%") ? Math.ceil((capacity * Number(value.slice(0, -1))) / 100) : quantityBytes(value));
+const mi = (bytes: number) => `${Math.ceil(bytes / 2 ** 20)}Mi`;
+
+/**
+ * The node's disk (nodefs): the node agent's reservations and eviction threshold leave room for
+ * pods; every container's log files fit in its allowance (what the kubelet keeps: its files of its
+ * rotation size); a container's ephemeral storage the configuration sizes (its logs and the backup
+ * jobs' /tmp) fits on one node, or no node admits its pod.
+ */
+const nodeDisk: Rule = (c) => {
+    const n = c.nodeAgent;
+    const disk = quantityBytes(c.nodePool.ephemeralStorage);
+    const reserved = quantityBytes(n.systemReserved.ephemeralStorage) + quantityBytes(n.kubeReserved.ephemeralStorage) + threshold(n.evictionHard.nodefsAvailable, disk);
+    const out: ConfigProblem[] = [];
+    const allocatable = disk - reserved;
+    if (allocatable <= 0)
+        out.push({
+            key: "nodePoolEphemeralStorage",
+            problem: `${c.nodePool.ephemeralStorage} leaves nothing for pods after nodeAgentSystemReservedEphemeralStorage ${n.systemReserved.ephemeralStorage} + nodeAgentKubeReservedEphemeralStorage ${n.kubeReserved.ephemeralStorage} + nodeAgentEvictionHardNodefsAvailable ${n.evictionHard.nodefsAvailable}`,
+            expected: `a node disk above ${mi(reserved)}, or smaller reservations`,
+        });
+    const logs = quantityBytes(c.guardrails.containerLogStorage);
+    const kept = quantityBytes(n.containerLogMaxSize) * n.containerLogMaxFiles;
+    if (logs < kept)
+        out.push({
+            key: "guardrailsContainerLogStorage",
+            problem: `${c.guardrails.containerLogStorage} is less than the node agent keeps of a container's logs (nodeAgentContainerLogMaxFiles ${n.containerLogMaxFiles} x nodeAgentContainerLogMaxSize ${n.containerLogMaxSize} = ${mi(kept)}): a container that logs steadily is evicted for exceeding its ephemeral-storage limit`,
+            expected: `at least ${mi(kept)}, or fewer or smaller log files`,
+        });
+    if (allocatable > 0) {
+        const tmp = quantityBytes(c.backups.job.tmpSize);
+        if (logs > allocatable)
+            out.push({ key: "guardrailsContainerLogStorage", problem: `${c.guardrails.containerLogStorage} is more than a node has for pods (${mi(allocatable)} of nodePoolEphemeralStorage ${c.nodePool.ephemeralStorage} after the reservations): no pod fits on a node`, expected: `at most ${mi(allocatable)}` });
+        else if (logs + tmp > allocatable)
+            out.push({ key: "backupsJobTmpSize", problem: `${c.backups.job.tmpSize} plus the log allowance ${c.guardrails.containerLogStorage} is more than a node has for pods (${mi(allocatable)} of nodePoolEphemeralStorage ${c.nodePool.ephemeralStorage} after the reservations): no backup job fits on a node`, expected: `at most ${mi(allocatable - logs)}` });
+    }
     return out;
 };
 
@@ -181,4 +217,4 @@ const kubernetesMinVersion: Rule = (c) => {
         : [];
 };
 
-export const PLATFORM_RULES: Rule[] = [kubernetesMinVersion, keyStore, nodeAgent, acmeServer, verticalTargets, knownHosts, quotaOverrides, distinctChildNamespaces];
+export const PLATFORM_RULES: Rule[] = [kubernetesMinVersion, keyStore, nodeAgent, nodeDisk, acmeServer, verticalTargets, knownHosts, quotaOverrides, distinctChildNamespaces];

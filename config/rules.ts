@@ -2,16 +2,13 @@
  * Rules that relate several keys. Each returns the problems it finds, naming the key to change.
  */
 import * as pulumi from "@pulumi/pulumi";
-import type { ConfigProblem } from "./index";
-import { cpuMillis, flatten, imageProblem, Infer, keyOf, quantityBytes } from "./schema";
+import type { Config, ConfigProblem, Rule } from "./rule";
+import { cpuMillis, flatten, imageProblem, keyOf, quantityBytes, urlCredentialProblem } from "./schema";
 import { schema } from "./stack";
 import { API_SERVER_RULES } from "./apiServerRules";
 import { APPLICATION_RULES } from "./applicationRules";
 import { DATA_STORE_RULES } from "./dataStoreRules";
 import { PLATFORM_RULES } from "./platformRules";
-
-type Config = Infer<typeof schema>;
-type Rule = (c: Config) => ConfigProblem[];
 
 export const isImageKey = (path: string[]) => path[path.length - 1] === "image" || path[path.length - 1].endsWith("Image");
 
@@ -124,7 +121,18 @@ const proxyCredentialsNeedProxy: Rule = (c) =>
         ? [{ key: "agentServerHttpProxyCredentials", problem: "is set but agentServerHttpProxy is not", expected: "agentServerHttpProxy set too (the credentials are for that proxy), or neither" }]
         : [];
 
-const RULES: Rule[] = [proxyCredentialsNeedProxy, imagesPinned, gatewayHost, gatewayPermissions, bridgeTarget, offeredModels, replicaRanges, requestsWithinLimits, distinctPorts, distinctNodePorts, oauthSecrets, ...PLATFORM_RULES, ...DATA_STORE_RULES, ...APPLICATION_RULES, ...API_SERVER_RULES];
+/** No plain (non-secret) value carries a credential in a URL, wherever the URL stands: those go in secret keys. */
+const noCredentialsInUrls: Rule = (c) =>
+    flatten(schema)
+        .filter(({ field }) => !field.secret)
+        .flatMap(({ key, path }) => {
+            const value = path.reduce<any>((n, p) => n?.[p], c);
+            const texts: unknown[] = Array.isArray(value) ? value : [value];
+            const problem = texts.map((t) => (typeof t === "string" ? urlCredentialProblem(t) : undefined)).find((p) => p);
+            return problem ? [{ key, problem, expected: "no credential in plain configuration: put it in a secret key (pulumi config set --secret), as agentServerHttpProxyCredentials does for the proxy" }] : [];
+        });
+
+const RULES: Rule[] = [noCredentialsInUrls, proxyCredentialsNeedProxy, imagesPinned, gatewayHost, gatewayPermissions, bridgeTarget, offeredModels, replicaRanges, requestsWithinLimits, distinctPorts, distinctNodePorts, oauthSecrets, ...PLATFORM_RULES, ...DATA_STORE_RULES, ...APPLICATION_RULES, ...API_SERVER_RULES];
 
 /**
  * Every cross-key rule. `tolerant`: some keys failed their own check (and carry their default);

@@ -7,7 +7,8 @@
  */
 import * as net from "net";
 import * as pulumi from "@pulumi/pulumi";
-import { cronFires, isDns1123Label, isDns1123Subdomain, isIanaTimeZone, isIpv4Cidr, isLabelValue } from "./kubernetesNames";
+import { cronLongestGapDays, parseCron } from "./cron";
+import { isDns1123Label, isDns1123Subdomain, isIanaTimeZone, isIpv4Cidr, isLabelValue } from "./kubernetesNames";
 
 export type PulumiType = "string" | "integer" | "boolean" | "array";
 
@@ -193,13 +194,13 @@ export function cpuMillis(q: string): number {
     return q.endsWith("m") ? Number(q.slice(0, -1)) : Math.round(Number(q) * 1000);
 }
 
-// Cron: five fields (minute hour day month weekday), or six with seconds first (search engine lifecycle policy).
-// Each field is a comma list of `*`, `?`, a value or a range, with an optional /step; letters only
-// as month (JAN-DEC) and weekday (SUN-SAT) names, as the Kubernetes CronJob parser reads them.
+// Cron, six fields with seconds first (the search engine's lifecycle policy, read by the search
+// engine itself): each field a comma list of `*`, `?`, a value or a range, with an optional /step;
+// letters only as month (JAN-DEC) and weekday (SUN-SAT) names.
 const MONTHS = ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"];
 const WEEKDAYS = ["SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"];
 type CronField = { lo: number; hi: number; names?: string[]; first?: number };
-const CRON_RANGES: CronField[] = [{ lo: 0, hi: 59 }, { lo: 0, hi: 23 }, { lo: 1, hi: 31 }, { lo: 1, hi: 12, names: MONTHS, first: 1 }, { lo: 0, hi: 7, names: WEEKDAYS, first: 0 }];
+const SIX_FIELDS: CronField[] = [{ lo: 0, hi: 59 }, { lo: 0, hi: 59 }, { lo: 0, hi: 23 }, { lo: 1, hi: 31 }, { lo: 1, hi: 12, names: MONTHS, first: 1 }, { lo: 0, hi: 7, names: WEEKDAYS, first: 0 }];
 
 function cronValue(v: string, f: CronField): number | undefined {
     if (/^\d+$/.test(v)) return Number(v);
@@ -221,13 +222,22 @@ function cronFieldsValid(fields: string[], ranges: CronField[]): boolean {
     );
 }
 
+/** Days a schedule may go without a run: more, and some calendar years have none (February 29 only). */
+export const CRON_MOST_DAYS_APART = 366;
+
+/**
+ * A CronJob schedule: five fields as the API server's parser reads them (config/cron.ts), that
+ * fires at least once a year.
+ */
 export const cron = (description: string, def?: string) =>
     field<string>("string", description, def, (raw) => {
-        const expected = 'a five-field cron schedule "minute hour day-of-month month day-of-week", e.g. "0 3 * * *"';
+        const expected = 'a five-field cron schedule "minute hour day-of-month month day-of-week" as the API server reads it (robfig/cron: day of week 0-6 or SUN-SAT, 7 is refused), e.g. "0 3 * * *"';
         if (typeof raw !== "string") return bad(`got ${describeRaw(raw)}`, expected);
-        const fields = raw.trim().split(/\s+/);
-        if (fields.length !== 5 || !cronFieldsValid(fields, CRON_RANGES)) return bad(`got ${describeRaw(raw)}`, expected);
-        if (!cronFires(raw)) return bad(`${describeRaw(raw)} never fires: no month of it has that day`, "a schedule whose day of month exists in one of its months (the 31st only in 31-day months, the 30th never in February)");
+        const parsed = parseCron(raw);
+        if (typeof parsed === "string") return bad(`${describeRaw(raw)}: ${parsed}`, expected);
+        const gap = cronLongestGapDays(parsed);
+        if (gap === undefined) return bad(`${describeRaw(raw)} never fires: no month of it has that day`, "a schedule whose day of month exists in one of its months (the 31st only in 31-day months, the 30th never in February)");
+        if (gap > CRON_MOST_DAYS_APART) return bad(`${describeRaw(raw)} fires only in some years: up to ${gap} days apart (February 29 is in leap years only, and none from 2097 to 2103)`, "a schedule that fires at least once every year");
         return ok(raw);
     });
 
@@ -236,7 +246,38 @@ export const cronWithSeconds = (description: string, def?: string) =>
         const expected = 'a six-field cron schedule with seconds first "sec min hour day month weekday", e.g. "0 30 1 * * ?"';
         if (typeof raw !== "string") return bad(`got ${describeRaw(raw)}`, expected);
         const fields = raw.trim().split(/\s+/);
-        if (fields.length !== 6 || !cronFieldsValid(fields, [{ lo: 0, hi: 59 }, ...CRON_RANGES])) return bad(`got ${describeRaw(raw)}`, expected);
+        if (fields.length !== 6 || !cronFieldsValid(fields, SIX_FIELDS)) return bad(`got ${describeRaw(raw)}`, expected);
+        return ok(raw);
+    });
+
+/** Folders of a container's own system a volume must not be mounted on or over; /tmp is every container's scratch (components/lib/pod.ts). */
+export const RESERVED_MOUNT_PATHS = ["/", "/bin", "/boot", "/dev", "/etc", "/lib", "/lib64", "/proc", "/root", "/run", "/sbin", "/sys", "/tmp", "/usr", "/var", "/var/run"] as const;
+const UNDER_RESERVED = ["/dev/", "/proc/", "/sys/", "/tmp/", "/run/", "/var/run/"];
+
+/** Why a path cannot be a mount path, or undefined. */
+export function mountPathProblem(p: string): string | undefined {
+    if (!p.startsWith("/")) return `"${p}" is not an absolute path`;
+    if (p !== "/" && (p.endsWith("/") || p.split("/").slice(1).some((seg) => seg === "" || seg === "." || seg === ".."))) return `"${p}" has an empty, "." or ".." segment or a trailing "/"`;
+    if ((RESERVED_MOUNT_PATHS as readonly string[]).includes(p) || UNDER_RESERVED.some((r) => p.startsWith(r))) return `"${p}" is a folder of the container's own system or its scratch /tmp: a volume there hides what the image needs`;
+    return undefined;
+}
+
+/** A folder a volume is mounted at: absolute, plain, not a system folder. */
+export const mountPath = (description: string, def: string): Field<string> =>
+    field("string", description, def, (raw) => {
+        const expected = `an absolute folder such as "${def}": no "." or ".." segment, no trailing "/", not ${RESERVED_MOUNT_PATHS.join(", ")}`;
+        if (typeof raw !== "string" || !/^[\w./-]+$/.test(raw)) return bad(`got ${describeRaw(raw)}`, expected);
+        const problem = mountPathProblem(raw);
+        return problem ? bad(problem, expected) : ok(raw);
+    });
+
+/** A path inside a volume: relative, plain segments (`kind`: a file or a folder), never "." or "..". */
+export const relativePath = (kind: "file name" | "relative file path" | "relative folder path") => (description: string, def: string): Field<string> =>
+    field("string", description, def, (raw) => {
+        const expected = `a ${kind}${kind === "file name" ? " (letters, digits, \".\", \"_\", \"-\")" : " of such names separated by \"/\""}, never "." or ".."`;
+        const pattern = kind === "file name" ? /^[\w.-]+$/ : /^[\w.-]+(\/[\w.-]+)*$/;
+        if (typeof raw !== "string" || !pattern.test(raw)) return bad(`got ${describeRaw(raw)}`, expected);
+        if (raw.split("/").some((seg) => seg === "." || seg === "..")) return bad(`"${raw}" leaves its folder or names it ("." or "..")`, expected);
         return ok(raw);
     });
 
@@ -268,22 +309,73 @@ const hostnameField = patterned(HOSTNAME, 'a lower-case DNS hostname of at most 
 export const hostname = (description: string, def?: string) =>
     hostnameField(description, def, (h) => (h.split(".").some((l) => l.length > 63) ? `${h} has a label longer than 63 characters` : undefined));
 
-/** `withoutCredentials`: the expected form when the URL carries a user or password (credentials in a URL are secrets, never plain config). */
+/** A URL as shown in a message: without user, password, query and fragment (they may hold a secret). */
+export function shownUrl(raw: string): string {
+    return describeRaw(raw.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^@/?#]*@/i, "$1<user>@").replace(/[?#].*$/s, ""));
+}
+
+/**
+ * `withoutCredentials`: the expected form when the URL carries a user or password (credentials in
+ * a URL are secrets, never plain config). A query string or fragment is refused too: these are base
+ * URLs (a client appends its paths, so a query never works there), and a token in one is a secret
+ * the rendered files would show.
+ */
 export function url(description: string, def?: string, schemes: readonly string[] = ["http", "https"], withoutCredentials?: string): Field<string> {
-    const expected = `an absolute ${schemes.join(" or ")} URL such as "${schemes[schemes.length - 1]}://host.example.com/path"`;
+    const expected = `an absolute ${schemes.join(" or ")} URL such as "${schemes[schemes.length - 1]}://host.example.com/path", without query string or fragment`;
     return field("string", description, def, (raw) => {
         if (typeof raw !== "string") return bad(`got ${describeRaw(raw)}`, expected);
+        // WHATWG URL parsing says only "Invalid URL" for a port out of range: name it first.
+        const port = /^[a-z][a-z0-9+.-]*:\/\/(?:[^@/?#]*@)?(?:\[[^\]]*\]|[^:/?#]*):(\d+)(?:[/?#]|$)/i.exec(raw)?.[1];
+        if (port !== undefined && Number(port) > 65535) return bad(`${shownUrl(raw)} has the port ${port}, above 65535`, `${expected}, with a port from 1 to 65535`);
         let u: URL;
         try {
             u = new URL(raw);
         } catch {
-            return bad(`got ${describeRaw(raw)}`, expected);
+            return bad(`${shownUrl(raw)} is not a URL`, expected);
         }
         if (!schemes.includes(u.protocol.replace(/:$/, ""))) return bad(`scheme ${u.protocol} is not allowed`, expected);
         if (!u.hostname) return bad("the URL has no host", expected);
         if (u.username || u.password) return bad("the URL carries a user or password (value not shown)", withoutCredentials ?? `${expected}, without user or password (credentials in a URL are secrets)`);
+        if (u.search || u.hash || raw.includes("?") || raw.includes("#")) return bad(`${shownUrl(raw)} has a query string or fragment (value not shown: a token there is a secret)`, `${expected} (a credential goes in a secret key of its own)`);
         return ok(raw);
     });
+}
+
+/** Each "<scheme>://<non-space>" of a text, found from its "://" (linear: a regular expression scanning for the scheme would be quadratic in a long value). */
+function* urlsIn(text: string): Generator<string> {
+    for (let i = text.indexOf("://"); i >= 0; i = text.indexOf("://", i + 3)) {
+        let start = i;
+        while (start > 0 && /[A-Za-z0-9+.-]/.test(text[start - 1])) start--;
+        while (start < i && !/[A-Za-z]/.test(text[start])) start++;
+        let end = i + 3;
+        while (end < text.length && !/[\s"'<>]/.test(text[end])) end++;
+        if (start < i) yield text.slice(start, end);
+        i = end - 3;
+    }
+}
+
+const SECRET_PARAM = /(token|key|secret|pass(word|wd)?|pwd|auth|sig(nature)?|credential|session|code)/i;
+
+/**
+ * A credential inside any text that holds a URL (a list item, an argument): a user or password, or
+ * a query parameter named like a secret (token, key, signature, password ...). The value is never
+ * shown; undefined when there is none.
+ */
+export function urlCredentialProblem(text: string): string | undefined {
+    for (const candidate of urlsIn(text)) {
+        let u: URL;
+        try {
+            u = new URL(candidate);
+        } catch {
+            if (/^[a-z][a-z0-9+.-]*:\/\/[^/?#@]*:[^/?#@]*@/i.test(candidate)) return "a URL in it carries a user and password (value not shown)";
+            continue;
+        }
+        // An SSH user ("git@") names the account the key logs in as; over HTTP a user alone is often a token.
+        if (u.password || (u.username && u.protocol !== "ssh:")) return "a URL in it carries a user or password (value not shown)";
+        const names = [...u.searchParams.keys(), ...new URLSearchParams(u.hash.slice(1)).keys()].filter((k) => SECRET_PARAM.test(k));
+        if (names.length) return `a URL in it carries ${names.map((n) => `"${n}"`).join(", ")} in its query (value not shown)`;
+    }
+    return undefined;
 }
 
 export const email = patterned(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'an e-mail address such as "ops@example.com"');

@@ -13,6 +13,7 @@ import { ingress } from "./areas/ingress";
 import { alerts, keyStore, nodeAgent, nodePool } from "./areas/nodes";
 import { addons, guardrails, issuers, verticalAutoscaling } from "./areas/platform";
 import { searchEngine } from "./areas/searchEngine";
+import { volumes } from "./areas/volumes";
 import { workflow } from "./areas/workflow";
 
 export const schema = {
@@ -26,6 +27,7 @@ export const schema = {
     postgres,
     redis,
     objectStore,
+    volumes,
     workflow,
     booking,
     searchEngine,

@@ -112,5 +112,5 @@ test("config: the webhook must be an https URL; the schedule a five-field cron",
     const errors = bad.errors.join("\n");
     assert.match(errors, /ops:bookingChatWebhookUrl: has the wrong shape \(value not shown\); expected an https:\/\/ webhook URL/);
     assert.ok(!errors.includes("chat.example.com/hook"), "the secret value is not echoed");
-    assert.match(errors, /ops:bookingBackupSchedule: got "daily"; expected a five-field cron/);
+    assert.match(errors, /ops:bookingBackupSchedule: "daily": expected exactly 5 fields, found 1: \[daily\]; expected a five-field cron/);
 });

@@ -8,7 +8,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { all, containersOf, find, podSpecOf, renderStack, qosPart } from "./render";
 import { mountedScript } from "./backups/mounted";
-import { FORMED_MARKER, nodeSettings, readinessScript, settingsCopyStep } from "../components/searchEngine";
+import { FORMED_MARKER, nodeSettings, readinessScript, settingsCopyStep } from "../components/searchEngine/nodeConfig";
 import { offlineStackConfig } from "../tools/genGitops";
 
 const NS = "search";
@@ -238,7 +238,7 @@ async function runBootstrap(opts: { password?: string; serverPassword?: string; 
     fs.writeFileSync(path.join(dir, "repository.json"), JSON.stringify({ type: "fs", settings: { location: "/snap" } }));
     fs.writeFileSync(path.join(dir, "policy.json"), JSON.stringify({ schedule: "0 30 1 * * ?", name: "<nightly-snap-{now/d}>" }));
     if (opts.role) fs.writeFileSync(path.join(dir, "role.json"), JSON.stringify({ cluster: ["manage_slm"] }));
-    const script = path.resolve(__dirname, "..", "components", "searchBootstrap.sh");
+    const script = path.resolve(__dirname, "..", "components", "searchEngine", "searchBootstrap.sh");
     const child = spawn("sh", [script], {
         env: {
             PATH: process.env.PATH, SEARCH_URL: `http://127.0.0.1:${port}`, SNAPSHOT_REPOSITORY: "backups", BODIES_DIR: dir,

@@ -12,7 +12,7 @@ import { spawnSync, type SpawnSyncReturns } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { test } from "node:test";
+import { describe, it, test } from "node:test";
 import * as YAML from "yaml";
 import { declaredKeys, listStacks, parseStackFile, providerNamespaces, readStackValues, StackFileError } from "../cli/harness/stackConfig";
 import { flatten, schema } from "../config/schemaIndex";
@@ -291,4 +291,15 @@ test("encrypted values of a secret key: the render refuses what pulumi preview r
     } finally {
         fs.rmSync(dir, { recursive: true, force: true });
     }
+});
+
+describe("issue 42 class 8: the ESC `environment:` key of a stack file, as the pulumi CLI 3.259.0 reads it on a file backend", () => {
+    const parse = (environment: string) => () => parseStackFile(`environment:${environment}\nconfig:\n  ops:environmentTier: dev\n`, "Pulumi.bad.yaml", "ops", DECLARED, NAMESPACES);
+    it("a list of environments, a definition or a name: refused naming the line, as the CLI refuses it (openStackEnv: 'does not support environments')", () => {
+        for (const env of ["\n  - team/prod", " {imports: [team/prod]}", " team/prod", " {}", "\n  values:\n    x: 1"])
+            assert.throws(parse(env), (err: Error) => err instanceof StackFileError && /line [12]: `environment:` imports Pulumi ESC environments: the pulumi CLI on a file backend refuses the stack/.test(err.message), env);
+    });
+    it("an empty list or no value: nothing to open, as for the CLI (Environment.Definition is nil)", () => {
+        for (const env of [" []", "", " null", " ~"]) assert.doesNotThrow(parse(env), env);
+    });
 });

@@ -3,8 +3,9 @@
  * semantics of GitHub's documentation "Evaluate expressions in workflows and actions": string
  * comparison ignores case, operands of different types are compared as numbers (null, '' and
  * false are 0), a missing property is null, and the status functions are given by the caller.
- * Enough for the conditions the workflows use: literals, property paths, ! == != < <= > >= && ||,
- * parentheses and the functions contains, startsWith, endsWith, format and the status checks.
+ * Enough for the conditions the workflows use: literals, property paths (with `.*` object filters),
+ * ! == != < <= > >= && ||, parentheses and the functions contains, startsWith, endsWith, format,
+ * join, toJSON, fromJSON and the status checks.
  */
 export type Value = string | number | boolean | null | Value[] | { [k: string]: Value };
 export type Context = Record<string, Value>;
@@ -32,7 +33,7 @@ function tokenize(src: string): Token[] {
         const two = src.slice(i, i + 2);
         if (["==", "!=", "<=", ">=", "&&", "||"].includes(two)) { out.push({ kind: "op", text: two }); i += 2; continue; }
         if ("!<>".includes(c)) { out.push({ kind: "op", text: c }); i++; continue; }
-        if ("(),.[]".includes(c)) { out.push({ kind: "punct", text: c }); i++; continue; }
+        if ("(),.[]*".includes(c)) { out.push({ kind: "punct", text: c }); i++; continue; }
         const num = /^-?\d+(\.\d+)?/.exec(src.slice(i));
         if (num) { out.push({ kind: "num", text: num[0] }); i += num[0].length; continue; }
         const id = /^[A-Za-z_][\w-]*/.exec(src.slice(i));
@@ -79,6 +80,10 @@ export function evaluate(expression: string, ctx: Context, status: Status = {}):
             case "startswith": return str(args[0]).toLowerCase().startsWith(str(args[1]).toLowerCase());
             case "endswith": return str(args[0]).toLowerCase().endsWith(str(args[1]).toLowerCase());
             case "format": return str(args[0]).replace(/\{(\d+)\}/g, (_, i) => str(args[Number(i) + 1]));
+            // join(array, separator = ','); a string joins as itself.
+            case "join": return Array.isArray(args[0]) ? args[0].map(str).join(args.length > 1 ? str(args[1]) : ",") : str(args[0]);
+            case "tojson": return JSON.stringify(args[0] ?? null, null, 2);
+            case "fromjson": return JSON.parse(str(args[0])) as Value;
             case "success": return status.success ?? true;
             case "failure": return status.failure ?? false;
             case "cancelled": return status.cancelled ?? false;
@@ -103,8 +108,18 @@ export function evaluate(expression: string, ctx: Context, status: Status = {}):
             return call(tok.text, args);
         }
         let v: Value = ctx[tok.text] ?? null;
+        // After a `.*` filter the path applies to each element of the array it made.
+        let filtered = false;
+        const field = (x: Value, key: string): Value => (x && typeof x === "object" && !Array.isArray(x) ? (x[key] ?? null) : null);
         for (;;) {
-            if (peek()?.text === ".") { eat("."); const key = eat().text; v = v && typeof v === "object" && !Array.isArray(v) ? (v[key] ?? null) : null; continue; }
+            if (peek()?.text === "." && t[p + 1]?.text === "*") {
+                eat("."); eat("*");
+                const each = (x: Value): Value[] => (Array.isArray(x) ? x : x && typeof x === "object" ? Object.values(x) : []);
+                v = filtered && Array.isArray(v) ? v.flatMap(each) : each(v);
+                filtered = true;
+                continue;
+            }
+            if (peek()?.text === ".") { eat("."); const key = eat().text; v = filtered && Array.isArray(v) ? v.map((x) => field(x, key)) : field(v, key); continue; }
             if (peek()?.text === "[") { eat("["); const key = str(or()); eat("]"); v = Array.isArray(v) ? (/^\d+$/.test(key) ? (v[Number(key)] ?? null) : null) : v && typeof v === "object" ? (v[key] ?? null) : null; continue; }
             return v;
         }
@@ -131,4 +146,10 @@ export function runs(condition: unknown, ctx: Context, status: Status = {}): boo
     if (condition === undefined || condition === null) return true;
     if (typeof condition === "boolean") return condition;
     return truthy(evaluate(String(condition), ctx, status));
+}
+
+/** A value with `${{ }}` expressions in it (an `env:` entry, a `with:` input), as the runner substitutes them. */
+export function interpolate(text: unknown, ctx: Context): string {
+    const asString = (v: Value) => (v === null ? "" : typeof v === "object" ? JSON.stringify(v) : String(v));
+    return String(text ?? "").replace(/\$\{\{([\s\S]*?)\}\}/g, (_, e: string) => asString(evaluate(e, ctx)));
 }

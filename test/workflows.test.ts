@@ -156,8 +156,10 @@ describe("the settings the pipeline's safety rests on (docs/usage.md)", () => {
     it("names the model's exceptions where they are decided: artifact checks and pre-credential steps are npm scripts, unchecked downloads are in docs/usage.md", () => {
         for (const script of [...Object.values(ARTIFACT_CHECKS), ...PRE_CREDENTIAL_SCRIPTS]) assert.ok(script in SCRIPTS, `npm run ${script} is not a script of package.json`);
         const section = USAGE.slice(USAGE.indexOf("## What the pipeline's safety rests on"));
-        for (const action of Object.keys(UNVERIFIED_DOWNLOADS)) assert.ok(section.includes(`\`${action}\``) && /without a (committed )?checksum/.test(section), `docs/usage.md does not say that ${action} downloads without a checksum`);
-        for (const what of [/What the prod-preview approval guarantees/, /What it does not guarantee/, /gh api repos\/OWNER\/REPO\/environments/]) assert.match(section, what);
+        const items = section.slice(section.indexOf("What no checksum recorded here checks"));
+        for (const what of Object.keys(UNVERIFIED_DOWNLOADS)) assert.match(items, new RegExp(`^  - \`?${what.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}\`?[ :]`, "mi"), `docs/usage.md's list of unchecked downloads has no item for ${what}`);
+        assert.match(items, /without a committed checksum/);
+        for (const what of [/What the prod-preview approval guarantees/, /What it does not guarantee/, /gh api "?repos\/OWNER\/REPO\/environments/]) assert.match(section, what);
     });
 
     it("has a CODEOWNERS file that covers the workflows, their scripts and the policy", () => {
@@ -182,14 +184,31 @@ describe("pins checked against the projects' repositories (OPS_PIN_MIRRORS)", ()
     const has = (repo: string) => !!mirrors && fs.existsSync(path.join(mirrors, repo.replace("/", "+"), "repo"));
     const skip = (t: { skip: (m: string) => void }, repo: string) => t.skip(mirrors ? `no clone of ${repo} in ${mirrors}` : "set OPS_PIN_MIRRORS to a folder of bare clones (<owner>+<name>/repo) to check the pins");
 
+    /** Why a pin does not hold in the action's own repository, or undefined. */
+    const pinProblem = (action: string, pin: { tag: string; sha: string; runtime: string }): string | undefined => {
+        const tagged = git(action, "rev-parse", `${pin.tag}^{commit}`).stdout.trim();
+        if (tagged !== pin.sha) return `${action} ${pin.tag} is ${tagged || "no tag"} in its repository, not ${pin.sha}`;
+        const manifest = git(action, "show", `${pin.sha}:action.yml`).stdout || git(action, "show", `${pin.sha}:action.yaml`).stdout;
+        const runtime = manifest ? YAML.parse(manifest)?.runs?.using : undefined;
+        if (runtime !== pin.runtime) return `${action} at ${pin.sha} runs on ${runtime}, not ${pin.runtime}`;
+        return undefined;
+    };
     for (const [action, pin] of Object.entries(VERIFIED_ACTIONS)) {
         it(`${action} ${pin.tag} is ${pin.sha}, on ${pin.runtime}`, (t) => {
             if (!has(action)) return skip(t, action);
-            assert.equal(git(action, "rev-parse", `${pin.tag}^{commit}`).stdout.trim(), pin.sha);
-            const manifest = git(action, "show", `${pin.sha}:action.yml`).stdout || git(action, "show", `${pin.sha}:action.yaml`).stdout;
-            assert.equal(YAML.parse(manifest).runs.using, pin.runtime);
+            assert.equal(pinProblem(action, pin), undefined);
         });
     }
+    // The insecure edit the local table cannot see: a pin moved to another commit of the action,
+    // with the table updated to match (here the commit of another of its tags).
+    it("refuses a pin moved to another commit together with the table", (t) => {
+        const action = Object.keys(VERIFIED_ACTIONS).find(has);
+        if (!action) return skip(t, "any pinned action");
+        const pin = VERIFIED_ACTIONS[action];
+        const other = git(action, "tag", "--list", "v*").stdout.split("\n").map((x) => x.trim()).filter(Boolean).map((tag) => git(action, "rev-parse", `${tag}^{commit}`).stdout.trim()).find((c) => /^[0-9a-f]{40}$/.test(c) && c !== pin.sha);
+        assert.ok(other, `${action} has no other tagged commit`);
+        assert.match(pinProblem(action, { ...pin, sha: other }) ?? "", new RegExp(`${pin.tag} is ${pin.sha} in its repository, not ${other}`));
+    });
 
     // e2e-manifests.sh: VAR=<commit> # <owner/name> <tag>, and each verified download's file and sha256.
     const script = fs.readFileSync(path.join(ROOT, ".github", "scripts", "e2e-manifests.sh"), "utf8");

@@ -16,6 +16,10 @@
 # A failing repository does not stop the others; the script exits non-zero at the end naming every
 # failed URL. A failed fetch leaves the existing mirror as it was. Retention runs only when every
 # repository succeeded, and never deletes the newest snapshot folder.
+# An http(s) URL with a user name or token in it is refused: git would keep it in the mirror's config
+# file (and the setting is plain text in the job); a mirror an earlier version cloned from such a URL has
+# the credentials removed from its config. Partial clones (.partial-<name>-<pid>) of runs that were killed
+# or stopped by a full disk are named and removed (this run holds the mirror lock: none is live).
 #
 # Environment:
 #   BACKUP_DIR        backup volume
@@ -39,6 +43,7 @@ explain() { # $1 = git output
       echo "repository server unreachable" ;;
     *"does not appear to be a git repository"*|*"not found"*|*"returned error: 404"*|*"does not exist"*)
       echo "repository not found" ;;
+    *"No space left"*) echo "the disk is full (No space left on device) at $BACKUP_DIR" ;;
     *) echo "git failed" ;;
   esac
 }
@@ -57,7 +62,7 @@ prune=--prune
 
 new_backup_folder
 trap 'rm -rf -- "$work"' EXIT
-mkdir -p "$work" || die "cannot create $work: $(write_cause "" "$BACKUP_DIR")"
+out=$(mkdir -p "$work" 2>&1) || die "creating $work failed: $(write_cause "$out" "$BACKUP_DIR")"
 
 failed=""
 ok=0
@@ -67,12 +72,21 @@ set -- $REPOSITORIES
 set +f
 for url in "$@"; do
   shown=$(mask "$url")
-  rel=$(mirror_path "$url")
-  case $rel in *.git) ;; *) rel="$rel.git" ;; esac
-  case "/$rel/" in
-    *"/../"*|*"/./"*|"/.git/") warn "$shown: cannot derive a safe mirror path ('$rel'); skipped"; failed="$failed $shown"; continue ;;
-  esac
+  mirror_rel "$url" || { warn "$shown: cannot derive a safe mirror path ('$rel'); skipped"; failed="$failed $shown"; continue; }
   dest="$BACKUP_DIR/$rel"
+  if [ -d "$dest" ] && [ "$(git -C "$dest" rev-parse --is-bare-repository 2>/dev/null)" = true ]; then
+    cur=$(git -C "$dest" config --get remote.origin.url 2>/dev/null) || cur=""
+    if ! url_without_credentials "$cur"; then
+      out=$(git -C "$dest" config remote.origin.url "$(strip_userinfo "$cur")" 2>&1) || { warn "$shown: could not remove the credentials from the remote URL in $dest/config: $(oneline "$out")"; failed="$failed $shown"; continue; }
+      log "$shown: removed the user name and password from the remote URL in $rel/config"
+    fi
+  fi
+  if ! url_without_credentials "$url"; then
+    warn "$shown: a user name or token in the URL is refused (git would keep it in the mirror's config, and REPOSITORIES is no Secret): list the URL without it and set GIT_USERNAME and the GIT_PASSWORD Secret; skipped"
+    failed="$failed $shown"
+    continue
+  fi
+  case ${dest##*/} in *[*?[]*) ;; *) remove_leftovers "${dest%/*}" ".partial-${dest##*/}-[0-9]*" "mirror run" ;; esac
   if [ -d "$dest" ] && [ "$(git -C "$dest" rev-parse --is-bare-repository 2>/dev/null)" = true ]; then
     log "$shown: updating mirror $rel (git remote update $prune)"
     if ! out=$(git_auth -C "$dest" remote update $prune 2>&1); then
@@ -83,7 +97,7 @@ for url in "$@"; do
   else
     [ -e "$dest" ] && { warn "$shown: $dest exists but is not a bare mirror; left alone"; failed="$failed $shown"; continue; }
     log "$shown: first run, git clone --mirror into $rel"
-    mkdir -p "$(dirname "$dest")"
+    out=$(mkdir -p "$(dirname "$dest")" 2>&1) || { warn "$shown: creating the folder of $rel failed: $(write_cause "$out" "$BACKUP_DIR")"; failed="$failed $shown"; continue; }
     tmp="$(dirname "$dest")/.partial-$(basename "$dest")-$$"
     rm -rf -- "$tmp"
     if ! out=$(git_auth clone --mirror "$url" "$tmp" 2>&1); then

@@ -31,12 +31,14 @@ check_retention
 command -v mc > /dev/null 2>&1 || die "the MinIO client 'mc' is not installed in this image"
 
 new_backup_folder
-cfg=$(mktemp -d "${TMPDIR:-/tmp}/mc-config.XXXXXX")
+temp_folder "writing the mc configuration"
+cfg=$tmpd
 trap 'rm -rf -- "$work" "$cfg"' EXIT
-mkdir -p "$work"
+out=$(mkdir -p "$work" 2>&1) || die "creating $work failed: $(write_cause "$out" "$BACKUP_DIR")"
 
-printf '{"version":"10","aliases":{"%s":{"url":"%s","accessKey":"%s","secretKey":"%s","api":"S3v4","path":"auto"}}}\n' \
-  "$ALIAS" "$(json_escape "$OBJECTSTORE_URL")" "$(json_escape "$OBJECTSTORE_ACCESS_KEY")" "$(json_escape "$OBJECTSTORE_SECRET_KEY")" > "$cfg/config.json"
+out=$( { printf '{"version":"10","aliases":{"%s":{"url":"%s","accessKey":"%s","secretKey":"%s","api":"S3v4","path":"auto"}}}\n' \
+  "$ALIAS" "$(json_escape "$OBJECTSTORE_URL")" "$(json_escape "$OBJECTSTORE_ACCESS_KEY")" "$(json_escape "$OBJECTSTORE_SECRET_KEY")" > "$cfg/config.json"; } 2>&1) \
+  || die "writing the mc configuration failed: $(write_cause "$out" "${TMPDIR:-/tmp}")"
 insecure=""
 [ "${OBJECTSTORE_INSECURE:-false}" = true ] && insecure=--insecure
 mcq() { mc --config-dir "$cfg" --no-color --quiet $insecure "$@"; }

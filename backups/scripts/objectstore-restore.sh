@@ -10,7 +10,7 @@
 #
 # Environment:
 #   BACKUP_DIR                 backup volume
-#   RESTORE_FROM               backup folder name under BACKUP_DIR (or absolute path); default: newest
+#   RESTORE_FROM               backup folder name in BACKUP_DIR, "latest" or an absolute path; default: newest
 #   RESTORE_BUCKETS            optional: buckets to restore (space or comma separated); default: all in the backup
 #   RESTORE_REMOVE_EXTRA       "true" to delete objects that are not in the backup
 #   RESTORE_ALLOW_UNVERIFIED   "true" to restore a backup folder that has no SHA256SUMS
@@ -24,27 +24,26 @@ ALIAS=objstore
 require BACKUP_DIR OBJECTSTORE_URL OBJECTSTORE_ACCESS_KEY OBJECTSTORE_SECRET_KEY
 bool_settings RESTORE_REMOVE_EXTRA RESTORE_ALLOW_UNVERIFIED
 command -v mc > /dev/null 2>&1 || die "the MinIO client 'mc' is not installed in this image"
-from="${RESTORE_FROM:-}"
-if [ -z "$from" ]; then
-  from=$(latest) || true
-  [ -n "$from" ] || die "no backup found in $BACKUP_DIR"
-fi
-case $from in /*) src=$from ;; *) src="$BACKUP_DIR/$from" ;; esac
-[ -d "$src" ] || die "backup folder $src does not exist"
+chosen_backup ""
 verify_sums "$src"
 
 if [ -n "${RESTORE_BUCKETS:-}" ]; then
   buckets=$(printf '%s' "$RESTORE_BUCKETS" | tr ',' ' ')
-  for b in $buckets; do [ -d "$src/$b" ] || die "backup $src has no bucket '$b'"; done
+  for b in $buckets; do
+    case $b in */*|.|..) die "RESTORE_BUCKETS: '$b' is not a bucket name (a bucket is a folder of the backup); nothing was changed" ;; esac
+    [ -d "$src/$b" ] || die "backup $src has no bucket '$b'"
+  done
 else
   buckets=$(cd "$src" && for d in *; do [ -d "$d" ] && printf '%s\n' "$d"; done)
 fi
 [ -n "$(printf '%s' "$buckets" | tr -d ' \n')" ] || die "backup $src contains no bucket folders"
 
-cfg=$(mktemp -d "${TMPDIR:-/tmp}/mc-config.XXXXXX")
+temp_folder "writing the mc configuration"
+cfg=$tmpd
 trap 'rm -rf -- "$cfg"' EXIT
-printf '{"version":"10","aliases":{"%s":{"url":"%s","accessKey":"%s","secretKey":"%s","api":"S3v4","path":"auto"}}}\n' \
-  "$ALIAS" "$(json_escape "$OBJECTSTORE_URL")" "$(json_escape "$OBJECTSTORE_ACCESS_KEY")" "$(json_escape "$OBJECTSTORE_SECRET_KEY")" > "$cfg/config.json"
+out=$( { printf '{"version":"10","aliases":{"%s":{"url":"%s","accessKey":"%s","secretKey":"%s","api":"S3v4","path":"auto"}}}\n' \
+  "$ALIAS" "$(json_escape "$OBJECTSTORE_URL")" "$(json_escape "$OBJECTSTORE_ACCESS_KEY")" "$(json_escape "$OBJECTSTORE_SECRET_KEY")" > "$cfg/config.json"; } 2>&1) \
+  || die "writing the mc configuration failed: $(write_cause "$out" "${TMPDIR:-/tmp}")"
 insecure=""
 [ "${OBJECTSTORE_INSECURE:-false}" = true ] && insecure=--insecure
 mcq() { mc --config-dir "$cfg" --no-color --quiet $insecure "$@"; }

@@ -49,6 +49,7 @@ redis_fail() { # $1 = step, $2 = output
     *NOPERM*) die "$1: permission denied for the Redis user at $TARGET: $(oneline "$2")" ;;
     *"Could not connect"*|*"Connection refused"*|*"Name or service not known"*|*"timed out"*|*"No route to host"*)
       die "$1: Redis server unreachable at $TARGET: $(oneline "$2")" ;;
+    *"No space left"*) die "$1: $(write_cause "$2" "$BACKUP_DIR"): $(oneline "$2")" ;;
     *) die "$1 failed at Redis $TARGET: $(oneline "$2")" ;;
   esac
 }
@@ -57,7 +58,7 @@ field() { printf '%s\n' "$1" | sed -n "s/^$2://p"; }
 
 new_backup_folder
 trap 'rm -rf -- "$work"' EXIT
-mkdir -p "$work"
+out=$(mkdir -p "$work" 2>&1) || die "creating $work failed: $(write_cause "$out" "$BACKUP_DIR")"
 
 log "connecting to Redis at $TARGET"
 out=$(cli PING 2>&1) || redis_fail "connection check" "$out"

@@ -12,10 +12,13 @@
 # Files that are replaced are kept next to the new ones as *.before-restore-<stamp>[-<n>] (delete them
 # once the restore is verified); a kept copy is never overwritten (-2, -3 ... in the same second).
 # One restore into a data folder at a time: flock on $REDIS_DATA_DIR/.restore-lock, which names its holder.
+# Holding it, the run names and removes the temporary .restore-<stamp>-<pid>.rdb / .aofdir files that
+# runs killed or stopped by a full disk left there (no live run can own one: it would hold the lock).
+# The file names are plain names in the data folder (Redis itself refuses a '/' in them), never '..'.
 #
 # Environment:
 #   BACKUP_DIR            backup volume
-#   RESTORE_FROM          backup folder name under BACKUP_DIR (or absolute path); default: newest
+#   RESTORE_FROM          backup folder name in BACKUP_DIR, "latest" or an absolute path; default: newest
 #   REDIS_DATA_DIR        Redis data directory (the mounted data volume, Redis "dir")
 #   REDIS_RDB_FILENAME    dbfilename (default dump.rdb)
 #   REDIS_PERSISTENCE_MODE rdb or aof (must match the server's appendonly setting)
@@ -34,18 +37,21 @@ case $MODE in rdb|aof) ;; *) die "REDIS_PERSISTENCE_MODE must be rdb or aof, got
 RDB_NAME="${REDIS_RDB_FILENAME:-dump.rdb}"
 AOF_DIR="${REDIS_AOF_DIRNAME:-appendonlydir}"
 AOF_NAME="${REDIS_AOF_FILENAME:-appendonly.aof}"
+plain_name REDIS_RDB_FILENAME "$RDB_NAME" "the Redis data directory $REDIS_DATA_DIR"
+plain_name REDIS_AOF_DIRNAME "$AOF_DIR" "the Redis data directory $REDIS_DATA_DIR"
+plain_name REDIS_AOF_FILENAME "$AOF_NAME" "the AOF directory $AOF_DIR"
+for n in "$RDB_NAME" "$AOF_DIR"; do
+  case $n in .restore-*) die "'$n' (REDIS_RDB_FILENAME / REDIS_AOF_DIRNAME) is a name this restore keeps for its lock and temporary files; nothing was changed" ;; esac
+done
+[ "$MODE" = rdb ] || [ "$RDB_NAME" != "$AOF_DIR" ] || die "REDIS_RDB_FILENAME and REDIS_AOF_DIRNAME are both '$RDB_NAME'; nothing was changed"
 [ -d "$REDIS_DATA_DIR" ] || die "Redis data directory $REDIS_DATA_DIR does not exist (is the data volume mounted?)"
 [ -w "$REDIS_DATA_DIR" ] || die "Redis data directory $REDIS_DATA_DIR is not writable"
+chosen_backup dump.rdb
+[ -f "$src/dump.rdb" ] || die "$src/dump.rdb does not exist"
 # One restore into this data folder at a time (refuses, naming the holder, before anything changes).
 store_lock "$REDIS_DATA_DIR/.restore-lock" "the Redis data in $REDIS_DATA_DIR"
-
-from="${RESTORE_FROM:-}"
-if [ -z "$from" ]; then
-  from=$(latest) || true
-  [ -n "$from" ] || die "no backup found in $BACKUP_DIR"
-fi
-case $from in /*) src=$from ;; *) src="$BACKUP_DIR/$from" ;; esac
-[ -f "$src/dump.rdb" ] || die "$src/dump.rdb does not exist"
+remove_leftovers "$REDIS_DATA_DIR" '.restore-[0-9]*.rdb' "restore"
+remove_leftovers "$REDIS_DATA_DIR" '.restore-[0-9]*.aofdir' "restore"
 verify_sums "$src"
 
 if [ -n "${REDIS_HOST:-}" ]; then
@@ -62,40 +68,39 @@ fi
 
 stamp=$(date -u +%Y-%m-%dT%H%M%SZ)
 owner=$(stat -c '%u:%g' "$REDIS_DATA_DIR")
+# A failed write names its cause (a full disk, a read-only volume); the temporary copy is removed.
+copy_failed() { die "$1 failed: $(write_cause "$2" "$REDIS_DATA_DIR"); nothing was changed"; }
 
 if [ "$MODE" = rdb ]; then
   dest="$REDIS_DATA_DIR/$RDB_NAME"
   tmp="$REDIS_DATA_DIR/.restore-$stamp-$$.rdb"
   trap 'rm -f -- "$tmp"' EXIT
-  cp "$src/dump.rdb" "$tmp" || die "copying the dump into $REDIS_DATA_DIR failed (disk full?)"
-  chown "$owner" "$tmp" 2>/dev/null || true
-  sync "$tmp" 2>/dev/null || sync
-  if [ -e "$dest" ]; then
-    free_aside_name "$dest" ""
-    move_aside "$dest" "$aside_base"
-    log "kept the previous file as $aside_base"
-  fi
-  mv "$tmp" "$dest"
-  sync "$REDIS_DATA_DIR" 2>/dev/null || true
+  out=$(cp "$src/dump.rdb" "$tmp" 2>&1) || copy_failed "copying the dump into $REDIS_DATA_DIR" "$out"
+else
+  dest="$REDIS_DATA_DIR/$AOF_DIR"
+  tmp="$REDIS_DATA_DIR/.restore-$stamp-$$.aofdir"
+  trap 'rm -rf -- "$tmp"' EXIT
+  out=$(mkdir "$tmp" 2>&1) || copy_failed "creating $tmp" "$out"
+  out=$(cp "$src/dump.rdb" "$tmp/$AOF_NAME.1.base.rdb" 2>&1) || copy_failed "copying the dump into $REDIS_DATA_DIR" "$out"
+  out=$( { printf 'file %s.1.base.rdb seq 1 type b\n' "$AOF_NAME" > "$tmp/$AOF_NAME.manifest"; } 2>&1) || copy_failed "writing the AOF manifest" "$out"
+fi
+chown -R "$owner" "$tmp" 2>/dev/null || true
+sync "$tmp" 2>/dev/null || sync
+if [ -e "$dest" ]; then
+  free_aside_name "$dest" ""
+  move_aside "$dest" "$aside_base"
+  log "kept the previous $([ "$MODE" = rdb ] && echo file || echo AOF directory) as $aside_base"
+fi
+if ! out=$(mv -T -- "$tmp" "$dest" 2>&1); then
+  [ ! -e "${aside_base:-}" ] || mv -T -- "$aside_base" "$dest" 2>/dev/null || die "moving the restored copy into place failed: $(write_cause "$out" "$REDIS_DATA_DIR"); the previous one is $aside_base"
+  copy_failed "moving the restored copy into place" "$out"
+fi
+sync "$REDIS_DATA_DIR" 2>/dev/null || true
+if [ "$MODE" = rdb ]; then
   if [ -d "$REDIS_DATA_DIR/$AOF_DIR" ]; then
     log "warning: $REDIS_DATA_DIR/$AOF_DIR exists; if the server runs with appendonly yes it loads that instead (use REDIS_PERSISTENCE_MODE=aof)"
   fi
   log "restored $src/dump.rdb -> $dest; start the Redis pod now"
 else
-  dest="$REDIS_DATA_DIR/$AOF_DIR"
-  tmp="$REDIS_DATA_DIR/.restore-$stamp-$$.aofdir"
-  trap 'rm -rf -- "$tmp"' EXIT
-  mkdir "$tmp"
-  cp "$src/dump.rdb" "$tmp/$AOF_NAME.1.base.rdb" || die "copying the dump into $REDIS_DATA_DIR failed (disk full?)"
-  printf 'file %s.1.base.rdb seq 1 type b\n' "$AOF_NAME" > "$tmp/$AOF_NAME.manifest"
-  chown -R "$owner" "$tmp" 2>/dev/null || true
-  sync
-  if [ -e "$dest" ]; then
-    free_aside_name "$dest" ""
-    move_aside "$dest" "$aside_base"
-    log "kept the previous AOF directory as $aside_base"
-  fi
-  mv "$tmp" "$dest"
-  sync "$REDIS_DATA_DIR" 2>/dev/null || true
   log "restored $src/dump.rdb as the AOF base $dest/$AOF_NAME.1.base.rdb; start the Redis pod now"
 fi

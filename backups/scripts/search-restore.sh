@@ -22,7 +22,8 @@ printf '%s' "$SNAPSHOT_NAME" | grep -Eq '^[a-z0-9][a-z0-9._-]*$' || die "SNAPSHO
 case $RESTORE_INDICES in *'"'*|*\\*) die "RESTORE_INDICES must not contain quotes or backslashes" ;; esac
 command -v curl > /dev/null 2>&1 || die "curl is not installed in this image"
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/search-restore.XXXXXX")
+temp_folder "preparing the request"
+tmp=$tmpd
 trap 'rm -rf -- "$tmp"' EXIT
 resp="$tmp/response.json"
 

@@ -36,7 +36,8 @@ if [ -n "${SNAPSHOT_INDICES:-}" ]; then
   body="{\"indices\": \"$SNAPSHOT_INDICES\"}"
 fi
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/search-snapshot.XXXXXX")
+temp_folder "preparing the request"
+tmp=$tmpd
 trap 'rm -rf -- "$tmp"' EXIT
 resp="$tmp/response.json"
 

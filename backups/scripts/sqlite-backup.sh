@@ -37,13 +37,14 @@ command -v sqlite3 > /dev/null 2>&1 || die "sqlite3 is not installed in this ima
 [ -r "$SQLITE_DB" ] || die "database file $SQLITE_DB is not readable"
 if [ -n "${UPLOADS_DIR:-}" ]; then
   [ -d "$UPLOADS_DIR" ] || die "uploads folder $UPLOADS_DIR not found"
+  ! inside "$(real_dir "$BACKUP_DIR")" "$(real_dir "$UPLOADS_DIR")" || die "UPLOADS_DIR=$UPLOADS_DIR holds the backup volume $BACKUP_DIR: its copy would copy the backups into themselves; nothing was changed"
 fi
 case $SQLITE_DB in -*) SQLITE_DB="./$SQLITE_DB" ;; esac
 name=$(basename "$SQLITE_DB")
 
 new_backup_folder
 trap 'rm -rf -- "$work"' EXIT
-mkdir -p "$work"
+out=$(mkdir -p "$work" 2>&1) || die "creating $work failed: $(write_cause "$out" "$BACKUP_DIR")"
 
 copy="$work/$name"
 qcopy=$(printf '%s' "$copy" | sed "s/'/''/g")
@@ -52,7 +53,7 @@ out=$(sqlite3 -bail -batch -cmd ".timeout $TIMEOUT" "$SQLITE_DB" "VACUUM INTO '$
   case $out in
     *"not a database"*|*"malformed"*|*"corrupt"*) die "$SQLITE_DB is not a valid SQLite database or is corrupt: $(oneline "$out")" ;;
     *"locked"*|*"busy"*) die "$SQLITE_DB stayed locked for more than ${TIMEOUT} ms: $(oneline "$out")" ;;
-    *) die "VACUUM INTO of $SQLITE_DB failed: $(oneline "$out")" ;;
+    *) die "VACUUM INTO of $SQLITE_DB failed: $(write_cause "$out" "$BACKUP_DIR")" ;;
   esac
 }
 [ -s "$copy" ] || die "VACUUM INTO produced no file"

@@ -40,7 +40,7 @@ fi
 
 new_backup_folder
 trap 'rm -rf -- "$work"' EXIT
-mkdir -p "$work"
+out=$(mkdir -p "$work" 2>&1) || die "creating $work failed: $(write_cause "$out" "$BACKUP_DIR")"
 
 if [ "$MODE" = database ]; then
   log "database mode: connecting to PostgreSQL at $TARGET as '${PGUSER:-}'"

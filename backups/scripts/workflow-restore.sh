@@ -14,7 +14,7 @@
 #     The credentials only decrypt with the same encryption key as the exporting instance.
 #
 # Environment:
-#   BACKUP_DIR RESTORE_FROM (folder name or absolute path; default newest)
+#   BACKUP_DIR RESTORE_FROM (folder name in BACKUP_DIR, "latest" or an absolute path; default newest)
 #   RESTORE_DROP_EXISTING ("true" to replace an existing database; database mode)
 #   RESTORE_ALLOW_UNVERIFIED ("true" to restore a folder that has no SHA256SUMS)
 #   database mode: PGHOST PGPORT PGUSER PGPASSWORD(secret) PGDATABASE PGSSLMODE
@@ -26,13 +26,7 @@ SCRIPT=workflow-restore
 
 require BACKUP_DIR
 bool_settings RESTORE_DROP_EXISTING RESTORE_ALLOW_UNVERIFIED
-from="${RESTORE_FROM:-}"
-if [ -z "$from" ]; then
-  from=$(latest) || true
-  [ -n "$from" ] || die "no backup found in $BACKUP_DIR"
-fi
-case $from in /*) src=$from ;; *) src="$BACKUP_DIR/$from" ;; esac
-[ -d "$src" ] || die "backup folder $src does not exist"
+chosen_backup ""
 verify_sums "$src"
 
 if [ -f "$src/workflow-db.dump" ]; then

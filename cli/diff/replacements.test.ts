@@ -53,3 +53,9 @@ test("a volume claim template change carries the explain comparison's sentence f
     const job = (restartPolicy: string) => ({ apiVersion: "batch/v1", kind: "Job", metadata: { name: "j", namespace: "n" }, spec: { template: { spec: { restartPolicy } } } });
     assert.doesNotMatch(replacementLines(findReplacements(diffObjects([job("Never")], [job("OnFailure")]).changed), 20, [grow]).join("\n"), /volume/i);
 });
+
+test("issue 42: a claim template size written another way but equal (5Gi -> 5368709120) is no replacement: the program keeps the deployed spelling", () => {
+    assert.deepEqual(findReplacements(diffObjects([sts("5Gi", 1)], [sts("5368709120", 1)]).changed), []);
+    assert.deepEqual(findReplacements(diffObjects([sts("5Gi", 1)], [sts("5Gi", 1)]).changed), []);
+    assert.equal(findReplacements(diffObjects([sts("5Gi", 1)], [sts("5368709121", 1)]).changed).length, 1, "one byte more is a growth");
+});

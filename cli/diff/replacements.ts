@@ -14,6 +14,7 @@
  * not seen here (the preview shows it).
  */
 import type { ChangedObject, FieldChange, ObjectRef } from "./objects";
+import { quantityBytes } from "../../config/schema";
 
 export interface Replacement extends ObjectRef {
     /** The changed fields that force the replacement, as the diff names them. */
@@ -72,12 +73,27 @@ export function forceNewFields(ref: ObjectRef): string[] {
     return ["metadata.name", "metadata.namespace", ...(FORCE_NEW[ref.apiVersion]?.[ref.kind] ?? [])];
 }
 
+const CLAIM_TEMPLATE_SIZE = /^spec\.volumeClaimTemplates\[[^\]]*\]\.spec\.resources\.requests\.storage$/;
+
+/**
+ * A StatefulSet's claim template size written another way but equal ("5Gi", "5368709120"): the
+ * program registers the deployed spelling (components/lib/claimGuard.ts), so the provider sees no change.
+ */
+function sameClaimSize(c: ChangedObject, ch: FieldChange): boolean {
+    if (c.kind !== "StatefulSet" || ch.type !== "value" || !CLAIM_TEMPLATE_SIZE.test(ch.path) || typeof ch.old !== "string" || typeof ch.new !== "string") return false;
+    try {
+        return quantityBytes(ch.old) === quantityBytes(ch.new);
+    } catch {
+        return false;
+    }
+}
+
 /** The changed objects the provider replaces, each with the fields that force it. */
 export function findReplacements(changed: readonly ChangedObject[]): Replacement[] {
     const out: Replacement[] = [];
     for (const c of changed) {
         const force = forceNewFields(c);
-        const fields = c.changes.filter((ch: FieldChange) => force.some((f) => under(ch.path, f))).map((ch) => ch.path);
+        const fields = c.changes.filter((ch: FieldChange) => force.some((f) => under(ch.path, f)) && !sameClaimSize(c, ch)).map((ch) => ch.path);
         if (fields.length > 0) {
             const { changes: _changes, ...ref } = c;
             out.push({ ...ref, fields });

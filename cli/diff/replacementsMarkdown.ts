@@ -15,12 +15,14 @@ export function claimTemplateLines(replacements: readonly Replacement[], volumeT
     const hit = replacements.filter((r) => r.kind === "StatefulSet" && r.fields.some((f) => f.startsWith("spec.volumeClaimTemplates")));
     return hit.flatMap((r) => {
         const id = `${r.namespace}/${r.name}`;
-        const said = volumeTexts.filter((t) => t.startsWith(`${id}: `) || t.startsWith(`refused: ${id}: `));
+        const said = volumeTexts.filter((t) => ["", "refused: ", "no change: "].some((p) => t.startsWith(`${p}${id}: `)));
         const name = describeRef(r).replace(/[<>|]/g, "");
         if (said.length === 0) return [`> **The volume claim templates of ${name} change**: see "What changes on the cluster" (npm run explain); docs/e2e.md, "Growing a data volume".`];
         return said.map((t) => (t.startsWith("refused: ")
             ? `> **Refused: the volume claim templates of ${name}.** ${t.slice("refused: ".length)}`
-            : `> **Volume growth of ${name}.** ${t}`));
+            : t.startsWith("no change: ")
+              ? `> **No change to the volumes of ${name}.** ${t.slice("no change: ".length)}`
+              : `> **Volume growth of ${name}.** ${t}`));
     });
 }
 

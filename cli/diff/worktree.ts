@@ -94,6 +94,68 @@ export function removeStaleWorktrees(repo: string): string[] {
     return removed;
 }
 
+/** mkdtemp's name for a diff's temporary folder: the prefix and six characters. */
+const TMP_NAME = new RegExp(`^${TMP_PREFIX}[A-Za-z0-9]{6}$`);
+/** How old a diff's folder without an owner must be to be left over: a live diff writes its owner right after creating the folder. */
+const OWNERLESS_AFTER_MS = 10 * 60_000;
+
+/**
+ * Removes the temporary folders (<tmp>/ops-diff-XXXXXX) of earlier diffs that no worktree list names: a
+ * diff killed before its worktree was registered or after it was removed, or one that could not write its
+ * owner file (a full disk). A folder whose worktree a repository still lists is left to that repository's
+ * next diff (removeStaleWorktrees). Only folders of this user whose owner process is gone (or,
+ * without an owner, older than OWNERLESS_AFTER_MS) are touched; returns the folders removed.
+ */
+export function removeStaleFolders(): string[] {
+    let tmp: string;
+    let names: string[];
+    try {
+        tmp = fs.realpathSync(os.tmpdir());
+        names = fs.readdirSync(tmp);
+    } catch {
+        return [];
+    }
+    const removed: string[] = [];
+    for (const name of names) {
+        if (!TMP_NAME.test(name)) continue;
+        const dir = path.join(tmp, name);
+        let st: fs.Stats;
+        try {
+            st = fs.lstatSync(dir);
+        } catch {
+            continue;
+        }
+        if (!st.isDirectory() || (process.getuid && st.uid !== process.getuid())) continue;
+        if (registeredWorktree(path.join(dir, "base"))) continue; // its repository's worktree list names it: removeStaleWorktrees there
+        let owner = NaN;
+        try {
+            owner = Number(fs.readFileSync(path.join(dir, OWNER_FILE), "utf8").trim());
+        } catch {
+            // none: judged by age below
+        }
+        const gone = Number.isInteger(owner) && owner > 0 ? owner !== process.pid && !alive(owner) : Date.now() - st.mtimeMs > OWNERLESS_AFTER_MS;
+        if (!gone) continue;
+        stopProcessesIn(dir);
+        const problem = removeUntilGone(dir, 30_000);
+        if (problem) {
+            process.stderr.write(`could not remove the leftover ${dir} of an earlier diff: ${problem}\n`);
+            continue;
+        }
+        removed.push(dir);
+    }
+    return removed;
+}
+
+/** True when `dir` is a git worktree whose repository still holds its administrative folder. */
+function registeredWorktree(dir: string): boolean {
+    try {
+        const m = /^gitdir: (.+)$/m.exec(fs.readFileSync(path.join(dir, ".git"), "utf8"));
+        return m !== null && fs.existsSync(m[1].trim());
+    } catch {
+        return false;
+    }
+}
+
 const pause = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
 /**
@@ -159,8 +221,15 @@ function removeUntilGone(dir: string, ms: number): string | undefined {
 
 export async function withWorktree<T>(repo: string, commit: string, use: (dir: string) => Promise<T>): Promise<T> {
     for (const stale of removeStaleWorktrees(repo)) process.stderr.write(`removed the temporary worktree ${stale} of an earlier diff that was killed\n`);
+    for (const stale of removeStaleFolders()) process.stderr.write(`removed ${stale}, left by an earlier diff that did not finish\n`);
     const parent = fs.mkdtempSync(path.join(os.tmpdir(), TMP_PREFIX));
-    fs.writeFileSync(path.join(parent, OWNER_FILE), `${process.pid}\n`);
+    try {
+        fs.writeFileSync(path.join(parent, OWNER_FILE), `${process.pid}\n`);
+    } catch (err) {
+        fs.rmSync(parent, { recursive: true, force: true });
+        const e = err as NodeJS.ErrnoException;
+        throw new Error(`npm run diff cannot write its temporary folder in ${os.tmpdir()}: ${e.code === "ENOSPC" ? "no space left on device (ENOSPC)" : e.message}; set TMPDIR to a folder with room`);
+    }
     const dir = path.join(parent, "base");
     let cleaned = false;
     const cleanup = () => {

@@ -55,10 +55,11 @@ export function allocatable(pool: NodePool, agent: NodeAgentReservations): Alloc
     const disk = pool.ephemeralStorage;
     return {
         ...(disk === undefined ? {} : {
-            ephemeralStorage: disk - (agent.systemReserved.ephemeralStorage ?? 0) - (agent.kubeReserved.ephemeralStorage ?? 0) - threshold(agent.evictionNodefsAvailable ?? "0", disk),
+            // Never below nothing: reservations larger than the node leave no room (config/platformRules.ts refuses them).
+            ephemeralStorage: Math.max(0, disk - (agent.systemReserved.ephemeralStorage ?? 0) - (agent.kubeReserved.ephemeralStorage ?? 0) - threshold(agent.evictionNodefsAvailable ?? "0", disk)),
         }),
-        cpu: pool.cpu - agent.systemReserved.cpu - agent.kubeReserved.cpu,
-        memory: pool.memory - agent.systemReserved.memory - agent.kubeReserved.memory - eviction,
+        cpu: Math.max(0, pool.cpu - agent.systemReserved.cpu - agent.kubeReserved.cpu),
+        memory: Math.max(0, pool.memory - agent.systemReserved.memory - agent.kubeReserved.memory - eviction),
         pods: agent.maxPods ?? KUBELET_DEFAULT_MAX_PODS,
     };
 }

@@ -91,6 +91,8 @@ export function explainMarkdown(r: ExplainReport): string {
     out.push("A bigger size in the configuration (components/lib/claimGrowth.ts): the preview names the StatefulSet's replacement and one PersistentVolumeClaimPatch update per claim; a shrink, and a growth of claims whose StorageClass lacks allowVolumeExpansion, are refused by the program itself in the preview before anything changes (components/lib/claimGuard.ts: the last deploy's sizes from the stack's outputs, the claims' class read from the cluster).", "");
     out.push(...table(["StatefulSet", "Claim template", "Size", "Config key", "StorageClass", "Claims", "A bigger size"],
         (r.volumes?.volumes ?? []).map((v) => [v.workload, v.template, v.size, v.configKey ?? "-", v.storageClass ?? "(cluster default)", v.claims.join(", "), v.onGrowth])), "");
+    out.push("The stack's own claims (a pulumi resource each): a bigger size expands the claim in place where its StorageClass allows volume expansion; a smaller one the API server refuses; a new class, access mode or namespace deletes the claim with its data and creates it again (a protected claim fails the preview instead).", "");
+    out.push(...table(["Claim", "Size", "StorageClass", "Access modes"], (r.volumes?.claims ?? []).map((c) => [c.claim, c.size, c.storageClass ?? "(cluster default)", c.accessModes.join(", ")])), "");
 
     out.push("## Names (sections 2.2, 2.3)", "");
     out.push(...table(["Service", "DNS name", "Type", "Ports"], r.names.services.map((s) => [s.service, s.dns, s.headless ? "headless" : s.type, s.ports.join(", ")])), "");

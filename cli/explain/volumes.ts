@@ -5,7 +5,11 @@
  * and they name what `pulumi preview` shows for the change: the StatefulSet replaced (delete
  * before replace, its pods orphaned and adopted) and one PersistentVolumeClaimPatch updated per
  * claim; a shrink, or a growth on a class without volume expansion, is refused by the program itself
- * in that preview, with the same config key and sizes (components/lib/claimGuard.ts).
+ * in that preview, with the same config key and sizes (components/lib/claimGuard.ts), and so is a
+ * StatefulSet that moves to another namespace or goes. The stack's own claims (PersistentVolumeClaim
+ * objects: a pulumi resource each) are compared too: a shrink the API server refuses, a growth in
+ * place, and a new class, access mode or namespace, which the provider makes by deleting the claim
+ * with its data.
  */
 import type { K8sObject } from "../../policies/gatekeeper/types";
 import { CLAIM_SIZES_ANNOTATION, CLAIM_SIZE_KEYS_ANNOTATION, ORPHAN_ANNOTATION } from "../../components/lib/claimAnnotations";
@@ -31,8 +35,20 @@ export interface ClaimTemplateVolume {
     onGrowth: string;
 }
 
+/** A claim the stack creates itself (a PersistentVolumeClaim object). */
+export interface PlainClaim {
+    /** `<namespace>/<name>`. */
+    claim: string;
+    size: string;
+    storageClass?: string;
+    accessModes: string[];
+}
+
 export interface VolumeReport {
     volumes: ClaimTemplateVolume[];
+    claims: PlainClaim[];
+    /** The namespaces the render declares (Namespace objects). */
+    namespaces: string[];
 }
 
 const classText = (c?: string) => (c ? `StorageClass ${c}` : "the cluster's default StorageClass");
@@ -70,7 +86,12 @@ export function volumes(objects: K8sObject[], workloads: Workload[]): VolumeRepo
             out.push({ ...v, onGrowth: growable ? growthText(v) : NOT_GROWABLE });
         }
     }
-    return { volumes: out };
+    const claims = objects
+        .filter((o) => o.kind === "PersistentVolumeClaim" && (o.apiVersion ?? "v1") === "v1")
+        .map((o): PlainClaim => ({ claim: `${o.metadata?.namespace ?? "default"}/${o.metadata?.name}`, size: String(o.spec?.resources?.requests?.storage ?? ""), storageClass: o.spec?.storageClassName ?? undefined, accessModes: [...(o.spec?.accessModes ?? [])] }))
+        .sort((a, b) => (a.claim < b.claim ? -1 : a.claim > b.claim ? 1 : 0));
+    const namespaces = objects.filter((o) => o.kind === "Namespace").map((o) => String(o.metadata?.name)).sort();
+    return { volumes: out, claims, namespaces };
 }
 
 export interface VolumeChange {
@@ -84,7 +105,19 @@ export interface VolumeChange {
     text: string;
 }
 
-/** What each changed claim template of a StatefulSet in both renders will do. */
+/** Two sizes that are the same quantity written alike or not; undefined when either is not a quantity. */
+function compare(from: string, to: string): number | undefined {
+    try {
+        const [a, b] = [bytes(from), bytes(to)];
+        return a === undefined || b === undefined ? undefined : Math.sign(b - a);
+    } catch {
+        return undefined;
+    }
+}
+
+const SAME_SIZE = "the same size written another way: the program keeps the deployed spelling (components/lib/claimGuard.ts), so nothing changes";
+
+/** What each changed claim template of a StatefulSet in both renders will do, and each StatefulSet of the base that moves or goes. */
 export function volumeChanges(base: VolumeReport, head: VolumeReport): VolumeChange[] {
     const before = new Map(base.volumes.map((v) => [`${v.workload}\u0000${v.template}`, v]));
     const out: VolumeChange[] = [];
@@ -98,10 +131,64 @@ export function volumeChanges(base: VolumeReport, head: VolumeReport): VolumeCha
             out.push({ ...change, refused: true, text: `refused: ${v.workload}: volume ${v.template} moves from ${classText(was.storageClass)} to ${classText(v.storageClass)}: a bound claim keeps its class (spec.storageClassName is immutable); the data needs migrating to new claims instead` });
             continue;
         }
-        const [a, b] = [bytes(was.size) ?? 0, bytes(v.size) ?? 0];
-        if (b < a) out.push({ ...change, refused: true, text: `refused: ${head}: a claim cannot shrink; the program refuses it in the preview against the last deploy's sizes, before anything changes; set ${v.configKey ?? "the size"} back to ${was.size} or more` });
+        const order = compare(was.size, v.size) ?? 0;
+        if (order === 0 && v.growable) out.push({ ...change, refused: false, text: `no change: ${head}: ${SAME_SIZE}` });
+        else if (order < 0) out.push({ ...change, refused: true, text: `refused: ${head}: a claim cannot shrink; the program refuses it in the preview against the last deploy's sizes, before anything changes; set ${v.configKey ?? "the size"} back to ${was.size} or more` });
         else if (!v.growable) out.push({ ...change, refused: true, text: `refused: ${head}: ${NOT_GROWABLE}` });
         else out.push({ ...change, refused: false, text: `${head}: ${growthText(v)}` });
+    }
+    out.push(...goneStatefulSets(base, head), ...claimChanges(base, head));
+    return out;
+}
+
+/** Each growable StatefulSet of the base that the head no longer declares: the volume guard refuses it unless released. */
+function goneStatefulSets(base: VolumeReport, head: VolumeReport): VolumeChange[] {
+    const now = new Set(head.volumes.map((v) => v.workload));
+    const out: VolumeChange[] = [];
+    for (const workload of [...new Set(base.volumes.filter((v) => v.growable).map((v) => v.workload))]) {
+        if (now.has(workload)) continue;
+        const [namespace, name] = workload.split("/");
+        const moved = [...now].find((w) => w.endsWith(`/${name}`));
+        const claims = base.volumes.filter((v) => v.workload === workload).flatMap((v) => v.claims);
+        const where = head.namespaces.length && !head.namespaces.includes(namespace)
+            ? `its claims (${claims.join(", ") || "none"}) would be deleted with the namespace ${namespace}, which the stack no longer declares`
+            : `its claims (${claims.join(", ") || "none"}) stay in ${namespace}, unused`;
+        out.push({
+            workload,
+            template: "*",
+            from: workload,
+            to: moved ?? "(none)",
+            refused: true,
+            text: `refused: ${workload}: ${moved ? `moves to ${moved}, where it starts with empty volumes` : "is no longer declared"}: ${where}; the program refuses it in the preview unless volumesReleased lists ${workload} (after a backup)`,
+        });
+    }
+    return out;
+}
+
+/** The stack's own claims: a shrink, a growth, a replacement (class, access modes, namespace) or a removal. */
+function claimChanges(base: VolumeReport, head: VolumeReport): VolumeChange[] {
+    const now = new Map(head.claims.map((c) => [c.claim, c]));
+    const out: VolumeChange[] = [];
+    const LOST = "pulumi deletes the claim, and the data on it, and creates it again empty (a protected claim, as in prod, fails the preview instead)";
+    for (const was of base.claims) {
+        const c = now.get(was.claim);
+        const change = { workload: was.claim, template: "", from: was.size, to: c?.size ?? "(none)", refused: true };
+        if (!c) {
+            const name = was.claim.split("/")[1];
+            const moved = head.claims.find((x) => x.claim.endsWith(`/${name}`) && !base.claims.some((b) => b.claim === x.claim));
+            out.push({ ...change, text: moved ? `refused: claim ${was.claim} moves to ${moved.claim}: ${LOST.replace("creates it again empty", `creates ${moved.claim} empty`)}` : `refused: claim ${was.claim} is no longer declared: pulumi deletes it and the data on it (unless it is protected or retained on delete)` });
+            continue;
+        }
+        if (c.storageClass !== was.storageClass || c.accessModes.join(",") !== was.accessModes.join(",")) {
+            const what = c.storageClass !== was.storageClass ? `${classText(was.storageClass)} → ${classText(c.storageClass)}` : `access modes ${was.accessModes.join(", ")} → ${c.accessModes.join(", ")}`;
+            out.push({ ...change, text: `refused: claim ${was.claim}: ${what}: the claim's class and access modes are immutable, so ${LOST}` });
+            continue;
+        }
+        if (c.size === was.size) continue;
+        const order = compare(was.size, c.size);
+        if (order === 0) out.push({ ...change, refused: false, text: `no change: claim ${was.claim}: ${was.size} → ${c.size} is the same size written another way` });
+        else if (order !== undefined && order < 0) out.push({ ...change, text: `refused: claim ${was.claim}: ${was.size} → ${c.size}: a claim cannot shrink; the API server refuses it in the preview (spec.resources.requests.storage: field can not be less than status.capacity)` });
+        else out.push({ ...change, refused: false, text: `claim ${was.claim}: ${was.size} → ${c.size}: expanded in place where ${classText(c.storageClass)} allows volume expansion; without allowVolumeExpansion the API server refuses the expansion at \`pulumi up\` (the preview does not show it)` });
     }
     return out;
 }

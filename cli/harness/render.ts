@@ -50,9 +50,25 @@ export async function render(stack: string, overrides: Record<string, unknown> =
         outputs: run.outputs,
         files: files.files,
         placeholders: values.placeholders,
-        imagePlaceholders: [...new Set(JSON.stringify(objects).match(new RegExp(`[\\w./:-]+@${PLACEHOLDER_DIGEST}`, "g")) ?? [])].map(withoutDigest).sort(),
+        imagePlaceholders: placeholderImages(JSON.stringify(objects)),
         errors: [...run.errors, ...duplicates, ...schemaErrors, ...quotaErrors, ...files.errors, ...plainTextSecrets(run.resources)],
     };
+}
+
+/**
+ * The images rendered with the placeholder digest: each "<image>@<placeholder>" found from its
+ * "@sha256:" and read backwards (a regular expression matching the image first would try every
+ * position of a long value: its time grew with the square of the value's length, issue 42).
+ */
+export function placeholderImages(text: string): string[] {
+    const marker = `@${PLACEHOLDER_DIGEST}`;
+    const out = new Set<string>();
+    for (let i = text.indexOf(marker); i >= 0; i = text.indexOf(marker, i + marker.length)) {
+        let start = i;
+        while (start > 0 && /[\w./:-]/.test(text[start - 1])) start--;
+        if (start < i) out.add(withoutDigest(text.slice(start, i + marker.length)));
+    }
+    return [...out].sort();
 }
 
 /**

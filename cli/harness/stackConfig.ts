@@ -96,6 +96,13 @@ export function parseStackFile(text: string, file: string, project: string, decl
             problems.push(`${lineOf(item.key)}\`${key}\` is not a stack file setting${close ? ` (did you mean \`${close}\`?)` : ""}; expected one of ${STACK_FILE_SETTINGS.join(", ")}`);
         }
     }
+    // Pulumi ESC environments (pulumi 3.259.0 cmd/pulumi/config/io.go openStackEnv): any definition
+    // but an empty list or null makes the CLI open it, and a file backend refuses that ("backend ...
+    // does not support environments"); the offline render cannot read one either.
+    const environment = top.get("environment", true);
+    const emptyEnvironment = environment === undefined || environment === null || (YAML.isScalar(environment) && environment.value === null) || (YAML.isSeq(environment) && environment.items.length === 0);
+    if (!emptyEnvironment)
+        problems.push(`${lineOf(environment)}\`environment:\` imports Pulumi ESC environments: the pulumi CLI on a file backend refuses the stack ("does not support environments; Pulumi ESC environments require the Pulumi Cloud backend"), and the offline render cannot read them; set the values under \`config:\` instead (secrets with pulumi config set --secret <key> -s ${path.basename(file).replace(/^Pulumi\.|\.yaml$/g, "")})`);
     const passphrase = top.has("encryptionsalt");
     const stackName = path.basename(file).replace(/^Pulumi\.|\.yaml$/g, "");
     const configNode = top.get("config", true);

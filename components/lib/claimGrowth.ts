@@ -34,17 +34,10 @@ import * as pulumi from "@pulumi/pulumi";
 import * as random from "@pulumi/random";
 
 import { CLAIM_SIZES_ANNOTATION, CLAIM_SIZE_KEYS_ANNOTATION, ORPHAN_ANNOTATION } from "./claimAnnotations";
-import { judgedSizes } from "./claimGuard";
+import type { ClaimGuard, ClaimsOf } from "./claimGuard";
 
 export { CLAIM_SIZES_ANNOTATION, CLAIM_SIZE_KEYS_ANNOTATION, ORPHAN_ANNOTATION };
-
-/** What of a StatefulSet's claims the program declares: plain values, known before anything runs. */
-export interface ClaimsOf {
-    statefulSet: string;
-    namespace: string;
-    replicas: number;
-    templates: { name: string; size: string }[];
-}
+export type { ClaimGuard, ClaimsOf };
 
 const plainString = (v: unknown, what: string): string => {
     if (typeof v !== "string" || v === "") throw new Error(`growableStatefulSet: ${what} must be a plain string, got ${typeof v}`);
@@ -86,8 +79,9 @@ const autoscaled = (opts: pulumi.CustomResourceOptions) => (opts.ignoreChanges ?
  * A StatefulSet with claim templates that can grow: the StatefulSet itself (returned), the size
  * marker, and one claim patch per claim of the configured replicas. `sizeKeys`: the config key of
  * each template's size (config/schema.ts keyOf), named by npm run diff when a size shrinks.
+ * `guard`: the run's volume guard (main.ts), which judges the sizes against the last deploy.
  */
-export function growableStatefulSet(name: string, args: k8s.apps.v1.StatefulSetArgs, opts: pulumi.CustomResourceOptions, sizeKeys: Record<string, string>): k8s.apps.v1.StatefulSet {
+export function growableStatefulSet(name: string, args: k8s.apps.v1.StatefulSetArgs, opts: pulumi.CustomResourceOptions, sizeKeys: Record<string, string>, guard: ClaimGuard): k8s.apps.v1.StatefulSet {
     const claims = claimsOf(args);
     const missing = claims.templates.filter((t) => !sizeKeys[t.name]);
     if (missing.length) throw new Error(`growableStatefulSet: no config key for the size of ${missing.map((t) => t.name).join(", ")} of ${claims.statefulSet}`);
@@ -103,7 +97,7 @@ export function growableStatefulSet(name: string, args: k8s.apps.v1.StatefulSetA
     const templates = (args.spec as { volumeClaimTemplates: any[] }).volumeClaimTemplates;
     const classOf = Object.fromEntries(templates.map((t) => [t.metadata.name, t.spec?.storageClassName ?? undefined]));
     // Outputs of the judgement's promise (no apply each: this runs for every claim of the program).
-    const judged = judgedSizes(name, claims, sizeKeys, classOf, patched, child);
+    const judged = guard.judge(name, claims, sizeKeys, classOf, patched, child);
     const judgedKey = pulumi.output(judged.then((j) => j.key));
     const sizeOf = (template: string) => pulumi.output(judged.then((j) => j.sizes[template]));
     const marker = new random.RandomString(`${name}-claim-sizes`, { length: 8, special: false, upper: false, keepers: { sizes: judgedKey } }, child);

@@ -18,14 +18,12 @@ export function appLabels(cfg: StackConfig, app: { name: string; component: stri
         "app.kubernetes.io/instance": instance,
         "app.kubernetes.io/component": app.component,
     };
-    return {
-        selector,
-        labels: {
-            ...selector,
-            "app.kubernetes.io/part-of": cfg.environment.partOf,
-            "app.kubernetes.io/managed-by": cfg.environment.managedBy,
-        },
-    };
+    return { selector, labels: { ...selector, ...environmentLabels(cfg) } };
+}
+
+/** The labels every object of the environment carries: what it is part of and who manages it. */
+export function environmentLabels(cfg: StackConfig): Record<string, string> {
+    return { "app.kubernetes.io/part-of": cfg.environment.partOf, "app.kubernetes.io/managed-by": cfg.environment.managedBy };
 }
 
 /** Reloader annotations: restart the workload when these ConfigMaps or Secrets change. */

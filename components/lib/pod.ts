@@ -54,12 +54,14 @@ export interface ContainerArgs extends Omit<Container, "securityContext" | "reso
     /** Defaults to true; set false only for images that must write outside their volumes. */
     readOnlyRootFilesystem?: boolean;
     runAsUser?: number;
+    /** The container's group when it must differ from the pod's (an image whose files belong to its own user's group). */
+    runAsGroup?: number;
     /** Seconds the preStop hook sleeps before the termination signal; 0 for no hook (jobs). */
     preStopDelay?: number;
 }
 
 export function hardenedContainer(args: ContainerArgs): Container {
-    const { resources, readOnlyRootFilesystem, runAsUser, preStopDelay, ...rest } = args;
+    const { resources, readOnlyRootFilesystem, runAsUser, runAsGroup, preStopDelay, ...rest } = args;
     return {
         ...rest,
         imagePullPolicy: rest.imagePullPolicy ?? "IfNotPresent",
@@ -68,6 +70,7 @@ export function hardenedContainer(args: ContainerArgs): Container {
         securityContext: {
             runAsNonRoot: true,
             runAsUser: runAsUser ?? DEFAULT_UID,
+            ...(runAsGroup !== undefined ? { runAsGroup } : {}),
             allowPrivilegeEscalation: false,
             privileged: false,
             readOnlyRootFilesystem: readOnlyRootFilesystem ?? true,

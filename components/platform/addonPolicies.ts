@@ -5,7 +5,8 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { StackConfig } from "../../config";
 import { allowOnly, Flow, internet, namespace, Peer, PortSpec } from "../lib/network";
-import type { AddonKey } from "./addons";
+import type { AddonKey } from "./addonValues";
+import { environmentLabels } from "../lib/labels";
 
 /** Container ports of the charts (their defaults), named for what listens there. */
 const CHART_PORTS = {
@@ -95,7 +96,7 @@ export function addonFlows(cfg: StackConfig, ns: Record<AddonKey, string>, dashb
 
 /** One NetworkPolicy per add-on namespace, over all of its pods. */
 export function addonPolicies(cfg: StackConfig, ns: Record<AddonKey, string>, dashboardNamespace: string, opts: pulumi.CustomResourceOptions) {
-    const labels = { "app.kubernetes.io/part-of": cfg.environment.partOf, "app.kubernetes.io/managed-by": cfg.environment.managedBy };
+    const labels = environmentLabels(cfg);
     return Object.entries(addonFlows(cfg, ns, dashboardNamespace)).map(([key, flows]) =>
         allowOnly(`${key.replace(/[A-Z]/g, (c) => "-" + c.toLowerCase())}-allow`, { namespace: ns[key as AddonKey], podSelector: {}, labels, ...flows }, opts),
     );

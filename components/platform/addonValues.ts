@@ -25,6 +25,9 @@ const guaranteed = (cpu: string, memory: string) => ({ requests: { cpu, memory }
 /** A container that drops every capability, cannot escalate, and has a read-only root filesystem. */
 const RESTRICTED = { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] }, readOnlyRootFilesystem: true };
 
+/** The add-ons: the keys of config.addons that pin a chart (ingressNginx, certManager, ... monitoring). */
+export type AddonKey = { [K in keyof StackConfig["addons"]]: StackConfig["addons"][K] extends { chart: string } ? K : never }[keyof StackConfig["addons"]];
+
 /** The release name and full name of the monitoring chart, so other parts can name its Services. */
 export const MONITORING_RELEASE = "kube-prometheus-stack";
 export const PROMETHEUS_PORT = 9090;

@@ -21,7 +21,7 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import type { StackConfig } from "../../config";
 import {
-    argoCdValues, certManagerValues, ingressNginxValues, metricsServerValues, MONITORING_RELEASE, monitoringValues, reloaderValues, vpaValues,
+    AddonKey, argoCdValues, certManagerValues, ingressNginxValues, metricsServerValues, MONITORING_RELEASE, monitoringValues, reloaderValues, vpaValues,
 } from "./addonValues";
 import { addonPolicies } from "./addonPolicies";
 
@@ -31,7 +31,7 @@ export interface AddonsArgs {
     namespace: (name: string) => pulumi.Resource;
 }
 
-export type AddonKey = "ingressNginx" | "certManager" | "reloader" | "metricsServer" | "vpa" | "argoCd" | "monitoring";
+export type { AddonKey };
 
 export interface AddonSpec {
     namespace: string;

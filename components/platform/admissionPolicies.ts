@@ -8,6 +8,7 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import type { StackConfig } from "../../config";
 import { stackAdmissionPolicies } from "../../policies/admission/catalogue";
+import { environmentLabels } from "../lib/labels";
 
 export interface AdmissionPoliciesArgs {
     config: StackConfig;
@@ -24,7 +25,7 @@ export class AdmissionPolicies extends pulumi.ComponentResource {
     constructor(name: string, args: AdmissionPoliciesArgs, opts?: pulumi.ComponentResourceOptions) {
         super("ops:platform:AdmissionPolicies", name, {}, opts);
         const cfg = args.config;
-        const labels = { "app.kubernetes.io/part-of": cfg.environment.partOf, "app.kubernetes.io/managed-by": cfg.environment.managedBy };
+        const labels = environmentLabels(cfg);
         const generated = stackAdmissionPolicies(args.stack, cfg.environment.tier, { labels });
         const child = { parent: this };
         this.policyNames = [];

@@ -14,6 +14,7 @@ import { backupCronJob, clientImage, scriptFile } from "../lib/backupCronJob";
 import { allowOnly, Flow, ingressController, internet, namespace as inNamespace } from "../lib/network";
 import { PROMETHEUS_PORT } from "./addonValues";
 import { CHILD_POD_LABEL, CHILD_SECRETS, ChildKey, SYNC_OPTIONS } from "./gitopsChildren";
+import { environmentLabels } from "../lib/labels";
 
 export interface GitOpsArgs {
     config: StackConfig;
@@ -37,7 +38,7 @@ export class GitOps extends pulumi.ComponentResource {
         const cfg = args.config;
         const g = cfg.gitops;
         const argoNs = cfg.addons.argoCd.namespace;
-        const labels = { "app.kubernetes.io/part-of": cfg.environment.partOf, "app.kubernetes.io/managed-by": cfg.environment.managedBy };
+        const labels = environmentLabels(cfg);
         const child = { parent: this };
 
         const deployKey = new tls.PrivateKey(`${name}-deploy-key`, { algorithm: "ED25519" }, child);

@@ -8,6 +8,7 @@ import * as pulumi from "@pulumi/pulumi";
 import * as tls from "@pulumi/tls";
 import type { StackConfig } from "../../config";
 import { CLUSTER_ISSUERS } from "../../config/areas/ingress";
+import { environmentLabels } from "../lib/labels";
 
 export interface IssuersArgs {
     config: StackConfig;
@@ -37,7 +38,7 @@ export class Issuers extends pulumi.ComponentResource {
         const cfg = args.config;
         const i = cfg.issuers;
         const ns = cfg.addons.certManager.namespace;
-        const labels = { "app.kubernetes.io/part-of": cfg.environment.partOf, "app.kubernetes.io/managed-by": cfg.environment.managedBy };
+        const labels = environmentLabels(cfg);
         const child = { parent: this };
 
         const caKey = new tls.PrivateKey(`${name}-ca-key`, { algorithm: "ECDSA", ecdsaCurve: "P256" }, child);

@@ -6,6 +6,7 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import type { StackConfig } from "../../config";
 import { MONITORING_RELEASE } from "./addonValues";
+import { environmentLabels } from "../lib/labels";
 
 export interface MonitoringArgs {
     config: StackConfig;
@@ -105,7 +106,7 @@ export class Monitoring extends pulumi.ComponentResource {
             metadata: {
                 name: "nodes-and-key-store",
                 namespace: cfg.addons.monitoring.namespace,
-                labels: { "app.kubernetes.io/part-of": cfg.environment.partOf, "app.kubernetes.io/managed-by": cfg.environment.managedBy, release: MONITORING_RELEASE },
+                labels: { ...environmentLabels(cfg), release: MONITORING_RELEASE },
             },
             spec: { groups: alertGroups(cfg) },
         }, { parent: this, dependsOn: [args.monitoring] });

@@ -17,6 +17,8 @@ export function kubeletConfiguration(cfg: StackConfig) {
         systemReserved: reserved(n.systemReserved),
         kubeReserved: reserved(n.kubeReserved),
         evictionHard: { "memory.available": n.evictionHard.memoryAvailable, "nodefs.available": n.evictionHard.nodefsAvailable },
+        containerLogMaxSize: n.containerLogMaxSize,
+        containerLogMaxFiles: n.containerLogMaxFiles,
         nodeStatusUpdateFrequency: `${n.nodeStatusUpdateFrequency}s`,
         nodeStatusReportFrequency: `${n.nodeStatusReportFrequency}s`,
     };

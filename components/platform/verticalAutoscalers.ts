@@ -7,6 +7,7 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import type { StackConfig } from "../../config";
 import { horizontallyScaled, parseWorkloadRef, workloadKey } from "../../config/platformRules";
+import { environmentLabels } from "../lib/labels";
 
 export interface VerticalAutoscalersArgs {
     config: StackConfig;
@@ -35,7 +36,7 @@ export class VerticalAutoscalers extends pulumi.ComponentResource {
                 metadata: {
                     name: w.name,
                     namespace: w.namespace,
-                    labels: { "app.kubernetes.io/part-of": cfg.environment.partOf, "app.kubernetes.io/managed-by": cfg.environment.managedBy },
+                    labels: environmentLabels(cfg),
                 },
                 spec: {
                     targetRef: { apiVersion: "apps/v1", kind: w.kind, name: w.name },

@@ -1,5 +1,5 @@
 import {
-    cpu, cron, image, int, list, memory, optional, seconds, storage, str, timeZone, storageClassName, sshRepository,
+    cpu, cron, image, int, list, memory, mountPath, optional, seconds, storage, timeZone, storageClassName, sshRepository,
 } from "../schema";
 
 const jobRun = {
@@ -21,7 +21,7 @@ const jobRun = {
 export const backups = {
     retentionDays: int("backup folders older than this many days are deleted after a successful run (section 8.3: 7; 0 keeps everything)", 7, { min: 0, max: 3650 }),
     timeZone: timeZone("time zone of every backup schedule (CronJob spec.timeZone, an IANA name)", "Etc/UTC"),
-    mountPath: str("where the backup volume is mounted in backup and restore jobs (BACKUP_DIR)", "/backup", { pattern: /^\/[\w./-]*$/, expected: "an absolute path" }),
+    mountPath: mountPath("where the backup volume is mounted in backup and restore jobs (BACKUP_DIR)", "/backup"),
     storageClass: optional(storageClassName("storage class of the backup volumes (the cluster default when unset)")),
     job: jobRun,
     postgresClientImage: image("image with psql, pg_dump, pg_dumpall, pg_restore (same major as the server, 15)", "docker.io/library/postgres:15.10"),

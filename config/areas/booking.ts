@@ -1,5 +1,5 @@
 import {
-    cpu, cron, image, int, list, memory, optional, port, secret, seconds, storage, str, namespaceName, hostLabel, storageClassName,
+    cpu, cron, image, int, list, memory, mountPath, optional, port, relativePath, secret, seconds, storage, str, namespaceName, hostLabel, storageClassName,
 } from "../schema";
 
 const HTTPS_URL = /^https:\/\/[^\s/]+\/\S*$/;
@@ -30,8 +30,8 @@ export const booking = {
     requests: { cpu: cpu("booking cpu request", "100m"), memory: memory("booking memory request", "128Mi") },
     limits: { cpu: cpu("booking cpu limit", "500m"), memory: memory("booking memory limit", "512Mi") },
     runAsUser: int("the uid the booking image runs as", 10001, { min: 1, max: 2147483647 }),
-    dataMountPath: str("where the SQLite volume is mounted", "/data", { pattern: /^\/[\w./-]*$/, expected: "an absolute path" }),
-    databaseFile: str("the SQLite database file name inside the data volume (DATABASE_PATH = <dataMountPath>/<file>)", "booking.db", { pattern: /^[\w.-]+$/, expected: "a file name" }),
+    dataMountPath: mountPath("where the SQLite volume is mounted", "/data"),
+    databaseFile: relativePath("file name")("the SQLite database file name inside the data volume (DATABASE_PATH = <dataMountPath>/<file>)", "booking.db"),
     dataVolumeSize: storage("size of the persistent SQLite volume", "1Gi"),
     storageClass: optional(storageClassName("storage class of the SQLite volume (the cluster default when unset)")),
     chat: {

@@ -1,5 +1,5 @@
 import {
-    chartVersion, cpu, cron, image, int, intList, list, memory, nodePort, port, str, storage, url, namespaceName, hostLabel, sshRepository,
+    chartVersion, cpu, cron, image, int, intList, list, memory, nodePort, port, relativePath, str, storage, url, namespaceName, hostLabel, sshRepository,
 } from "../schema";
 
 const NAME = { pattern: /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, expected: "a DNS label such as \"uptime\"" };
@@ -22,7 +22,7 @@ function sqliteApp(what: string, d: { pvcName: string; volumeSize: string; datab
     return {
         pvcName: str(`the PersistentVolumeClaim the ${what} chart creates (mounted by its backup job)`, d.pvcName, NAME),
         volumeSize: storage(`size of the ${what} data volume`, d.volumeSize),
-        database: str(`the SQLite database file of the ${what}, relative to its data volume`, d.database, { pattern: /^[\w.-]+(\/[\w.-]+)*$/, expected: "a relative file path" }),
+        database: relativePath("relative file path")(`the SQLite database file of the ${what}, relative to its data volume`, d.database),
         uid: int(`the non-root user and fsGroup of the ${what} pod and of its backup job (so both can read and write the files)`, 10001, { min: 1, max: 2147483647 }),
         requests: { cpu: cpu(`${what} cpu request`, "100m"), memory: memory(`${what} memory request`, "256Mi") },
         limits: { cpu: cpu(`${what} cpu limit`, "500m"), memory: memory(`${what} memory limit`, "1Gi") },
@@ -41,7 +41,7 @@ function sqliteApp(what: string, d: { pvcName: string; volumeSize: string; datab
 export const gitops = {
     repoUrl: sshRepository("the git repository whose main branch holds gitops/<stack>/ (read over SSH with the deploy key)", "git@github.com:example/ops-environment.git"),
     branch: str("the branch the parent application reads", "main"),
-    pathPrefix: str("the folder of the child application manifests; the parent reads <prefix>/<stack>", "gitops", { pattern: /^[\w.-]+(\/[\w.-]+)*$/, expected: "a relative folder path" }),
+    pathPrefix: relativePath("relative folder path")("the folder of the child application manifests; the parent reads <prefix>/<stack>", "gitops"),
     parentName: str("the name of the parent application", "ops-apps", NAME),
     project: str("the Argo CD project of every application", "default", NAME),
     destinationServer: url("the cluster the applications deploy to", "https://kubernetes.default.svc", ["https"]),
@@ -64,7 +64,7 @@ export const gitops = {
         ...child("the chat UI", { namespace: "chat", repo: "https://helm.openwebui.com", chart: "open-webui", version: "10.2.1", releaseName: "open-webui", hostLabel: "chat", port: 8080 }),
         image: image("the chat UI image (the chart's image.repository and image.tag; chart 10.2.1's appVersion is 0.7.2)", "ghcr.io/open-webui/open-webui:0.7.2"),
         ...sqliteApp("chat UI", { pvcName: "open-webui", volumeSize: "2Gi", database: "webui.db", schedule: "30 4 * * *" }),
-        uploads: str("the chat UI uploads folder, relative to its data volume (backed up with the database)", "uploads", { pattern: /^[\w.-]+(\/[\w.-]+)*$/, expected: "a relative folder path" }),
+        uploads: relativePath("relative folder path")("the chat UI uploads folder, relative to its data volume (backed up with the database)", "uploads"),
         modelBaseUrl: url("the OpenAI-compatible API the chat UI talks to", "https://api.openai.com/v1", ["https"]),
         secretKeyLength: int("length of the generated WEBUI_SECRET_KEY (alphanumeric)", 32, { min: 32, max: 128 }),
     },

@@ -23,6 +23,9 @@ export const nodeAgent = {
         memoryAvailable: quantityOrPercent("evictionHard memory.available (a quantity or a percentage)", "100Mi"),
         nodefsAvailable: quantityOrPercent("evictionHard nodefs.available (a quantity or a percentage)", "10%"),
     },
+    /** The kubelet rotates a container's log at this size and keeps this many files (kubelet v1.36 defaults: 10Mi, 5). */
+    containerLogMaxSize: memory("containerLogMaxSize: the size at which the node agent rotates a container's log file (kubelet default 10Mi)", "10Mi"),
+    containerLogMaxFiles: int("containerLogMaxFiles: the log files the node agent keeps per container (kubelet default 5; it refuses 1 or fewer)", 5, { min: 2, max: 100 }),
     nodeStatusUpdateFrequency: seconds("nodeStatusUpdateFrequency: how often the node agent posts its status (section 2.6: 10 s)", 10, 300),
     nodeStatusReportFrequency: seconds("nodeStatusReportFrequency: the longest interval between status reports (section 8.1: 10 s heartbeat)", 10, 3600),
 };

@@ -56,12 +56,12 @@ export const guardrails = {
     ),
     /**
      * What a container writes to the node's disk besides its emptyDir volumes: its log files (the
-     * kubelet rotates each at containerLogMaxSize, 10Mi by default, and keeps containerLogMaxFiles,
-     * 5) and the little a read-only root file system still takes. Every container's
+     * kubelet rotates each at nodeAgentContainerLogMaxSize and keeps nodeAgentContainerLogMaxFiles)
+     * and the little a read-only root file system still takes. Every container's
      * ephemeral-storage request and limit is this plus the size limits of the emptyDir volumes it
      * mounts (components/lib/pod.ts).
      */
-    containerLogStorage: storage("ephemeral storage of each container for its logs, on top of the size limits of the emptyDir volumes it mounts (the kubelet keeps up to 5 log files of 10Mi per container)", "64Mi"),
+    containerLogStorage: storage("ephemeral storage of each container for its logs, on top of the size limits of the emptyDir volumes it mounts (at least what the node agent keeps: nodeAgentContainerLogMaxFiles files of nodeAgentContainerLogMaxSize)", "64Mi"),
     apiTokenExpiration: int("expirationSeconds of the projected service-account token of a pod that calls the Kubernetes API (the kubelet renews it at 80%; 3607 is what the API server's own automount injects)", 3607, { min: 600, max: 86400, unit: "seconds" }),
     apiServerCidr: ipv4Cidr("addresses of the API server endpoints (egress of add-ons that call the API, ingress of admission webhooks)", "0.0.0.0/0"),
     apiServerPorts: intList("API server ports (section 4.7: 6443; 443 is the in-cluster service port)", [443, 6443], port("a TCP port")),

@@ -1,9 +1,8 @@
 import {
-    bool, cpu, cronWithSeconds, image, int, list, memory, oneOf, optional, patterned, port, replicas, secret, seconds, storage, str, url, namespaceName, hostLabel, storageClassName, subdomainName,
+    bool, cpu, cronWithSeconds, image, int, list, memory, mountPath, oneOf, optional, patterned, port, replicas, secret, seconds, storage, str, url, namespaceName, hostLabel, storageClassName, subdomainName,
 } from "../schema";
 
 const heap = patterned(/^\d+[mg]$/, 'a JVM heap size such as "512m" or "2g"');
-const absolutePath = { pattern: /^\/[\w./-]*$/, expected: "an absolute path" };
 
 /**
  * The search engine (sections 2.10, 4.5, 5.5, 8.1): a StatefulSet behind a headless service,
@@ -35,7 +34,7 @@ export const searchEngine = {
     snapshot: {
         repository: str("the snapshot repository name (PUT /_snapshot/<repo>)", "backups", { pattern: /^[a-z0-9][a-z0-9_-]*$/, expected: "a lower-case repository name" }),
         type: oneOf("the snapshot repository type (section 2.10): fs (a volume at path.repo) or s3 (the object store)", ["fs", "s3"] as const, "fs"),
-        fsLocation: str("path.repo and the fs repository's settings.location (they must be equal, section 2.10)", "/usr/share/elasticsearch/snapshots", absolutePath),
+        fsLocation: mountPath("path.repo and the fs repository's settings.location (they must be equal, section 2.10)", "/usr/share/elasticsearch/snapshots"),
         fsVolumeSize: storage("size of the fs snapshot volume", "50Gi"),
         fsAccessMode: oneOf("access mode of the fs snapshot volume; with more than one node every node must see the same location, so ReadWriteMany", ["ReadWriteOnce", "ReadWriteMany"] as const, "ReadWriteOnce"),
         fsStorageClass: optional(storageClassName("storage class of the fs snapshot volume (an RWX-capable class when fsAccessMode is ReadWriteMany)")),

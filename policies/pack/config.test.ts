@@ -121,3 +121,27 @@ test("a constraint the admission policies could not carry (lookahead regex, bad 
     assert.match(problems, /^policies\/config\/test.json: gatekeeper-deny.constraints: .*unenforceable.yaml: constraint K8sRequiredLabels\/Owner_Label: metadata.name "Owner_Label" is not a DNS subdomain name/m);
     assert.match(problems, /unenforceable.yaml: constraint K8sRequiredLabels\/Owner_Label: spec.parameters.labels\[0\].allowedRegex: invalid regular expression/);
 });
+
+test("issue 42: a key given twice in the pack config file is an error naming the line and the key (JSON.parse would keep the last)", () => {
+    const dir = fs.mkdtempSync(path.join(tmp, "dup-"));
+    const text = fs.readFileSync(path.resolve(__dirname, "..", "config", "prod.json"), "utf8").replace(/^\{/, '{\n    "images-pinned-by-digest": "disabled",');
+    fs.mkdirSync(path.join(dir, "config"));
+    fs.writeFileSync(path.join(dir, "config", "dup.json"), text);
+    const parsed = JSON.parse(text);
+    assert.equal(parsed["images-pinned-by-digest"].tier, "prod", "JSON.parse keeps the last one: the check would have run, the reviewer reads 'disabled'");
+    const { readPackConfigFile } = require("./config") as typeof import("./config");
+    assert.throws(() => readPackConfigFile(path.join(dir, "config", "dup.json"), "policies/config/dup.json", packPolicies), (err: Error) => err instanceof PackConfigError && /^policies\/config\/dup\.json: line \d+: the key "images-pinned-by-digest" is given twice in one object/.test(err.message));
+});
+
+test("issue 42: a Gatekeeper Config that excludes every namespace ('*') from the webhook or audit is refused: preview and the admission policies would disagree", () => {
+    const prodConstraints = fs.readFileSync(path.resolve(__dirname, "..", "constraints", "prod.yaml"), "utf8");
+    for (const glob of ["*", "**"]) {
+        const file = path.join(tmp, `all-excluded-${glob.length}.yaml`);
+        fs.writeFileSync(file, prodConstraints.replace(/excludedNamespaces:\n(\s+)- kube-system/, `excludedNamespaces:\n$1- "${glob}"\n$1- kube-system`));
+        const config = valid();
+        for (const action of ["deny", "warn", "dryrun"]) config[`gatekeeper-${action}`] = { ...config[`gatekeeper-${action}`], constraints: file };
+        const said = problemsOf(config);
+        if (glob === "*") assert.match(said, /gatekeeper-deny\.constraints: the Config's spec\.match\[0\]\.excludedNamespaces has "\*", which excludes every namespace from \*: every namespaced constraint would be off at preview/);
+        else assert.notEqual(said, "", "'**' is refused (not a namespace glob, or every namespace)");
+    }
+});

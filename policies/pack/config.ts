@@ -14,7 +14,8 @@
 import * as fs from "fs";
 import * as path from "path";
 import type { PolicyConfigSchema, PolicyPackConfig, StackValidationPolicy } from "@pulumi/policy";
-import { ENFORCEMENT_ACTIONS } from "../gatekeeper/engine/constraints";
+import * as YAML from "yaml";
+import { ENFORCEMENT_ACTIONS, parseConstraintObjects } from "../gatekeeper/engine/constraints";
 import { auditLogProblem, evaluatorFor } from "./gatekeeper";
 import { PACK_DIR, resolveInPack } from "./paths";
 
@@ -144,6 +145,7 @@ export function validatePackConfig(config: unknown, file: string, policies: read
             }
             try {
                 evaluatorFor(constraints, action);
+                problems.push(...everyNamespaceExcluded(target).map((p) => `${name}.constraints: ${p}`));
             } catch (err) {
                 problems.push(`${name}.constraints: ${(err as Error).message}`);
             }
@@ -153,16 +155,53 @@ export function validatePackConfig(config: unknown, file: string, policies: read
     return config as PolicyPackConfig;
 }
 
+/**
+ * A Gatekeeper Config whose excludedNamespaces match every namespace ("*") for the webhook or
+ * audit: the pack would judge no namespaced object at preview, while the admission policies made
+ * from the same file (policies/admission) still enforce, so preview and cluster disagree; and every
+ * constraint is off without a word, as with an empty constraint set (which is refused too).
+ */
+function everyNamespaceExcluded(file: string): string[] {
+    const objects = parseConstraintObjects(fs.readFileSync(file, "utf8"), path.relative(PACK_DIR, file)) as Array<{ kind?: string; apiVersion?: string; spec?: { match?: Array<{ excludedNamespaces?: unknown[]; processes?: unknown[] }> } }>;
+    const out: string[] = [];
+    for (const o of objects) {
+        if (o?.kind !== "Config" || !String(o.apiVersion ?? "").startsWith("config.gatekeeper.sh/")) continue;
+        (o.spec?.match ?? []).forEach((entry, i) => {
+            const all = (entry?.excludedNamespaces ?? []).filter((n) => typeof n === "string" && n.replace(/\*/g, "") === "");
+            const processes = (entry?.processes ?? []).filter((p) => p === "*" || p === "webhook" || p === "audit");
+            if (all.length && processes.length)
+                out.push(`the Config's spec.match[${i}].excludedNamespaces has ${JSON.stringify(all[0])}, which excludes every namespace from ${processes.join(", ")}: every namespaced constraint would be off at preview while the admission policies made from this file still enforce; expected the namespaces to exclude by name or prefix (kube-*), or the gatekeeper-<action> policies set to "disabled" in the pack config, where a reviewer sees it`);
+        });
+    }
+    return out;
+}
+
+/** Keys given twice in one object of a JSON text (JSON.parse keeps the last one without a word), with their line. */
+function duplicateKeys(text: string): string[] {
+    const doc = YAML.parseDocument(text, { uniqueKeys: true, prettyErrors: true });
+    return doc.errors
+        .filter((e) => e.code === "DUPLICATE_KEY")
+        .map((e) => `line ${e.linePos?.[0].line ?? "?"}: the key ${/^"(?:[^"\\]|\\.)*"/.exec(text.slice(e.pos[0]))?.[0] ?? "(?)"} is given twice in one object (JSON keeps the last one without a word); give each policy and setting once`);
+}
+
 /** The checked pack config of a stack: policies/config/<stack>.json. */
 export function readPackConfig(stack: string, policies: readonly StackValidationPolicy[]): PolicyPackConfig {
     const file = resolveInPack(`config/${stack}.json`);
     const shown = path.relative(process.cwd(), file) || file;
     if (!fs.existsSync(file)) throw new PackConfigError(`no policy pack config for stack ${stack}: expected ${shown}`);
+    return readPackConfigFile(file, shown, policies);
+}
+
+/** A pack config file, parsed (no key twice) and checked; `shown` names it in errors. */
+export function readPackConfigFile(file: string, shown: string, policies: readonly StackValidationPolicy[]): PolicyPackConfig {
     let parsed: unknown;
+    const text = fs.readFileSync(file, "utf8");
     try {
-        parsed = JSON.parse(fs.readFileSync(file, "utf8"));
+        parsed = JSON.parse(text);
     } catch (err) {
         throw new PackConfigError(`${shown}: not valid JSON: ${(err as Error).message}`);
     }
+    const twice = duplicateKeys(text);
+    if (twice.length) throw new PackConfigError(twice.map((p) => `${shown}: ${p}`).join("\n"));
     return validatePackConfig(parsed, shown, policies);
 }

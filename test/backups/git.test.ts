@@ -224,10 +224,10 @@ describeNeeding('git mirror scripts (real git, file:// repositories)', { skip: s
     } finally {
       await new Promise<void>((r) => srv.close(() => r()));
     }
-    // user info inside a URL is masked in every message
+    // user info inside a URL is refused (git would keep it in the mirror's config), and masked in the message
     const masked = await runScript('git-mirror', { BACKUP_DIR: backupDir, RETENTION_DAYS: '7', REPOSITORIES: 'https://bot:inline-token@127.0.0.1:9/org/repo.git', HOME: backupDir });
     assert.notEqual(masked.code, 0);
-    assert.match(masked.stderr, /https:\/\/\*\*\*@127\.0\.0\.1:9\/org\/repo\.git: repository server unreachable/);
+    assert.match(masked.stderr, /https:\/\/\*\*\*@127\.0\.0\.1:9\/org\/repo\.git: a user name or token in the URL is refused/);
     assert.ok(!masked.stderr.includes('inline-token') && !masked.stdout.includes('inline-token'));
   });
 });

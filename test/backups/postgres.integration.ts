@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 import {
   PG_NEEDS, assertBinaries, backupEntries, describeRun, pgBinDir, runScript, skipUnless, describeNeeding, startPostgres, tempDir,
-  touchDaysAgo, treeHashes, sleep, type PgServer,
+  touchDaysAgo, treeHashes, sleep, tmpfsFor, type PgServer,
 } from './servers';
 
 const ODD_DB = 'Reports 2024';
@@ -298,21 +298,12 @@ COMMIT;
   });
 
   test('a full disk during pg_dumpall fails with the cause printed (a real 256 KiB tmpfs as BACKUP_DIR), nothing left behind', async (t) => {
-    const mnt = tempDir('pg-fulldisk').dir;
-    try {
-      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=256k', 'tmpfs', mnt], { stdio: 'pipe' });
-    } catch (e) {
-      t.skip(`cannot mount a tmpfs here (needs root / CAP_SYS_ADMIN): ${String((e as Error).message).split('\n')[0]}`);
-      return;
-    }
-    try {
-      const r = await runScript('postgres-backup', { ...env(), BACKUP_DIR: mnt });
-      assert.notEqual(r.code, 0, describeRun(r));
-      assert.match(r.stderr, /ERROR: pg_dumpall: the disk is full \(No space left on device\)/, describeRun(r));
-      assert.deepEqual(fs.readdirSync(mnt), [], 'partial folder removed');
-    } finally {
-      execFileSync('umount', [mnt]);
-    }
+    const disk = tmpfsFor(t, '256k');
+    if (!disk) return;
+    const r = await runScript('postgres-backup', { ...env(), BACKUP_DIR: disk.dir });
+    assert.notEqual(r.code, 0, describeRun(r));
+    assert.match(r.stderr, /ERROR: pg_dumpall: the disk is full \(No space left on device\)/, describeRun(r));
+    assert.deepEqual(fs.readdirSync(disk.dir), [], 'partial folder removed');
   });
 
   test('failure: wrong credentials and server down give a clear message, non-zero exit, earlier backups untouched', async () => {

@@ -11,13 +11,13 @@ import {
   waitForFile as waitFor, type PgServer,
 } from './servers';
 
-/** A PATH folder whose `awk`, when it is the full restore's feed (the one given setpw), waits until $gate is removed, then runs the real awk. */
+/** A PATH folder whose `awk`, when it is the full restore's feed (mode=feed), waits until $gate is removed, then runs the real awk. */
 function gatedAwk(): { bin: string; gate: string; reached: string } {
   const bin = tempDir('gated-awk').dir;
   const gate = path.join(bin, 'gate');
   const reached = path.join(bin, 'reached');
   fs.writeFileSync(gate, '');
-  fs.writeFileSync(path.join(bin, 'awk'), `#!/bin/sh\ncase "$*" in *setpw*) : > ${reached}; while [ -e ${gate} ]; do sleep 0.1; done ;; esac\nexec /usr/bin/awk "$@"\n`, { mode: 0o755 });
+  fs.writeFileSync(path.join(bin, 'awk'), `#!/bin/sh\ncase "$*" in *mode=feed*) : > ${reached}; while [ -e ${gate} ]; do sleep 0.1; done ;; esac\nexec /usr/bin/awk "$@"\n`, { mode: 0o755 });
   return { bin, gate, reached };
 }
 

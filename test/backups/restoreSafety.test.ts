@@ -89,7 +89,7 @@ describeNeeding('restores of file stores: one at a time, kept copies never overw
     const a = await first.done;
     assert.equal(a.code, 0, describeRun(a));
     assert.equal(second.code, 1, describeRun(second));
-    assert.match(second.stderr, /another backup or restore of .*app\.db is running \(lock .* held by: sqlite-restore pid \d+ on .*\); nothing was changed/);
+    assert.match(second.stderr, /another backup or restore of the SQLite databases in .* is running \(lock .*\/\.restore-lock held by: sqlite-restore pid \d+ on .*\); nothing was changed/);
     assert.equal(await sqlite(db, 'SELECT v FROM t'), 'from the backup');
     assert.equal(fs.readdirSync(data).filter((f) => f.startsWith('app.db.before-restore-')).length, 1);
   });

@@ -299,6 +299,27 @@ export function startScript(name: string, env: Record<string, string>, pathPrepe
   return { done, kill: () => process.kill(-child.pid!, 'SIGKILL') };
 }
 
+/**
+ * A PATH folder holding a `name` that, when its arguments match the shell pattern `when`, stops at a gate:
+ * `reached` appears, and it waits until release() (or until it is killed, as a lost pod is); `after`: the real
+ * command runs first, then it waits (what it wrote stays), otherwise it waits first. Other calls run the real one.
+ */
+export function gatedCommand(name: string, when: string, order: 'before' | 'after'): { bin: string; reached: string; release: () => void } {
+  const bin = tempDir(`gated-${name}`).dir;
+  const gate = path.join(bin, 'gate');
+  const reached = path.join(bin, 'reached');
+  fs.writeFileSync(gate, '');
+  const real = which(name, pgBinDir() ? [pgBinDir()!] : []);
+  if (!real) throw new Error(`${name} not found`);
+  const wait = `: > ${reached}; while [ -e ${gate} ]; do sleep 0.1; done`;
+  const body = order === 'after' ? `"${real}" "$@" || exit $?; ${wait}; exit 0` : `${wait}; exec "${real}" "$@"`;
+  fs.writeFileSync(path.join(bin, name), `#!/bin/sh
+case "$*" in ${when}) ${body} ;; esac
+exec "${real}" "$@"
+`, { mode: 0o755 });
+  return { bin, reached, release: () => fs.rmSync(gate, { force: true }) };
+}
+
 /** Wait until a file exists (a gate in a PATH wrapper says it was reached). */
 export async function waitForFile(file: string, ms = 30_000): Promise<void> {
   const end = Date.now() + ms;
@@ -342,8 +363,8 @@ function asPostgresUser(args: string[]): [string, string[]] {
   return [args[0], args.slice(1)];
 }
 
-/** initdb + pg_ctl start on a free port, loopback only, as the postgres user when we are root. */
-export async function startPostgres(password = 'test-secret-pw'): Promise<PgServer> {
+/** initdb + pg_ctl start on a free port, loopback only, as the postgres user when we are root (`settings`: more -c name=value). */
+export async function startPostgres(password = 'test-secret-pw', settings: string[] = []): Promise<PgServer> {
   const bin = pgBinDir();
   if (!bin) throw new Error('PostgreSQL server binaries not found (apt-get install -y postgresql)');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bk-pg-'));
@@ -378,6 +399,7 @@ export async function startPostgres(password = 'test-secret-pw'): Promise<PgServ
     '-c synchronous_commit=off',
     '-c full_page_writes=off',
     '-c max_connections=50',
+    ...settings.map((x) => `-c ${x}`),
   ].join(' ');
   const [c2, a2] = asPostgresUser([path.join(bin, 'pg_ctl'), '-D', data, '-w', '-t', '60', '-l', path.join(dir, 'server.log'), '-o', opts, 'start']);
   started = true;
@@ -396,6 +418,57 @@ export async function startPostgres(password = 'test-secret-pw'): Promise<PgServ
       }).then((s) => s.replace(/\n$/, '')),
     stop: () => runCleanup(id),
   };
+}
+
+// ---------------------------------------------------------------------------------------------
+// full disks
+/**
+ * A tmpfs of `size` (e.g. "1m") on a fresh folder, for runs against a full disk: `fill()` writes a file
+ * (.fill) until the tmpfs is full. Needs root (mount); where it cannot be mounted the test is skipped
+ * with the reason, and under CI=true it fails instead. Unmounted at the end of the test.
+ */
+export function tmpfsFor(t: { skip: (m: string) => void; after: (fn: () => void) => void }, size: string): { dir: string; fill: () => void } | undefined {
+  const dir = tempDir('tmpfs').dir;
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir], { stdio: 'pipe' });
+  } catch (e) {
+    const why = `cannot mount a tmpfs here (needs root / CAP_SYS_ADMIN): ${String((e as Error).message).split('\n')[0]}`;
+    if (isCI()) throw new Error(`${why} (CI is set, so this is a failure, not a skip)`);
+    t.skip(why);
+    return undefined;
+  }
+  t.after(() => {
+    // a child of the script may still hold the folder open for a moment after the script ended
+    for (let i = 0; i < 50; i++) {
+      try {
+        execFileSync('umount', [dir], { stdio: 'pipe' });
+        return;
+      } catch {
+        execFileSync('sleep', ['0.1']);
+      }
+    }
+    execFileSync('umount', ['-l', dir], { stdio: 'pipe' });
+  });
+  const fill = (): void => {
+    execFileSync('sh', ['-c', 'dd if=/dev/zero of="$1/.fill" bs=4k 2>/dev/null; true', 'sh', dir]);
+  };
+  return { dir, fill };
+}
+
+/** Runs `body` (shell code) with the shared prelude of the backup scripts sourced, as `sh -c`; args are $1... */
+export function withPrelude(body: string, args: string[], opts: { input?: string | Buffer; pathPrepend?: string[]; env?: Record<string, string> } = {}): Promise<RunResult> {
+  return new Promise((resolve) => {
+    const child = spawn('sh', ['-c', `SCRIPT=test; . "${path.join(SCRIPTS_DIR, 'lib', 'prelude.sh')}"; ${body}`, 'sh', ...args], {
+      env: { PATH: scriptPath(opts.pathPrepend), HOME: os.tmpdir(), LANG: 'C.UTF-8', ...opts.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(opts.input ?? '');
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
