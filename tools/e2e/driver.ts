@@ -20,6 +20,7 @@ import { skipReason as addonChartsSkipReason } from "./steps/addons";
 import * as objects from "./steps/objects";
 import * as pulumi from "./steps/pulumi";
 import * as realnode from "./steps/realnode";
+import * as realnodeChat from "./steps/realnodeChat";
 import * as realnodeFlows from "./steps/realnodeFlows";
 import * as speed from "./steps/speed";
 import * as volumeGrowth from "./steps/volumeGrowth";
@@ -148,7 +149,7 @@ async function realNodePath(ctx: Context, run: Steps, engine?: pulumi.EngineStat
         if (!(await run.step(REALNODE_STEPS[2], realnode.up))) return rest(3, "pulumi up of ci onto the real node failed (above)");
         await run.step(REALNODE_STEPS[3], realnodeFlows.declaredStep);
         await run.step(REALNODE_STEPS[4], realnodeFlows.refusedStep);
-        await run.step(REALNODE_STEPS[5], realnode.chatPath);
+        await run.step(REALNODE_STEPS[5], realnodeChat.chatPath);
         await run.step(REALNODE_STEPS[6], realnode.destroy);
         for (const l of realnode.phaseLines(ctx)) run.line(l);
     } finally {

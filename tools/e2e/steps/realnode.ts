@@ -13,8 +13,8 @@ import { since } from "../harness/context";
 import { cached } from "../images/build";
 import { IMAGE_RECIPES, type ImageRecipe } from "../images/recipes";
 import { issueCert, nodeIp, writeKubeconfig } from "./cluster";
-import { NODE_NAME, podPid } from "./realnodePod";
-import { replyText, startFakeModelApi, type FakeModelApi } from "../../../test/products/fakeModelApi";
+import { NODE_NAME } from "./realnodePod";
+import { startFakeModelApi, type FakeModelApi } from "../../../test/products/fakeModelApi";
 
 export { NODE_NAME };
 export const POD_CIDR = "10.244.0.0/24";
@@ -386,76 +386,6 @@ export async function startUpstream(): Promise<FakeModelApi> {
 export async function stopUpstream(): Promise<void> {
     await upstream?.close();
     upstream = undefined;
-}
-
-/** A client pod in ingress-nginx (the namespace the bridge's policy admits, where the ingress controller runs), compliant with the stack's admission policies. */
-export async function clientPod(ctx: Context, namespace = "ingress-nginx", name = "e2e-client", labels: Record<string, string> = { "app.kubernetes.io/name": "e2e-client" }): Promise<{ uid: string; ip: string }> {
-    const image = IMAGE_RECIPES.find((r) => r.name === "busybox")!.ref;
-    const pod = {
-        apiVersion: "v1", kind: "Pod", metadata: { name, namespace, labels },
-        spec: {
-            automountServiceAccountToken: false, terminationGracePeriodSeconds: 1,
-            securityContext: { runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001, seccompProfile: { type: "RuntimeDefault" } },
-            containers: [{
-                name: "client", image, imagePullPolicy: "IfNotPresent", command: ["sleep", "3600"],
-                resources: { requests: { cpu: "10m", memory: "16Mi", "ephemeral-storage": "16Mi" }, limits: { cpu: "100m", memory: "32Mi", "ephemeral-storage": "32Mi" } },
-                securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } },
-            }],
-        },
-    };
-    fs.writeFileSync(ctx.path(`${name}.json`), JSON.stringify(pod));
-    await ctx.kubectl(["apply", "-f", ctx.path(`${name}.json`)]);
-    await ctx.kubectl(["-n", namespace, "wait", "--for=condition=Ready", `pod/${name}`, "--timeout=120s"]);
-    const p = await ctx.kubectlJson(["-n", namespace, "get", "pod", name]);
-    return { uid: p.metadata.uid, ip: p.status.podIP };
-}
-
-/** curl from inside a pod's network namespace (the host's curl, the pod's packets). */
-async function curlFrom(ctx: Context, podUid: string, args: string[]): Promise<{ code: number; out: string }> {
-    const pid = podPid(podUid);
-    if (!pid) throw new Error(`no process of pod uid ${podUid} on ${NODE_NAME}`);
-    const r = await ctx.run("nsenter", [`--net=/proc/${pid}/ns/net`, "curl", "-sS", ...args], { allowFail: true, quiet: true });
-    return { code: r.code, out: r.stdout + r.stderr };
-}
-
-async function secretValue(ctx: Context, ns: string, name: string, key: string): Promise<string> {
-    const s = await ctx.kubectlJson(["-n", ns, "get", "secret", name]);
-    const v = s.data?.[key];
-    if (!v) throw new Error(`secret ${ns}/${name} has no key ${key}`);
-    return Buffer.from(v, "base64").toString("utf8");
-}
-
-/**
- * A chat through the bridge to the agent server (issue 40's first path): from a client pod in
- * ingress-nginx, POST /v1/chat/completions to the bridge's Service with a client key of its
- * Secret; the agent server calls the fake upstream; the answer must carry the upstream's text, in
- * exactly one upstream call.
- */
-export async function chatPath(ctx: Context, io: StepIO): Promise<void> {
-    const t00 = process.hrtime.bigint();
-    const up = await startUpstream();
-    const key = (await secretValue(ctx, "agent", "model-bridge-api-keys", "api-keys")).split("\n").filter(Boolean)[0];
-    const svc = await ctx.kubectlJson(["-n", "agent", "get", "service", "model-bridge"]);
-    const url = `http://${svc.spec.clusterIP}:${svc.spec.ports[0].port}/v1/chat/completions`;
-    const client = await clientPod(ctx);
-    const before = up.calls.length;
-    const body = JSON.stringify({ messages: [{ role: "user", content: "say hello" }] });
-    const t0 = process.hrtime.bigint();
-    const r = await curlFrom(ctx, client.uid, ["-m", "180", "-w", "\nHTTP %{http_code}", "-H", `Authorization: Bearer ${key}`, "-H", "Content-Type: application/json", "-d", body, url]);
-    const took = since(t0);
-    const calls = up.calls.length - before;
-    const status = /HTTP (\d+)$/.exec(r.out.trim())?.[1];
-    const answer = r.out.replace(/\nHTTP \d+$/, "");
-    let text = "";
-    try {
-        text = JSON.parse(answer).choices?.[0]?.message?.content ?? "";
-    } catch {
-        text = "";
-    }
-    ctx.time("realnode-paths", since(t00));
-    io.result(`path chat: POST ${url} (from ingress-nginx/e2e-client) {"messages":[{"role":"user","content":"say hello"}]} -> HTTP ${status ?? r.code}, ${JSON.stringify(text.slice(0, 80))}, ${calls} upstream call(s), ${took} s`);
-    const want = calls ? replyText(up.calls[before].n) : "";
-    if (status !== "200" || !want || !text.includes(want) || calls !== 1) throw new Error(`the chat did not come back with the upstream's answer in one call: HTTP ${status ?? "none"} (curl exit ${r.code}), ${calls} upstream call(s): ${answer.slice(0, 400)}`);
 }
 
 /** `pulumi destroy` of ci from the real node: nothing of the stack left (the node's pods gone with it). */
