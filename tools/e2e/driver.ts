@@ -20,8 +20,10 @@ import { skipReason as addonChartsSkipReason } from "./steps/addons";
 import * as objects from "./steps/objects";
 import * as pulumi from "./steps/pulumi";
 import * as realnode from "./steps/realnode";
+import * as realnodeBackups from "./steps/realnodeBackups";
 import * as realnodeChat from "./steps/realnodeChat";
 import * as realnodeFlows from "./steps/realnodeFlows";
+import * as realnodeWorkflow from "./steps/realnodeWorkflow";
 import * as speed from "./steps/speed";
 import * as volumeGrowth from "./steps/volumeGrowth";
 
@@ -125,6 +127,12 @@ const REALNODE_STEPS = [
     "real node: declared flows connect (declared-flows.json)",
     "real node: undeclared flows refused (a sample per namespace)",
     "real node path: a chat through the bridge to the agent server",
+    "real node path: a workflow run by the worker from the queue, its result in PostgreSQL",
+    "real node path: the object store's bucket made by its Job",
+    "real node fault: PostgreSQL's pod deleted mid-workflow",
+    "real node fault: the bridge killed during a stream",
+    "real node fault: a container OOM-killed",
+    "real node path: each backup run as a Job, restored by its restore Job, data compared",
     "real node: pulumi destroy of ci, nothing left",
 ] as const;
 
@@ -150,7 +158,13 @@ async function realNodePath(ctx: Context, run: Steps, engine?: pulumi.EngineStat
         await run.step(REALNODE_STEPS[3], realnodeFlows.declaredStep);
         await run.step(REALNODE_STEPS[4], realnodeFlows.refusedStep);
         await run.step(REALNODE_STEPS[5], realnodeChat.chatPath);
-        await run.step(REALNODE_STEPS[6], realnode.destroy);
+        await run.step(REALNODE_STEPS[6], realnodeWorkflow.workflowPath);
+        await run.step(REALNODE_STEPS[7], realnodeBackups.bucketJob);
+        await run.step(REALNODE_STEPS[8], realnodeWorkflow.dataStoreDeleted);
+        await run.step(REALNODE_STEPS[9], realnodeChat.bridgeKilled);
+        await run.step(REALNODE_STEPS[10], realnodeWorkflow.oomKilled);
+        await run.step(REALNODE_STEPS[11], realnodeBackups.backupsRestored);
+        await run.step(REALNODE_STEPS[12], realnode.destroy);
         for (const l of realnode.phaseLines(ctx)) run.line(l);
     } finally {
         ingress.stop();

@@ -48,11 +48,11 @@ export function containerPids(uid: string, containerId: string): number[] {
 }
 
 /** A command run in the pod's network namespace (the host's binary). */
-export async function inPod(ctx: Context, podUid: string, cmd: string[], opts: { timeoutSeconds?: number } = {}): Promise<{ code: number; out: string }> {
+export async function inPod(ctx: Context, podUid: string, cmd: string[], opts: { timeoutSeconds?: number; env?: Record<string, string> } = {}): Promise<{ code: number; out: string }> {
     const pid = podPid(podUid);
     if (!pid) throw new Error(`no process of pod uid ${podUid} on ${NODE_NAME}`);
     const t = opts.timeoutSeconds ? ["timeout", "-k", "5", String(opts.timeoutSeconds)] : [];
-    const r = await ctx.run("nsenter", [`--net=/proc/${pid}/ns/net`, ...t, ...cmd], { allowFail: true, quiet: true });
+    const r = await ctx.run("nsenter", [`--net=/proc/${pid}/ns/net`, ...t, ...cmd], { allowFail: true, quiet: true, env: opts.env });
     return { code: r.code, out: r.stdout + r.stderr };
 }
 
