@@ -86,25 +86,29 @@ export async function httpFrom(ctx: Context, podUid: string, url: string, opts: 
 async function request(ctx: Context, podUid: string, args: string[]): Promise<HttpAnswer> {
     const t0 = Date.now();
     const r = await inPod(ctx, podUid, args);
-    const seconds = Math.round((Date.now() - t0) / 100) / 10;
-    // Headers (possibly after a 100 Continue block), a blank line, the body.
-    let rest = r.out;
+    return { code: r.code, ...parseDump(r.out), seconds: Math.round((Date.now() - t0) / 100) / 10 };
+}
+
+/** curl -D - output: the last status line's code (after any 1xx blocks), its headers (names lower-cased), the body. */
+export function parseDump(out: string): { status?: number; headers: Record<string, string[]>; body: string } {
+    let rest = out;
     let status: number | undefined;
-    const headers: Record<string, string[]> = {};
+    let headers: Record<string, string[]> = {};
     for (;;) {
         const m = /^HTTP\/[\d.]+ (\d+)[^\n]*\r?\n/.exec(rest);
         if (!m) break;
         const end = rest.search(/\r?\n\r?\n/);
         const block = end < 0 ? rest : rest.slice(0, end);
         status = Number(m[1]);
+        headers = {};
         for (const line of block.split(/\r?\n/).slice(1)) {
             const i = line.indexOf(":");
             if (i > 0) (headers[line.slice(0, i).toLowerCase()] ??= []).push(line.slice(i + 1).trim());
         }
         rest = end < 0 ? "" : rest.slice(end).replace(/^\r?\n\r?\n/, "");
-        if (status !== 100) break;
+        if (status >= 200) break;
     }
-    return { code: r.code, status, headers, body: rest, seconds };
+    return { status, headers, body: rest };
 }
 
 /** A client pod (busybox, compliant with the stack's admission policies) in a namespace whose pods a policy admits; its uid and IP. */
