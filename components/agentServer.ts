@@ -13,7 +13,7 @@ import { hostOf, webIngress } from "./lib/ingress";
 import { appLabels, reloaderAnnotations } from "./lib/labels";
 import { allowOnly, Flow, ingressController, internet, namespace as inNamespace, podsIn } from "./lib/network";
 import { hardenedContainer, hardenedPodSpec, httpProbe, scratch, tcpProbe } from "./lib/pod";
-import { AGENT_PATHS, agentConfigFile, ENV } from "./agentServerConfig";
+import { AGENT_PATHS, agentConfigFile, agentServerFlags, ENV, GLOBAL_CONFIG_README } from "./agentServerConfig";
 import { withoutSettlingWait } from "./lib/engineOrder";
 
 export interface AgentServerArgs {
@@ -83,7 +83,7 @@ export class AgentServer extends pulumi.ComponentResource {
 
         const configMap = new k8s.core.v1.ConfigMap(`${name}-config`, {
             metadata: { name: `${APP}-config`, namespace: ns, labels: common.labels },
-            data: { "config.json": agentConfigFile(cfg) },
+            data: { "config.json": agentConfigFile(cfg), [CONFIG_ITEMS.globalReadme.key]: GLOBAL_CONFIG_README },
         }, child);
 
         let oauthSecret: k8s.core.v1.Secret | undefined;
@@ -113,8 +113,8 @@ export class AgentServer extends pulumi.ComponentResource {
             const data = pvc("data", a.dataVolumeSize);
             const workspace = pvc("workspace", a.workspaceVolumeSize);
             const tmp = scratch("tmp", "/tmp");
-            // opencode creates its XDG config folder at start (and writes package.json there), so
-            // HOME is writable scratch; its cache is a larger scratch; data and state are on the volume.
+            // HOME is writable scratch (opencode writes below it); its cache is a larger scratch (the
+            // file tree and tool caches); data and state are on the volume.
             const home = scratch("home", AGENT_PATHS.home);
             const cache = scratch("cache", AGENT_PATHS.cache, "1Gi");
 
@@ -124,6 +124,7 @@ export class AgentServer extends pulumi.ComponentResource {
                 { name: ENV.modelApiKey, valueFrom: { secretKeyRef: { name: modelSecret.metadata.name, key: "api-key" } } },
                 { name: ENV.gatewayAdminKey, valueFrom: { secretKeyRef: { name: gatewaySecret.metadata.name, key: "admin-api-key" } } },
                 ...agentPathEnv(),
+                ...agentServerFlags(),
                 ...proxyEnv(cfg, proxySecret?.metadata.name),
             ];
             // Basic authentication covers every route but OPTIONS, /global/health included (opencode's
@@ -176,7 +177,7 @@ export class AgentServer extends pulumi.ComponentResource {
                             terminationGracePeriodSeconds: a.terminationGracePeriod,
                             containers,
                             volumes: [
-                                { name: "config", configMap: { name: configMap.metadata.name, defaultMode: 0o444 } },
+                                { name: "config", configMap: { name: configMap.metadata.name, defaultMode: 0o444, items: Object.values(CONFIG_ITEMS) } },
                                 { name: "data", persistentVolumeClaim: { claimName: data.metadata.name } },
                                 { name: "workspace", persistentVolumeClaim: { claimName: workspace.metadata.name } },
                                 tmp.volume,
@@ -239,12 +240,19 @@ function egressFlows(cfg: StackConfig): Flow[] {
 const portOf = (u: string) => Number(new URL(u).port) || (new URL(u).protocol === "https:" ? 443 : 80);
 const isInCluster = (u: string) => /\.svc(\.cluster\.local)?$/.test(new URL(u).hostname) || !new URL(u).hostname.includes(".");
 
-/** Where opencode finds its configuration file and keeps its XDG folders (all writable but the file's). */
+/** The configuration mount's files: the configuration, and a file that makes opencode's global config folder exist (read-only). */
+const CONFIG_ITEMS = {
+    config: { key: "config.json", path: "config.json" },
+    globalReadme: { key: "opencode-global-readme", path: `${AGENT_PATHS.globalConfigDir.slice(AGENT_PATHS.configDir.length + 1)}/README` },
+};
+
+/** Where opencode finds its configuration file and keeps its XDG folders (all writable but the configuration's). */
 export function agentPathEnv() {
     return [
         { name: ENV.configFile, value: AGENT_PATHS.configFile },
         { name: "HOME", value: AGENT_PATHS.home },
-        { name: "XDG_CONFIG_HOME", value: `${AGENT_PATHS.home}/.config` },
+        // opencode's global config folder is XDG_CONFIG_HOME/opencode: read-only, so opencode installs nothing there at start.
+        { name: "XDG_CONFIG_HOME", value: AGENT_PATHS.configDir },
         { name: "XDG_CACHE_HOME", value: AGENT_PATHS.cache },
         { name: "XDG_DATA_HOME", value: AGENT_PATHS.data },
         { name: "XDG_STATE_HOME", value: `${AGENT_PATHS.data}/state` },

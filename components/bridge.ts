@@ -13,6 +13,8 @@ import * as random from "@pulumi/random";
 import type { StackConfig } from "../config";
 import { ENV_NAMES } from "../bridge/src/settings";
 import { AGENT_AUTH_SECRET, agentServerInstance } from "./agentServer";
+import { BRIDGE_AGENT } from "./agentServerConfig";
+import { quantityBytes } from "../config/schema";
 import { cpuAutoscaler, disruptionBudget } from "./lib/availability";
 import { AUTOSCALED_REPLICAS } from "./lib/fieldOwnership";
 import { webIngress } from "./lib/ingress";
@@ -28,16 +30,34 @@ export interface BridgeArgs {
 const APP = "model-bridge";
 
 /** The bridge image's start command (bridge/Containerfile's ENTRYPOINT; a test holds them equal). */
-export const BRIDGE_START = ["node", "/app/main.js"] as const;
+export const BRIDGE_START = ["/usr/local/bin/node", "/app/main.js"] as const;
 
 /** The client keys: a generated Secret, mounted as a folder; the bridge reads `<mount>/<key>`. */
 export const BRIDGE_KEYS = { secret: `${APP}-api-keys`, key: "api-keys", mountPath: "/etc/model-bridge/keys" } as const;
 
 /**
+ * The bridge's memory limit, shared out: Node.js's heap gets half of it (NODE_OPTIONS
+ * --max-old-space-size, and a small young generation, so the garbage collector works within the
+ * pod's limit instead of the node's memory), and request bodies (BRIDGE_REQUEST_MEMORY_BYTES) what
+ * that heap leaves after the process at rest (BASELINE), divided by the COPIES of a body held while
+ * it is read, parsed and sent on (its text, the parsed messages, the prompt's JSON and bytes, and
+ * opencode's echo of the prompt on its event stream: about 9.4 measured with 7.9 MB bodies). Checked
+ * in test/products/bridge.products.ts: the largest bodies at once against the peak resident set.
+ */
+export const BODY_MEMORY = { heapShare: 0.5, semiSpaceMiB: 1, baselineBytes: 24 * 1024 * 1024, copies: 10 } as const;
+const heapBytes = (memoryLimit: string) => Math.floor(quantityBytes(memoryLimit) * BODY_MEMORY.heapShare);
+export const nodeOptions = (memoryLimit: string) => `--max-old-space-size=${Math.floor(heapBytes(memoryLimit) / 1048576)} --max-semi-space-size=${BODY_MEMORY.semiSpaceMiB}`;
+export const requestMemoryBytes = (memoryLimit: string) => Math.max(64 * 1024, Math.floor((heapBytes(memoryLimit) - BODY_MEMORY.baselineBytes) / BODY_MEMORY.copies));
+
+/** Rollouts: running chats may finish (up to the upstream time-out) after the preStop wait; 15 s more let the rest be aborted and taken out. */
+export const bridgeGracePeriodSeconds = (cfg: StackConfig) => cfg.bridge.preStopDelay + Math.ceil(cfg.bridge.upstreamTimeoutMs / 1000) + 15;
+
+/**
  * The bridge's plain settings (bridge/src/settings.ts reads them): the specification's
  * defaultModel, openaiStreamChunkSize, openaiStreamChunkDelayMs and enableLeadingEchoFilter under
- * opencode-bridge's names, its port, the agent server it forwards to, the keys file and the
- * time-out. Every value a string; the agent server's credentials come from its Secret (bridgeSecretEnv).
+ * opencode-bridge's names, its port, the agent server it forwards to, the keys file, the time-out,
+ * the agent chats run as, whether asks are rejected, the idle time of sessions and the memory for
+ * request bodies. Every value a string; the agent server's credentials come from its Secret.
  */
 export function bridgeEnv(cfg: StackConfig): Record<string, string> {
     const b = cfg.bridge;
@@ -50,6 +70,11 @@ export function bridgeEnv(cfg: StackConfig): Record<string, string> {
         [ENV_NAMES.leadingEchoFilter]: String(b.enableLeadingEchoFilter),
         [ENV_NAMES.apiKeysFile]: `${BRIDGE_KEYS.mountPath}/${BRIDGE_KEYS.key}`,
         [ENV_NAMES.upstreamTimeoutMs]: String(b.upstreamTimeoutMs),
+        [ENV_NAMES.agent]: BRIDGE_AGENT,
+        [ENV_NAMES.rejectAsks]: String(!b.chatAsk),
+        [ENV_NAMES.sessionIdleMs]: String(b.sessionIdleSeconds * 1000),
+        [ENV_NAMES.requestMemoryBytes]: String(requestMemoryBytes(b.limits.memory)),
+        NODE_OPTIONS: nodeOptions(b.limits.memory),
     };
 }
 
@@ -92,7 +117,7 @@ export class Bridge extends pulumi.ComponentResource {
                 template: {
                     metadata: { labels: l.labels },
                     spec: hardenedPodSpec(cfg, {
-                        terminationGracePeriodSeconds: b.terminationGracePeriod,
+                        terminationGracePeriodSeconds: bridgeGracePeriodSeconds(cfg),
                         spreadSelector: l.selector,
                         containers: [hardenedContainer({
                             name: "bridge",

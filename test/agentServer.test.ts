@@ -28,16 +28,21 @@ test("prod: probes with the timings of section 8.2 that need no credentials (ope
     for (const p of [c.livenessProbe, c.readinessProbe, c.startupProbe]) assert.ok(!JSON.stringify(p).includes("Authorization"));
 });
 
-test("opencode's XDG folders (config, cache, data, state) are on writable volumes under the read-only root", async () => {
+test("opencode's XDG folders (cache, data, state) are on writable volumes under the read-only root; its global config folder is read-only (nothing installed there at start)", async () => {
     const r = await renderStack("prod");
     const pod = find(r, "Deployment", "agent-server-4000").spec.template.spec;
     const c = pod.containers[0];
     assert.equal(c.securityContext.readOnlyRootFilesystem, true);
     const writable = c.volumeMounts.filter((m: any) => !m.readOnly).map((m: any) => m.mountPath);
     const under = (p: string) => writable.some((m: string) => p === m || p.startsWith(`${m}/`));
-    for (const name of ["HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"]) {
+    for (const name of ["HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"]) {
         assert.ok(under(env(c, name).value), `${name}=${env(c, name).value} is not on a writable mount (${writable.join(", ")})`);
     }
+    const config = c.volumeMounts.find((m: any) => m.name === "config");
+    assert.equal(env(c, "XDG_CONFIG_HOME").value, config.mountPath);
+    assert.equal(config.readOnly, true);
+    // opencode creates XDG_CONFIG_HOME/opencode at start: the mount brings it as a folder.
+    assert.deepEqual(pod.volumes.find((v: any) => v.name === "config").configMap.items.map((i: any) => i.path), ["config.json", "opencode/README"]);
     // Data and state survive a restart: they are on the data volume, not on scratch.
     const data = c.volumeMounts.find((m: any) => m.name === "data").mountPath;
     assert.ok(env(c, "XDG_DATA_HOME").value.startsWith(data));
@@ -115,7 +120,7 @@ test("the configuration file of section 2.8 holds no secret and denies gateway-a
     for (const t of ["describe", "health", "read", "find_user", "preview_recharge", "model_control_options"]) assert.equal(maintainer[`gateway-admin_${t}`], "allow", t);
     for (const t of ["recharge", "update_user_limits", "set_account_schedulable"]) assert.equal(maintainer[`gateway-admin_${t}`], "ask", t);
     for (const [agent, def] of Object.entries<any>(cfg.agent)) {
-        if (agent !== "maintainer") assert.equal(def.permission, undefined, `${agent} must inherit deny`);
+        if (agent !== "maintainer") assert.ok(Object.keys(def.permission ?? {}).every((k) => !k.startsWith("gateway-admin")), `${agent} must inherit deny`);
     }
     const mcp = cfg.mcp["gateway-admin"];
     assert.equal(mcp.type, "local");
@@ -204,4 +209,20 @@ test("the optional OAuth proxy: a sidecar and a Secret with client-id, client-se
     assert.ok(proxy.args.includes("--upstream=http://127.0.0.1:4000/"));
     assert.equal(find(r, "Service", "agent-server-4000").spec.ports[0].port, 4180);
     assert.ok(!r.manifests.includes("client-secret-value"));
+});
+
+test("41.6 chats through the bridge run as the bridge agent: no shell, no subagents, no question and no ask rule unless bridgeChatShell/bridgeChatAsk say so; opencode's switches for no catalogue fetch, no plugin install and no workspace config", async () => {
+    const r = await renderStack("prod");
+    const cfg = JSON.parse(find(r, "ConfigMap", "agent-server-config", "agent").data["config.json"]);
+    assert.deepEqual(cfg.agent.bridge.permission, { bash: "deny", task: "deny", question: "deny", doom_loop: "deny", external_directory: "deny", read: { "*": "allow", "*.env": "deny", "*.env.*": "deny", "*.env.example": "allow" } });
+    assert.equal(cfg.agent.bridge.mode, "primary");
+    const bridgeEnv = Object.fromEntries(find(r, "Deployment", "model-bridge", "agent").spec.template.spec.containers[0].env.map((e: any) => [e.name, e.value]));
+    assert.equal(bridgeEnv.BRIDGE_AGENT, "bridge");
+    assert.equal(bridgeEnv.BRIDGE_REJECT_ASKS, "true");
+    const open = await renderStack("prod", { bridgeChatShell: true, bridgeChatAsk: true });
+    const openCfg = JSON.parse(find(open, "ConfigMap", "agent-server-config", "agent").data["config.json"]);
+    assert.deepEqual(openCfg.agent.bridge.permission, { bash: "allow", task: "deny", question: "allow", doom_loop: "ask", external_directory: "ask", read: { "*": "allow", "*.env": "ask", "*.env.*": "ask", "*.env.example": "allow" } });
+    assert.equal(find(open, "Deployment", "model-bridge", "agent").spec.template.spec.containers[0].env.find((e: any) => e.name === "BRIDGE_REJECT_ASKS").value, "false");
+    const c = find(r, "Deployment", "agent-server-4000").spec.template.spec.containers[0];
+    for (const flag of ["OPENCODE_DISABLE_MODELS_FETCH", "OPENCODE_DISABLE_DEFAULT_PLUGINS", "OPENCODE_DISABLE_PROJECT_CONFIG"]) assert.equal(env(c, flag).value, "true", flag);
 });

@@ -12,8 +12,17 @@ test("bridge: requests 100m/128Mi, limits 500m/256Mi in prod; liveness on /healt
     assert.equal(c.livenessProbe.httpGet.path, "/health");
     assert.equal(c.readinessProbe.httpGet.path, "/ready");
     assert.equal(c.ports[0].containerPort, 3100, "BRIDGE_PORT's default in opencode-bridge");
-    assert.deepEqual(c.command, ["node", "/app/main.js"]);
+    assert.deepEqual(c.command, ["/usr/local/bin/node", "/app/main.js"]);
     assert.equal(c.args, undefined);
+});
+
+test("41.7 bridge: rollouts let running chats finish: the grace period is the preStop wait, the upstream time-out (300 s) and 15 s for aborts", async () => {
+    const r = await renderStack("prod");
+    const spec = find(r, "Deployment", "model-bridge", "agent").spec.template.spec;
+    assert.equal(spec.terminationGracePeriodSeconds, 5 + 300 + 15);
+    assert.equal(spec.containers[0].lifecycle.preStop.sleep.seconds, 5);
+    const longer = await renderStack("prod", { bridgeUpstreamTimeoutMs: 600_000 });
+    assert.equal(find(longer, "Deployment", "model-bridge", "agent").spec.template.spec.terminationGracePeriodSeconds, 5 + 600 + 15);
 });
 
 test("bridge: section 2.8's settings under opencode-bridge's names as strings (chunk size 4, delay 10 ms); the agent server's credentials from its Secret; client keys from a mounted generated Secret", async () => {
@@ -28,6 +37,12 @@ test("bridge: section 2.8's settings under opencode-bridge's names as strings (c
         ENABLE_LEADING_ECHO_FILTER: "false",
         BRIDGE_CLIENT_KEYS_FILE: "/etc/model-bridge/keys/api-keys",
         BRIDGE_UPSTREAM_TIMEOUT_MS: "300000",
+        BRIDGE_AGENT: "bridge",
+        BRIDGE_REJECT_ASKS: "true",
+        BRIDGE_SESSION_IDLE_MS: "3600000",
+        // 41.8: section 8.2's 256Mi limit: half for the heap (128 MiB), bodies get (128 - 24) MiB / 10 copies.
+        BRIDGE_REQUEST_MEMORY_BYTES: String(Math.floor(((128 - 24) * 1048576) / 10)),
+        NODE_OPTIONS: "--max-old-space-size=128 --max-semi-space-size=1",
         OPENCODE_SERVER_USERNAME: { secretKeyRef: { name: "agent-server-auth", key: "username" } },
         OPENCODE_SERVER_PASSWORD: { secretKeyRef: { name: "agent-server-auth", key: "password" } },
     });

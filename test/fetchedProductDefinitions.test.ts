@@ -34,7 +34,9 @@ for (const stack of ["dev", "prod", "ci"]) {
         const c = find(r, "Deployment", "model-bridge", "agent").spec.template.spec.containers[0];
         const names: string[] = c.env.map((e: any) => e.name);
         const read: string[] = Object.values(ENV_NAMES);
-        assert.deepEqual(names.filter((n) => !read.includes(n)), [], "names bridge/src/settings.ts does not read");
+        // NODE_OPTIONS is Node.js's own (its heap within the pod's memory limit, components/bridge.ts).
+        assert.deepEqual(names.filter((n) => !read.includes(n) && n !== "NODE_OPTIONS"), [], "names bridge/src/settings.ts does not read");
+        assert.match(c.env.find((e: any) => e.name === "NODE_OPTIONS").value, /^--max-old-space-size=\d+ --max-semi-space-size=\d+$/);
         for (const n of ["DEFAULT_MODEL", "OPENAI_STREAM_CHUNK_SIZE", "OPENAI_STREAM_CHUNK_DELAY_MS", "ENABLE_LEADING_ECHO_FILTER", "BRIDGE_PORT", "OPENCODE_BASE"]) {
             assert.ok(names.includes(n), n);
             assert.ok(n in bridge.env, `${n}: not a name of opencode-bridge (the configuration and docs keep its names)`);

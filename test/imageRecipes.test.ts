@@ -46,7 +46,7 @@ for (const stack of ["dev", "prod"]) {
         assert.equal(image.user, `${c.securityContext.runAsUser}:${find(r, "Deployment", "model-bridge", "agent").spec.template.spec.securityContext.runAsGroup}`);
     });
 
-    test(`${stack}: the agent server's Deployment runs its recipe's ENTRYPOINT with the whole command line in args (opencode serve ...); the tool server is where the recipe puts it`, async () => {
+    test(`${stack}: the agent server's Deployment runs its recipe's ENTRYPOINT (tini, then opencode) with the whole command line in args (opencode serve ...); the tool server is where the recipe puts it`, async () => {
         const r = await renderStack(stack);
         const recipe = RECIPES.find((x) => x.key === "agentServerImage")!;
         const image = containerfileStart(recipe.containerfile);
@@ -54,8 +54,8 @@ for (const stack of ["dev", "prod"]) {
             const c = d.spec.template.spec.containers.find((x: any) => x.name === "server");
             assert.equal(c.command, undefined, "the Deployment relies on the image's ENTRYPOINT");
             assert.equal(image.cmd, undefined, "no CMD: the Deployment's args are the whole argument list");
-            assert.deepEqual(image.entrypoint, ["opencode"]);
-            assert.deepEqual(effectiveStart(c, image).slice(0, 2), ["opencode", "serve"]);
+            assert.deepEqual(image.entrypoint, ["/usr/bin/tini", "-g", "--", "opencode"], "an init process in front of opencode");
+            assert.deepEqual(effectiveStart(c, image).slice(3, 5), ["opencode", "serve"]);
             assert.equal(image.user, `${c.securityContext.runAsUser}:${d.spec.template.spec.securityContext.runAsGroup}`);
         }
         const config = JSON.parse(find(r, "ConfigMap", "agent-server-config", "agent").data["config.json"]);
@@ -79,9 +79,14 @@ test("agent server recipe: opencode's release at the version the products test r
     assert.match(text, /for pin in OPENCODE_VERSION OPENCODE_SHA512 SUB2API_ADMIN_COMMIT SUB2API_ADMIN_SHA256; do/);
 });
 
-test("bridge recipe: compiles with the TypeScript and Node type versions the repository pins", () => {
+test("bridge recipe: compiles with the TypeScript and Node type versions the repository pins; its runtime stage holds node and the compiled code only (no npm)", () => {
     const recipe = RECIPES.find((x) => x.key === "bridgeImage")!;
     const text = read(recipe.containerfile);
+    const last = text.slice(text.lastIndexOf("\nFROM "));
+    assert.match(last, /^\nFROM \$\{RUNTIME_IMAGE\}\n/);
+    assert.deepEqual(last.split("\n").filter((l) => l.startsWith("COPY ")), ["COPY --from=build /usr/local/bin/node /usr/local/bin/node", "COPY --from=build /build/bridge/dist/ /app/"]);
+    assert.doesNotMatch(last, /^RUN /m, "nothing runs in the runtime stage (it has no shell)");
+    assert.match(containerfileStart(recipe.containerfile).args.RUNTIME_IMAGE, /^gcr\.io\/distroless\/cc-/);
     const dev = JSON.parse(read("package.json")).devDependencies;
     assert.ok(text.includes(`typescript@${dev.typescript} `), `typescript@${dev.typescript}`);
     assert.ok(text.includes(`@types/node@${dev["@types/node"]}\n`), `@types/node@${dev["@types/node"]}`);

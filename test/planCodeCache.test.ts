@@ -5,16 +5,22 @@
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { chmodSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { test } from "node:test";
+import vm from "node:vm";
 
 const ROOT = path.resolve(__dirname, "..");
 const TEMPLATE = path.join(ROOT, "policies/gatekeeper/wasm/testdata/k8stestallowedprefixes.yaml");
 
-/** Judges two reviews with a committed test template in a new process; its verdicts. */
+/** Judges two reviews with a committed test template in a new process; its verdicts (and, asked, its stderr). */
 function judgeInNewProcess(cache: string | undefined, xdg?: string): string {
+    return judgeWithStderr(cache, xdg).stdout;
+}
+
+function judgeWithStderr(cache: string | undefined, xdg?: string): { stdout: string; stderr: string } {
     const script = [
         `const { loadWasmTemplate } = require(${JSON.stringify(path.join(ROOT, "policies/gatekeeper/wasm/rule.ts"))});`,
         `const rule = loadWasmTemplate(${JSON.stringify(TEMPLATE)});`,
@@ -26,7 +32,7 @@ function judgeInNewProcess(cache: string | undefined, xdg?: string): string {
     for (const k of ["OPS_PLAN_CODE_CACHE", "XDG_CACHE_HOME"]) if (env[k] === undefined) delete env[k];
     const r = spawnSync(process.execPath, ["--import", "tsx", "-e", script], { encoding: "utf8", cwd: ROOT, env });
     assert.equal(r.status, 0, r.stderr);
-    return r.stdout.trim();
+    return { stdout: r.stdout.trim(), stderr: r.stderr };
 }
 
 const entries = (dir: string) => (existsSync(dir) ? readdirSync(dir).flatMap((v8) => readdirSync(path.join(dir, v8)).map((f) => path.join(dir, v8, f))) : []);
@@ -59,6 +65,75 @@ test("a plan's bytecode is cached by the first process, taken by the next, repla
         const xdgOff = path.join(dir, "xdg-off");
         assert.equal(judgeInNewProcess("off", xdgOff), verdicts);
         assert.ok(!existsSync(xdgOff) && !existsSync(path.join(ROOT, "off")), "off: no cache written");
+    } finally {
+        rmSync(dir, { recursive: true, force: true });
+    }
+});
+
+/** The text of the compiled plan the template runs, and V8's code cache of another text of the same length (its message changed). */
+function sameLengthImpostor(): { js: string; data: Buffer; digest: string } {
+    const js = readFileSync(path.join(path.dirname(TEMPLATE), "wasm", "k8stestallowedprefixes.plan.js"), "utf8");
+    const other = js.replace(/has an image/g, "HAS AN IMAGE");
+    assert.notEqual(other, js);
+    assert.equal(other.length, js.length);
+    const script = new vm.Script(`(function(V,failed,conflict,merge,NONE,need,T){${other}\n})`);
+    return { js, data: script.createCachedData(), digest: createHash("sha256").update(other).digest("hex") };
+}
+
+test("issue 42.1: an entry of another text (same length), with flipped bits, behind a link, or in an unsafe place is never used; a file or OFF as the setting is no error", () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "plan-code-cache-safe-"));
+    try {
+        const cache = path.join(dir, "cache");
+        const verdicts = judgeInNewProcess(cache);
+        const [entry] = entries(cache);
+        const own = readFileSync(entry);
+        const impostor = sameLengthImpostor();
+
+        // V8's data of another script of the same length, as the entry (raw, and framed as another text's entry).
+        writeFileSync(entry, impostor.data);
+        assert.equal(judgeInNewProcess(cache), verdicts, "raw bytecode of another text is not run");
+        const header = (digest: string, data: Buffer) => Buffer.concat([Buffer.from(`ops plan-js code cache 1\n${digest}\n${createHash("sha256").update(data).digest("hex")}\n`), data]);
+        writeFileSync(entry, header(impostor.digest, impostor.data));
+        assert.equal(judgeInNewProcess(cache), verdicts, "an entry of another text is not run");
+        assert.ok(!judgeInNewProcess(cache).includes("HAS AN IMAGE"));
+
+        // Flipped bits in the bytecode: not used (replaced), the verdicts unchanged.
+        const flipped = Buffer.from(own);
+        for (const at of [flipped.length - 9, flipped.length - 200, flipped.length >> 1]) flipped[at] ^= 0x5a;
+        writeFileSync(entry, flipped);
+        assert.equal(judgeInNewProcess(cache), verdicts);
+        assert.notDeepEqual(readFileSync(entry), flipped, "the damaged entry is replaced");
+
+        // The entry a symbolic link to another file: not followed, neither read nor written through.
+        const victim = path.join(dir, "victim.txt");
+        writeFileSync(victim, "keep me");
+        rmSync(entry);
+        symlinkSync(victim, entry);
+        assert.equal(judgeInNewProcess(cache), verdicts);
+        assert.equal(readFileSync(victim, "utf8"), "keep me", "the link's target is untouched");
+        assert.ok(!lstatSync(entry).isSymbolicLink(), "the link is replaced by an entry");
+
+        // A cache directory others may write to is not used, and a line says so.
+        chmodSync(path.dirname(entry), 0o777);
+        const open = judgeWithStderr(cache);
+        assert.equal(open.stdout, verdicts);
+        assert.match(open.stderr, /plan code cache not used: .* is writable by other users/);
+        chmodSync(path.dirname(entry), 0o700);
+
+        // OPS_PLAN_CODE_CACHE naming a file: a line, no error, the file untouched.
+        const file = path.join(dir, "a-file");
+        writeFileSync(file, "data");
+        const onFile = judgeWithStderr(file);
+        assert.equal(onFile.stdout, verdicts);
+        assert.match(onFile.stderr, /plan code cache not used: .*a-file.* is not a directory|plan code cache not used: .*a-file.*ENOTDIR|EEXIST/);
+        assert.equal(readFileSync(file, "utf8"), "data");
+
+        // OFF, Off, off: no cache, no folder of that name anywhere.
+        for (const off of ["OFF", "Off", "off"]) {
+            assert.equal(judgeInNewProcess(off, path.join(dir, "xdg-off")), verdicts);
+            assert.ok(!existsSync(path.join(ROOT, off)), `no folder named ${off} in the working directory`);
+        }
+        assert.ok(!existsSync(path.join(dir, "xdg-off")));
     } finally {
         rmSync(dir, { recursive: true, force: true });
     }

@@ -1,28 +1,43 @@
-/** The model bridge's entry point: `node main.js` in its image (bridge/Containerfile). */
+/**
+ * The model bridge's entry point: `node main.js` in its image (bridge/Containerfile). Settings and
+ * the client keys file are checked first; a problem stops the start (exit 2) naming the variable
+ * or the file and line, never a secret. SIGTERM (a rollout) stops new chats and lets the running
+ * ones finish for up to BRIDGE_UPSTREAM_TIMEOUT_MS (the pod's grace period covers it), then aborts
+ * the rest in the agent server.
+ */
+import { KeysFileError } from "./clientKeys";
 import { createBridge } from "./server";
 import { readSettings, SettingsError } from "./settings";
 
 function main() {
     let settings;
+    let bridge;
     try {
         settings = readSettings(process.env);
+        bridge = createBridge(settings);
     } catch (e) {
-        if (e instanceof SettingsError) {
-            console.error(e.message);
+        if (e instanceof SettingsError || e instanceof KeysFileError) {
+            console.error(e instanceof KeysFileError ? `model bridge: ${e.message}` : e.message);
             process.exit(2);
         }
         throw e;
     }
-    const bridge = createBridge(settings);
-    bridge.server.listen(settings.port, "0.0.0.0", () => {
-        console.log(`model bridge listening on 0.0.0.0:${settings.port}, agent server ${settings.agentBase}, model ${settings.defaultModel}`);
+    const { port, agentBase, defaultModel, upstreamTimeoutMs } = settings;
+    bridge.server.listen(port, "0.0.0.0", () => {
+        console.log(`model bridge listening on 0.0.0.0:${port}, agent server ${agentBase}, model ${defaultModel}`);
     });
+    let stopping = false;
     const stop = (signal: string) => {
-        console.log(`model bridge: ${signal}, finishing running requests`);
-        bridge.shutdown(25_000).then(() => process.exit(0));
+        if (stopping) return;
+        stopping = true;
+        console.log(`model bridge: ${signal}: no new chats; running ones may finish for ${upstreamTimeoutMs} ms`);
+        bridge.shutdown(upstreamTimeoutMs).then(() => {
+            console.log("model bridge: stopped");
+            process.exit(0);
+        });
     };
-    process.once("SIGTERM", () => stop("SIGTERM"));
-    process.once("SIGINT", () => stop("SIGINT"));
+    process.on("SIGTERM", () => stop("SIGTERM"));
+    process.on("SIGINT", () => stop("SIGINT"));
 }
 
 main();

@@ -1,18 +1,22 @@
 /**
- * The model bridge (bridge/src) against a stand-in agent server: routes, client keys, the
- * agent server's credentials, one prompt per chat with opencode's own message IDs, streaming in
- * configured pieces, continuity through the agent server's session titles, and the outcome of
- * every failure. The real opencode is in test/products/bridge.products.ts.
+ * The model bridge (bridge/src) against a stand-in agent server (fakeAgent.ts): settings and keys
+ * checked at start without repeating a secret, routes, every request field honoured or refused,
+ * streaming as opencode writes, model failures at once with the turn taken out again, continuations
+ * serialised, the drain, the body budget and the idle sweep. The real opencode is in
+ * test/products/bridge.products.ts.
  */
 import { test, before, after, beforeEach } from "node:test";
 import * as assert from "node:assert/strict";
+import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import type { AddressInfo } from "node:net";
 import { createBridge, type Bridge } from "../src/server";
 import { readSettings, SettingsError, type Settings } from "../src/settings";
-import { stripLeadingEcho, pieces } from "../src/openai";
+import { ClientKeys, KeysFileError } from "../src/clientKeys";
+import { parseChatRequest, pieces, stripLeadingEcho, visibleWithEchoFilter } from "../src/openai";
+import { retryFailure } from "../src/turn";
 import { startFakeAgent, type FakeAgent } from "./fakeAgent";
 import { sseEvents } from "./sse";
 
@@ -21,6 +25,7 @@ let dir: string;
 let keysFile: string;
 const bridges: Bridge[] = [];
 const KEY = "sk-bridge-test-key-1";
+const lines: string[] = [];
 
 function settings(over: Partial<Settings> = {}): Settings {
     const base = readSettings({
@@ -31,19 +36,23 @@ function settings(over: Partial<Settings> = {}): Settings {
         OPENCODE_SERVER_USERNAME: "agent",
         OPENCODE_SERVER_PASSWORD: "secret-password",
         BRIDGE_CLIENT_KEYS_FILE: keysFile,
+        BRIDGE_SESSION_IDLE_MS: "0",
     });
     return { ...base, ...over };
 }
 
-async function start(over: Partial<Settings> = {}): Promise<string> {
-    const b = createBridge(settings(over), () => {});
+async function startWith(over: Partial<Settings> = {}): Promise<{ url: string; bridge: Bridge }> {
+    const b = createBridge(settings(over), (l) => lines.push(l));
     bridges.push(b);
     await new Promise<void>((ok) => b.server.listen(0, "127.0.0.1", ok));
-    return `http://127.0.0.1:${(b.server.address() as AddressInfo).port}`;
+    return { url: `http://127.0.0.1:${(b.server.address() as AddressInfo).port}`, bridge: b };
 }
+const start = async (over: Partial<Settings> = {}) => (await startWith(over)).url;
 
 const chat = (base: string, body: unknown, key = KEY, signal?: AbortSignal) =>
     fetch(`${base}/v1/chat/completions`, { method: "POST", headers: { "Content-Type": "application/json", ...(key ? { Authorization: `Bearer ${key}` } : {}) }, body: JSON.stringify(body), signal });
+const user = (content: string) => ({ role: "user", content });
+const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
 
 before(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), "bridge-test-"));
@@ -55,8 +64,11 @@ beforeEach(() => {
     agent.sessions.clear();
     agent.aborted.length = 0;
     agent.requests.length = 0;
+    agent.deletedMessages.length = 0;
+    agent.rejected.length = 0;
     agent.reply = (text) => ({ text: `answer to ${text}` });
     agent.failTitle = false;
+    lines.length = 0;
 });
 after(async () => {
     for (const b of bridges) await b.shutdown(100);
@@ -67,27 +79,84 @@ after(async () => {
 test("settings: a malformed value names the variable and the expected form; defaults are opencode-bridge's (3100, 4, 10, false)", () => {
     assert.throws(() => readSettings({ OPENCODE_BASE: "http://a:1/x", DEFAULT_MODEL: "gpt", OPENAI_STREAM_CHUNK_SIZE: "four", ENABLE_LEADING_ECHO_FILTER: "yes" }), (e: Error) =>
         e instanceof SettingsError
-        && /OPENCODE_BASE: "http:\/\/a:1\/x"; expected http:\/\/<host>:<port> without a path/.test(e.message)
+        && /OPENCODE_BASE: http:\/\/a:1\/\*\*\*; expected http:\/\/<host>:<port> without a path/.test(e.message)
         && /DEFAULT_MODEL: "gpt"; expected <provider>\/<model>/.test(e.message)
         && /OPENAI_STREAM_CHUNK_SIZE: "four"; expected an integer/.test(e.message)
         && /ENABLE_LEADING_ECHO_FILTER: "yes"; expected true or false/.test(e.message)
         && /OPENCODE_SERVER_PASSWORD: not set/.test(e.message)
         && /BRIDGE_CLIENT_KEYS_FILE: not set/.test(e.message));
     const s = readSettings({ OPENCODE_BASE: "http://a:1", DEFAULT_MODEL: "p/m", OPENCODE_SERVER_USERNAME: "u", OPENCODE_SERVER_PASSWORD: "p", BRIDGE_CLIENT_KEYS_FILE: "/k" });
-    assert.deepEqual([s.port, s.chunkSize, s.chunkDelayMs, s.leadingEchoFilter], [3100, 4, 10, false]);
+    assert.deepEqual([s.port, s.chunkSize, s.chunkDelayMs, s.leadingEchoFilter, s.agent, s.rejectAsks], [3100, 4, 10, false, "bridge", true]);
+});
+
+test("42.7 settings: a model id with more slashes is opencode's <provider>/<model> (split at the first)", () => {
+    const s = readSettings({ OPENCODE_BASE: "http://a:1", DEFAULT_MODEL: "openrouter/anthropic/claude-sonnet-4", OPENCODE_SERVER_USERNAME: "u", OPENCODE_SERVER_PASSWORD: "p", BRIDGE_CLIENT_KEYS_FILE: "/k" });
+    assert.equal(s.defaultModel, "openrouter/anthropic/claude-sonnet-4");
+    for (const bad of ["openrouter/", "/m", "a//b", "a/b/", "a b/c"]) assert.throws(() => readSettings({ OPENCODE_BASE: "http://a:1", DEFAULT_MODEL: bad, OPENCODE_SERVER_USERNAME: "u", OPENCODE_SERVER_PASSWORD: "p", BRIDGE_CLIENT_KEYS_FILE: "/k" }), SettingsError, bad);
+});
+
+test("42.6 settings: no message repeats the agent server's password, from OPENCODE_BASE or its own variable", () => {
+    const secret = "Sup3rSecretPassw0rd";
+    for (const env of [
+        { OPENCODE_BASE: `http://agent:${secret}@agent-server:4000` },
+        { OPENCODE_BASE: `http://agent-server:4000/?token=${secret}` },
+        { OPENCODE_BASE: `http://agent-server:4000/${secret}` },
+        { OPENCODE_BASE: `http://a:${secret}@:99999` },
+        { OPENCODE_SERVER_PASSWORD: `${secret}\n` },
+    ]) {
+        assert.throws(() => readSettings({ OPENCODE_BASE: "http://a:1", DEFAULT_MODEL: "p/m", OPENCODE_SERVER_USERNAME: "u", OPENCODE_SERVER_PASSWORD: "p", BRIDGE_CLIENT_KEYS_FILE: "/k", ...env }), (e: Error) => {
+            assert.ok(e instanceof SettingsError, e.message);
+            assert.ok(!e.message.includes(secret), e.message);
+            return true;
+        });
+    }
+});
+
+test("42.7 keys file: a directory, a FIFO, a missing file, an empty file and a key a client cannot send stop the start naming the file and line (never the key)", () => {
+    const fifo = path.join(dir, "fifo");
+    execFileSync("mkfifo", [fifo]);
+    const spaced = path.join(dir, "spaced");
+    fs.writeFileSync(spaced, "# keys\nsk good-but-spaced\nsk-ok\n");
+    const unicode = path.join(dir, "unicode");
+    fs.writeFileSync(unicode, "sk-ok\nsk-clé-secrète\n");
+    const empty = path.join(dir, "empty");
+    fs.writeFileSync(empty, "# nothing\n\n");
+    for (const [file, want] of [[dir, /is a directory/], [fifo, /is a FIFO/], [path.join(dir, "missing"), /ENOENT/], [empty, /holds no usable key/], [spaced, /line 2: not a key/], [unicode, /line 2: not a key/]] as const) {
+        assert.throws(() => new ClientKeys(file), (e: Error) => e instanceof KeysFileError && want.test(e.message) && e.message.includes(file) && !/clé|good-but-spaced/.test(e.message), String(file));
+    }
+});
+
+test("42.7 keys file: replaced at run time by a directory or a FIFO, every request is 401 (logged once), /health answers, nothing blocks", async () => {
+    const file = path.join(dir, "rotating");
+    fs.writeFileSync(file, `${KEY}\n`);
+    const base = await start({ apiKeysFile: file });
+    const get = () => fetch(`${base}/v1/models`, { headers: { Authorization: `Bearer ${KEY}` } }).then((r) => r.status);
+    assert.equal(await get(), 200);
+    fs.rmSync(file);
+    execFileSync("mkfifo", [file]);
+    assert.equal(await get(), 401);
+    assert.equal((await fetch(`${base}/health`)).status, 200);
+    fs.rmSync(file);
+    fs.mkdirSync(file);
+    assert.equal(await get(), 401);
+    assert.equal(await get(), 401);
+    assert.equal(lines.filter((l) => l.includes("every request is refused")).length, 2, lines.join("\n"));
+    fs.rmdirSync(file);
+    fs.writeFileSync(file, `${KEY}\nnot a key\n`);
+    assert.equal(await get(), 200);
+    assert.ok(lines.some((l) => /line 2: not a key.*ignored/.test(l)) && !lines.some((l) => l.includes("not a key\n")));
 });
 
 test("client keys: 401 with an OpenAI error object without a key, with a wrong key and a non-Bearer scheme; the agent server is not called", async () => {
     const base = await start();
+    agent.requests.length = 0;
     for (const headers of [{}, { Authorization: "Bearer wrong" }, { Authorization: `Basic ${KEY}` }] as Record<string, string>[]) {
         const res = await fetch(`${base}/v1/models`, { headers });
         assert.equal(res.status, 401);
         const body = await res.json();
         assert.equal(body.error.code, "invalid_api_key");
-        assert.equal(body.error.type, "invalid_request_error");
-        assert.equal(typeof body.error.message, "string");
     }
-    assert.equal((await chat(base, { messages: [{ role: "user", content: "hi" }] }, "")).status, 401);
+    assert.equal((await chat(base, { messages: [user("hi")] }, "")).status, 401);
     assert.deepEqual(agent.requests, []);
 });
 
@@ -106,159 +175,294 @@ test("client keys: a rotated keys file takes effect without a restart (old key r
     }
 });
 
-test("GET /v1/models: the OpenAI list with DEFAULT_MODEL; only /v1/*, /health and /ready are served", async () => {
+test("GET /v1/models and /v1/models/<id>: the OpenAI shapes; a bad percent-encoding is 404 (42.7), not 500; only /v1/*, /health and /ready are served", async () => {
     const base = await start();
     const auth = { Authorization: `Bearer ${KEY}` };
     const list = await (await fetch(`${base}/v1/models`, { headers: auth })).json();
     assert.deepEqual(list, { object: "list", data: [{ id: "upstream/gpt-5", object: "model", created: 0, owned_by: "upstream" }] });
-    for (const p of ["/sessions", "/session/x", "/chat", "/stats", "/dashboard", "/", "/event"]) {
-        const res = await fetch(`${base}${p}`, { headers: auth });
-        assert.equal(res.status, 404, p);
-    }
+    assert.equal((await fetch(`${base}/v1/models/upstream%2Fgpt-5`, { headers: auth })).status, 200);
+    const bad = await fetch(`${base}/v1/models/%E0%A4%A`, { headers: auth });
+    assert.equal(bad.status, 404);
+    assert.equal((await bad.json()).error.code, "model_not_found");
+    for (const p of ["/sessions", "/session/x", "/chat", "/", "/event"]) assert.equal((await fetch(`${base}${p}`, { headers: auth })).status, 404, p);
     assert.equal((await fetch(`${base}/health`)).status, 200);
     assert.equal((await fetch(`${base}/ready`)).status, 200);
 });
 
-test("/ready is 503 when the agent server refuses the bridge's credentials or is unreachable; /health stays 200", async () => {
-    const wrong = await start({ agentPassword: "wrong" });
-    assert.equal((await fetch(`${wrong}/ready`)).status, 503);
+test("/ready is 503 when the agent server refuses the bridge's credentials, is unreachable or lacks the chat agent; /health stays 200", async () => {
+    assert.equal((await fetch(`${await start({ agentPassword: "wrong" })}/ready`)).status, 503);
     const gone = await start({ agentBase: "http://127.0.0.1:1" });
     assert.equal((await fetch(`${gone}/ready`)).status, 503);
     assert.equal((await fetch(`${gone}/health`)).status, 200);
+    const r = await fetch(`${await start({ agent: "nobody" })}/ready`);
+    assert.equal(r.status, 503);
+    assert.match((await r.json()).status, /no agent nobody/);
 });
 
-test("chat: 200 with the assistant's text; every agent-server request carries its basic authentication; one prompt, no client-made messageID", async () => {
+test("41.5 request fields: each one the bridge cannot honour is refused with 400 naming it; defaults and null pass; content null is refused (42.7)", () => {
+    const ok = { messages: [user("x")] };
+    const param = (body: unknown) => {
+        try {
+            parseChatRequest(body);
+            return "accepted";
+        } catch (e) {
+            assert.equal((e as any).status, 400);
+            return (e as any).param;
+        }
+    };
+    for (const [field, v] of Object.entries({ tools: [{ type: "function" }], functions: [{}], n: 3, max_tokens: 10, max_completion_tokens: 10, stop: "x", temperature: 0.5, top_p: 0.9, seed: 1, logit_bias: { 1: 1 }, logprobs: true, top_logprobs: 2, presence_penalty: 1, frequency_penalty: 1, reasoning_effort: "low", audio: {}, modalities: ["audio"], prediction: {}, store: true, metadata: { a: "b" }, tool_choice: "auto", parallel_tool_calls: true, service_tier: "flex", whatever: 1 }))
+        assert.equal(param({ ...ok, [field]: v }), field, field);
+    for (const [field, v] of Object.entries({ temperature: 1, top_p: 1, n: 1, logprobs: false, store: false, tool_choice: "none", service_tier: "auto", modalities: ["text"], max_tokens: null, user: "u1", safety_identifier: "u1" }))
+        assert.equal(param({ ...ok, [field]: v }), "accepted", field);
+    assert.equal(param({ messages: [{ role: "user", content: null }] }), "messages[0].content");
+    assert.equal(param({ messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "x" } }] }] }), "messages[0].content[0].type");
+    assert.equal(param({ messages: [{ role: "tool", content: "x", tool_call_id: "c" }, user("x")] }), "messages[0].role");
+    assert.equal(param({ messages: [{ role: "assistant", content: "x", tool_calls: [{ id: "c" }] }, user("x")] }), "messages[0].tool_calls");
+    assert.equal(param({ messages: [{ role: "assistant", content: "x", refusal: null, annotations: [] }, user("x")] }), "accepted");
+    assert.equal(param({ messages: [user("x")], stream_options: { include_usage: true } }), "stream_options");
+    assert.equal(param({ messages: [user("x")], response_format: { type: "json_schema", json_schema: { name: "x" } } }), "response_format.json_schema.schema");
+    assert.equal(param({ messages: [user("x")], user: "a", safety_identifier: "b" }), "safety_identifier");
+    assert.deepEqual(parseChatRequest({ messages: [user("x")], response_format: { type: "json_object" } }).format, { type: "json_schema", schema: { type: "object" } });
+});
+
+test("chat: 200 with the assistant's text, usage from the turn; one prompt as the bridge agent, no client-made messageID, the system text, a session title that spares opencode's title call", async () => {
     const base = await start();
-    const res = await chat(base, { model: "upstream/gpt-5", messages: [{ role: "system", content: "be brief" }, { role: "user", content: "hello" }] });
+    const res = await chat(base, { model: "upstream/gpt-5", messages: [{ role: "system", content: "be brief" }, user("hello")] });
     assert.equal(res.status, 200);
     const body = await res.json();
-    assert.equal(body.object, "chat.completion");
     assert.equal(body.choices[0].message.content, "answer to hello");
-    assert.equal(body.choices[0].finish_reason, "stop");
     assert.deepEqual(body.usage, { prompt_tokens: 3, completion_tokens: 5, total_tokens: 8 });
     assert.ok(agent.requests.every((r) => r.authorization === agent.auth));
     const [s] = [...agent.sessions.values()];
     assert.equal(s.prompts.length, 1);
     assert.equal(s.prompts[0].messageID, undefined);
+    assert.equal(s.prompts[0].agent, "bridge");
     assert.deepEqual(s.prompts[0].model, { providerID: "upstream", modelID: "gpt-5" });
     assert.equal(s.prompts[0].system, "be brief");
-    assert.ok(!/^New session/.test(s.title), "a default title would make opencode ask the model for one");
+    assert.match(s.title, /^bridge-c-[0-9a-f]{40}$/);
 });
 
-test("chat stream: role chunk, pieces of OPENAI_STREAM_CHUNK_SIZE characters OPENAI_STREAM_CHUNK_DELAY_MS apart, a stop chunk, then [DONE]", async () => {
-    const base = await start({ chunkSize: 3, chunkDelayMs: 40 });
-    agent.reply = () => ({ text: "abcdefghij" });
-    const res = await chat(base, { messages: [{ role: "user", content: "x" }], stream: true });
-    assert.equal(res.status, 200);
-    assert.match(res.headers.get("content-type")!, /^text\/event-stream/);
+test("41.4 stream: the first piece leaves while the agent still writes; pieces of at most the chunk size at least the delay apart; stop, usage chunk, [DONE]", async () => {
+    const base = await start({ chunkSize: 3, chunkDelayMs: 30 });
+    agent.reply = () => ({ text: "abcdefghijkl", pieces: 4, gapMs: 250, delayMs: 50 });
+    const res = await chat(base, { messages: [user("x")], stream: true, stream_options: { include_usage: true } });
     const events = await sseEvents(res);
-    assert.equal(events.at(-1)!.data, "[DONE]");
     const chunks = events.slice(0, -1).map((e) => JSON.parse(e.data));
+    assert.equal(events.at(-1)!.data, "[DONE]");
     assert.deepEqual(chunks[0].choices[0].delta, { role: "assistant", content: "" });
-    const content = chunks.slice(1, -1);
-    assert.deepEqual(content.map((c) => c.choices[0].delta.content), ["abc", "def", "ghi", "j"]);
-    assert.equal(chunks.at(-1).choices[0].finish_reason, "stop");
-    const gaps = events.slice(2, 5).map((e, k) => e.t - events[k + 1].t);
-    // Receive times: under load a late piece and the next one can arrive together, so the pacing is
-    // judged on the middle gap and the whole span, not on every gap (a bridge without pacing fails both).
-    const middle = [...gaps].sort((a, b) => a - b)[1];
-    const span = events[4].t - events[1].t;
-    const seen = `pieces ${gaps.map((x) => x.toFixed(0)).join(", ")} ms apart`;
-    assert.ok(middle >= 35, `${seen}; expected about 40 (timer slack 5)`);
-    assert.ok(span >= 100, `${seen}; expected about 120 in all`);
+    assert.equal(chunks[0].usage, null);
+    const content = events.filter((_e, k) => chunks[k]?.choices?.[0]?.delta?.content);
+    assert.equal(content.map((e) => JSON.parse(e.data).choices[0].delta.content).join(""), "abcdefghijkl");
+    assert.ok(content.every((e) => Array.from(JSON.parse(e.data).choices[0].delta.content as string).length <= 3));
+    // The agent writes for 750 ms: a bridge that waited for the turn's end would send every piece within about 12 x 30 ms.
+    assert.ok(content.at(-1)!.t - content[0].t > 500, `pieces from ${content[0].t.toFixed(0)} to ${content.at(-1)!.t.toFixed(0)} ms: the first did not leave while the agent wrote`);
+    const gaps = content.slice(1).map((e, k) => e.t - content[k].t);
+    assert.ok(gaps.filter((g) => g < 25).length <= 1, `gaps ${gaps.map((g) => g.toFixed(0))}`);
+    assert.equal(chunks.at(-2).choices[0].finish_reason, "stop");
+    assert.deepEqual(chunks.at(-1), { ...chunks.at(-1), choices: [], usage: { prompt_tokens: 3, completion_tokens: 5, total_tokens: 8 } });
 });
 
-test("continuity: the next turn finds its session by title in the agent server, from another bridge replica too", async () => {
-    const a = await start();
-    const b = await start();
-    const m1 = { role: "user", content: "first" };
-    const r1 = await (await chat(a, { messages: [m1] })).json();
-    const r2 = await (await chat(b, { messages: [m1, r1.choices[0].message, { role: "user", content: "second" }] })).json();
-    assert.equal(r2.choices[0].message.content, "answer to second");
-    assert.equal(agent.sessions.size, 1, "the second turn went to the same session");
-    const [s] = [...agent.sessions.values()];
-    assert.deepEqual(s.prompts.map((p) => p.parts[0].text), ["first", "second"]);
-    // Another client key with the same history does not get that session: it gets a transcript in a new one.
-    fs.appendFileSync(keysFile, "sk-other\n");
-    const r3 = await chat(a, { messages: [m1, r1.choices[0].message, { role: "user", content: "second" }] }, "sk-other");
-    assert.equal(r3.status, 200);
-    assert.equal(agent.sessions.size, 2);
-    assert.match([...agent.sessions.values()][1].prompts[0].parts[0].text, /\[user\]\nfirst\n\n\[assistant\]\nanswer to first\n\n\[user\]\nsecond$/);
+test("streamed answer with the leading echo filter: the echo is held back and never sent", async () => {
+    const base = await start({ leadingEchoFilter: true, chunkDelayMs: 0 });
+    agent.reply = (t) => ({ text: `${t}\n\nreal answer`, pieces: 6, gapMs: 10 });
+    const text = await (await chat(base, { messages: [user("ping pong")], stream: true })).text();
+    const content = text.split("\n\n").filter((e) => e.startsWith("data: {")).map((e) => JSON.parse(e.slice(6)).choices[0]?.delta?.content ?? "").join("");
+    assert.equal(content, "real answer");
+    assert.equal(visibleWithEchoFilter("ping", "ping pong", false), "");
+    assert.equal(visibleWithEchoFilter("pong", "ping pong", false), "pong");
+    assert.equal(visibleWithEchoFilter("ping pong", "ping pong", true), "ping pong");
 });
 
-test("failures: model error 502, agent server refusing credentials 502, unreachable 502, bad request 400, other model 404", async () => {
-    const base = await start();
-    agent.reply = () => ({ error: { name: "APIError", data: { message: "upstream said no" } } });
-    let res = await chat(base, { messages: [{ role: "user", content: "x" }] });
-    assert.equal(res.status, 502);
-    assert.match((await res.json()).error.message, /upstream said no/);
-    res = await chat(await start({ agentPassword: "wrong" }), { messages: [{ role: "user", content: "x" }] });
-    assert.equal(res.status, 502);
-    assert.equal((await res.json()).error.code, "agent_server_auth");
-    res = await chat(await start({ agentBase: "http://127.0.0.1:1" }), { messages: [{ role: "user", content: "x" }] });
-    assert.equal(res.status, 502);
-    assert.equal((await res.json()).error.code, "agent_server_unreachable");
-    res = await chat(base, { messages: [{ role: "assistant", content: "x" }] });
-    assert.equal(res.status, 400);
-    res = await chat(base, { model: "other/model", messages: [{ role: "user", content: "x" }] });
-    assert.equal(res.status, 404);
-    assert.equal((await res.json()).error.code, "model_not_found");
-});
-
-test("time-out: 504 and the session is aborted at the agent server; streamed, an error event then [DONE]", async () => {
-    const base = await start({ upstreamTimeoutMs: 300 });
-    agent.reply = () => ({ text: "late", delayMs: 1500 });
-    const res = await chat(base, { messages: [{ role: "user", content: "x" }] });
-    assert.equal(res.status, 504);
-    assert.equal((await res.json()).error.code, "agent_server_timeout");
-    assert.equal(agent.aborted.length, 1);
-    const s = await chat(base, { messages: [{ role: "user", content: "y" }], stream: true });
-    const text = await s.text();
-    assert.match(text, /"code":"agent_server_timeout"[\s\S]*data: \[DONE\]\n\n$/);
-    assert.equal(agent.aborted.length, 2);
-});
-
-test("a client that disconnects has its session aborted at the agent server", async () => {
-    const base = await start();
-    agent.reply = () => ({ text: "late", delayMs: 3000 });
-    for (const stream of [false, true]) {
-        const ctl = new AbortController();
-        const p = chat(base, { messages: [{ role: "user", content: "x" }], stream }, KEY, ctl.signal).then((r) => r.text()).catch(() => "aborted");
-        await new Promise((ok) => setTimeout(ok, 300));
-        ctl.abort();
-        await p;
-        const deadline = Date.now() + 2000;
-        while (agent.aborted.length < (stream ? 2 : 1) && Date.now() < deadline) await new Promise((ok) => setTimeout(ok, 20));
-    }
-    assert.equal(agent.aborted.length, 2);
-});
-
-test("leading echo filter strips a repeated prompt only when on", async () => {
-    assert.equal(stripLeadingEcho("hello there\n\nHi!", "hello there"), "Hi!");
-    assert.equal(stripLeadingEcho("hello there", "hello there"), "hello there");
-    assert.equal(stripLeadingEcho("Hi!", "hello"), "Hi!");
-    assert.deepEqual(pieces("a😀bc", 2), ["a😀", "bc"]);
-    agent.reply = (t) => ({ text: `${t}\nreal answer` });
-    const on = await (await chat(await start({ leadingEchoFilter: true }), { messages: [{ role: "user", content: "ping" }] })).json();
-    assert.equal(on.choices[0].message.content, "real answer");
-    const off = await (await chat(await start(), { messages: [{ role: "user", content: "ping" }] })).json();
-    assert.equal(off.choices[0].message.content, "ping\nreal answer");
-});
-
-test("a streamed answer that takes a while keeps the connection busy with SSE comment lines before its pieces", async () => {
-    const base = await start({ keepAliveMs: 50 });
-    agent.reply = () => ({ text: "done", delayMs: 300 });
-    const text = await (await chat(base, { messages: [{ role: "user", content: "x" }], stream: true })).text();
+test("a streamed answer that takes a while keeps the connection busy with SSE comment lines before its first piece", async () => {
+    const base = await start({ keepAliveMs: 100 });
+    agent.reply = () => ({ text: "done", delayMs: 450 });
+    const text = await (await chat(base, { messages: [user("x")], stream: true })).text();
     const comments = text.split("\n\n").filter((e) => e.startsWith(": working")).length;
     assert.ok(comments >= 3, `${comments} comment lines in ${text}`);
     assert.ok(text.indexOf(": working") < text.indexOf('"content":"done"'));
     assert.match(text, /data: \[DONE\]\n\n$/);
 });
 
+test("41.1 opencode's retry status ends the turn at once: 429 with Retry-After for a rate limit, 502 with the cause otherwise; the session aborted and the turn taken out", async () => {
+    const base = await start();
+    agent.reply = () => ({ retry: { message: "Rate limit reached for requests", inMs: 7000 } });
+    const t = performance.now();
+    let res = await chat(base, { messages: [user("x")] });
+    assert.ok(performance.now() - t < 1000);
+    assert.equal(res.status, 429);
+    assert.equal(res.headers.get("retry-after"), "7");
+    assert.match((await res.json()).error.message, /Rate limit reached/);
+    assert.equal(agent.aborted.length, 1);
+    assert.equal(agent.sessions.size, 0, "the failed new conversation's session is deleted");
+    agent.reply = () => ({ retry: { message: "Service Unavailable", inMs: 2000 } });
+    res = await chat(base, { messages: [user("x")] });
+    assert.equal(res.status, 502);
+    assert.equal(res.headers.get("retry-after"), null);
+    assert.match((await res.json()).error.message, /the model API failed: Service Unavailable/);
+    assert.deepEqual(retryFailure({ attempt: 2, message: "Provider is overloaded", next: 1000 + 4000 }, 1000).retryAfterSeconds, undefined);
+});
+
+test("41.1 a failure opencode does not retry carries the model API's status: 401 is 502 (not retried by the SDKs), 400 stays 400", async () => {
+    const base = await start();
+    agent.reply = () => ({ error: { name: "APIError", data: { message: "Incorrect API key provided", statusCode: 401 } } });
+    let res = await chat(base, { messages: [user("x")] });
+    assert.equal(res.status, 502);
+    assert.equal(res.headers.get("x-should-retry"), "false");
+    assert.match((await res.json()).error.message, /refused the agent server's key \(401\).*Incorrect API key/);
+    agent.reply = () => ({ error: { name: "APIError", data: { message: "bad request", statusCode: 400 } } });
+    res = await chat(base, { messages: [user("x")] });
+    assert.equal(res.status, 400);
+});
+
+test("41.3 a failed continuation is taken out of its session, so the retried request is one turn in the same session", async () => {
+    const base = await start();
+    const m1 = user("first");
+    const r1 = await (await chat(base, { messages: [m1] })).json();
+    const history = [m1, r1.choices[0].message];
+    agent.reply = () => ({ retry: { message: "Service Unavailable", inMs: 2000 } });
+    assert.equal((await chat(base, { messages: [...history, user("second")] })).status, 502);
+    assert.equal(agent.deletedMessages.length, 2, "the turn's user and assistant messages");
+    agent.reply = (t) => ({ text: `answer to ${t}` });
+    const r2 = await (await chat(base, { messages: [...history, user("second")] })).json();
+    assert.equal(r2.choices[0].message.content, "answer to second");
+    const convs = [...agent.sessions.values()].filter((x) => x.title.startsWith("bridge-c-"));
+    assert.equal(convs.length, 1);
+    const [s] = convs;
+    assert.deepEqual(s.messages.length, 4, "two turns, not three");
+});
+
+test("continuity: the next turn finds its session by title, from another replica too; another key or end user with the same history gets a transcript in a new session", async () => {
+    const a = await start();
+    const b = await start();
+    const m1 = user("first");
+    const r1 = await (await chat(a, { messages: [m1] })).json();
+    const r2 = await (await chat(b, { messages: [m1, r1.choices[0].message, user("second")] })).json();
+    assert.equal(r2.choices[0].message.content, "answer to second");
+    assert.equal([...agent.sessions.values()].filter((s) => s.title.startsWith("bridge-c-")).length, 1);
+    fs.appendFileSync(keysFile, "sk-other\n");
+    assert.equal((await chat(a, { messages: [m1, r1.choices[0].message, user("second")] }, "sk-other")).status, 200);
+    assert.equal((await chat(a, { messages: [m1, r1.choices[0].message, user("second")], user: "someone" })).status, 200);
+    const convs = [...agent.sessions.values()].filter((s) => s.title.startsWith("bridge-c-"));
+    assert.equal(convs.length, 3);
+    for (const s of convs.slice(1)) assert.match(s.prompts[0].parts[0].text, /\[user\]\nfirst\n\n\[assistant\]\nanswer to first\n\n\[user\]\nsecond$/);
+});
+
+test("41.2 concurrent continuations of one conversation are serialised: the second waits for the first, then (the history having moved) gets its own session", async () => {
+    const a = await start();
+    const b = await start();
+    const m1 = user("first");
+    const r1 = await (await chat(a, { messages: [m1] })).json();
+    const history = [m1, r1.choices[0].message];
+    agent.reply = (t) => ({ text: `answer to ${t}`, delayMs: 300 });
+    const [x, y] = await Promise.all([chat(a, { messages: [...history, user("q-a")] }), sleep(50).then(() => chat(b, { messages: [...history, user("q-b")] }))]);
+    assert.equal((await x.json()).choices[0].message.content, "answer to q-a");
+    assert.match((await y.json()).choices[0].message.content, /^answer to The conversation so far:[\s\S]*\[user\]\nq-b$/, "the waiter's history moved on: its own session with its transcript");
+    const convs = [...agent.sessions.entries()].filter(([, s]) => s.title.startsWith("bridge-c-"));
+    assert.equal(convs.length, 2);
+    for (const [, s] of convs) assert.ok(s.prompts.every((p) => !(JSON.stringify(p).includes("q-a") && JSON.stringify(p).includes("q-b"))));
+    await sleep(100);
+    assert.equal([...agent.sessions.values()].filter((s) => s.title.startsWith("bridge-l-")).length, 0, "the locks are released");
+});
+
+test("time-out: 504 and the turn aborted and taken out; streamed, an error event then [DONE]", async () => {
+    const base = await start({ upstreamTimeoutMs: 300 });
+    agent.reply = () => ({ text: "late", delayMs: 1500 });
+    const res = await chat(base, { messages: [user("x")] });
+    assert.equal(res.status, 504);
+    assert.equal((await res.json()).error.code, "agent_server_timeout");
+    assert.equal(agent.aborted.length, 1);
+    const s = await chat(base, { messages: [user("y")], stream: true });
+    assert.equal(s.status, 504, "nothing was streamed yet: the status says it");
+});
+
+test("a client that disconnects has its turn aborted at the agent server", async () => {
+    const base = await start();
+    agent.reply = () => ({ text: "late", delayMs: 3000 });
+    for (const stream of [false, true]) {
+        const ctl = new AbortController();
+        const p = chat(base, { messages: [user("x")], stream }, KEY, ctl.signal).then((r) => r.text()).catch(() => "aborted");
+        await sleep(300);
+        ctl.abort();
+        await p;
+        const deadline = Date.now() + 10_000;
+        while (agent.aborted.length < (stream ? 2 : 1) && Date.now() < deadline) await sleep(20);
+    }
+    assert.equal(agent.aborted.length, 2);
+});
+
+test("41.6 a permission opencode asks in a chat's session is rejected at once", async () => {
+    const base = await start();
+    agent.reply = () => ({ ask: true, text: "ok", delayMs: 100 });
+    assert.equal((await chat(base, { messages: [user("x")] })).status, 200);
+    assert.deepEqual(agent.rejected, ["/permission/per_1/reply"]);
+});
+
 test("an answer whose conversation key cannot be stored is still delivered (the next turn gets a transcript)", async () => {
     const base = await start();
     agent.failTitle = true;
-    const res = await chat(base, { messages: [{ role: "user", content: "x" }] });
+    const res = await chat(base, { messages: [user("x")] });
     assert.equal(res.status, 200);
     assert.equal((await res.json()).choices[0].message.content, "answer to x");
+});
+
+test("41.8 request bodies: larger than BRIDGE_REQUEST_MEMORY_BYTES is 413; more than fit at once is 503 with Retry-After", async () => {
+    const base = await start({ requestMemoryBytes: 100_000 });
+    assert.equal((await chat(base, { messages: [user("a".repeat(200_000))] })).status, 413);
+    agent.reply = (t) => ({ text: `answer to ${t.length}`, delayMs: 200 });
+    const many = await Promise.all(Array.from({ length: 4 }, () => chat(base, { messages: [user("a".repeat(40_000))] })));
+    const statuses = many.map((r) => r.status).sort();
+    assert.ok(statuses.includes(200) && statuses.includes(503), JSON.stringify(statuses));
+    assert.equal(many.find((r) => r.status === 503)!.headers.get("retry-after"), "1");
+});
+
+test("41.7 shutdown: running chats finish, new ones get 503, /ready is 503; what outlives the grace is aborted (503)", async () => {
+    const { url, bridge } = await startWith();
+    agent.reply = () => ({ text: "finished", delayMs: 400 });
+    const running = chat(url, { messages: [user("x")] });
+    await sleep(100);
+    const down = bridge.shutdown(5000);
+    await sleep(50);
+    const refused = await chat(url, { messages: [user("y")] }).then((r) => r.status, () => "refused");
+    assert.ok(refused === 503 || refused === "refused", String(refused));
+    const res = await running;
+    assert.equal(res.status, 200);
+    assert.equal((await res.json()).choices[0].message.content, "finished");
+    await down;
+    const second = await startWith();
+    agent.reply = () => ({ text: "never", delayMs: 5000 });
+    const long = chat(second.url, { messages: [user("z")] });
+    await sleep(100);
+    await second.bridge.shutdown(200);
+    assert.equal((await long).status, 503);
+    assert.equal(agent.aborted.length, 1);
+});
+
+test("41.9 the idle sweep deletes the bridge's sessions idle longer than BRIDGE_SESSION_IDLE_MS, not others, not locked or working ones", async () => {
+    const { url, bridge } = await startWith({ sessionIdleMs: 1 });
+    for (const t of ["a", "b"]) await chat(url, { messages: [user(t)] });
+    agent.sessions.set("ses_human", { title: "a person's session", created: 0, updated: 0, prompts: [], messages: [], busy: false });
+    agent.sessions.set("ses_working", { title: "bridge-c-" + "0".repeat(40), created: 0, updated: 0, prompts: [], messages: [], busy: true });
+    assert.equal(await bridge.sweep(), 2);
+    assert.deepEqual([...agent.sessions.keys()].sort(), ["ses_human", "ses_working"]);
+});
+
+test("helpers: leading echo, pieces by code point", () => {
+    assert.equal(stripLeadingEcho("hello there\n\nHi!", "hello there"), "Hi!");
+    assert.equal(stripLeadingEcho("hello there", "hello there"), "hello there");
+    assert.deepEqual(pieces("a😀bc", 2), ["a😀", "bc"]);
+});
+
+test("42.6/42.7 main: a bad setting or keys file exits 2 naming it, without the password; a good start prints no secret", () => {
+    const tsx = path.resolve(__dirname, "..", "..", "node_modules", "tsx", "dist", "cli.mjs");
+    const main = path.resolve(__dirname, "..", "src", "main.ts");
+    const secret = "Sup3rSecretPassw0rd";
+    const run = (env: Record<string, string>) => spawnSync(process.execPath, [tsx, main], { env: { PATH: process.env.PATH!, OPENCODE_BASE: agent.url, DEFAULT_MODEL: "p/m", OPENCODE_SERVER_USERNAME: "agent", OPENCODE_SERVER_PASSWORD: secret, BRIDGE_CLIENT_KEYS_FILE: keysFile, BRIDGE_PORT: "1", ...env }, encoding: "utf8", timeout: 20_000 });
+    let r = run({ OPENCODE_BASE: `http://agent:${secret}@127.0.0.1:4000` });
+    assert.equal(r.status, 2, r.stderr);
+    assert.match(r.stderr, /OPENCODE_BASE: http:\/\/\*\*\*@127\.0\.0\.1:4000 carries credentials/);
+    assert.ok(!(r.stdout + r.stderr).includes(secret));
+    r = run({ BRIDGE_CLIENT_KEYS_FILE: dir });
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /BRIDGE_CLIENT_KEYS_FILE .*is a directory/);
+    assert.ok(!(r.stdout + r.stderr).includes(secret));
 });

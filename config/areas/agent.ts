@@ -1,8 +1,11 @@
 import {
     bool, cpu, image, int, intList, list, memory, millis, oneOf, optional, port, replicas, secret, seconds, storage, str, url, namespaceName, ipAddress, hostLabel, storageClassName, hostname,
 } from "../schema";
+import { MODEL_ID } from "../../bridge/src/settings";
 
 const ADMIN_KEY = /^admin-[0-9a-f]{64}$/;
+/** <provider>/<model_key>: opencode splits a model id at its first slash (its provider parseModel), so a model key may hold more slashes (openrouter/anthropic/claude-sonnet-4); the bridge reads DEFAULT_MODEL the same way. */
+const MODEL_ID_FORM = { pattern: MODEL_ID, expected: "<provider>/<model_key> (the provider before the first slash; letters, digits and . _ - : @)" };
 
 /** The agent server (section 2.8, 4.1, 5.1, 8.2) and the gateway admin tool server it runs (2.9, 5.2, 5.3). */
 export const agentServer = {
@@ -34,8 +37,8 @@ export const agentServer = {
     workspaceVolumeSize: storage("agent server workspace volume", "5Gi"),
     storageClass: optional(storageClassName("storage class of the agent server volumes (the cluster default when unset)")),
     configSchemaUrl: url("$schema of the agent configuration file", "https://opencode.ai/config.json"),
-    model: str("the default model, <provider>/<model_key> (one of the provider's models)", "upstream/gpt-5", { pattern: /^[\w.-]+\/[\w.:-]+$/, expected: "<provider>/<model_key>" }),
-    smallModel: str("the small model, <provider>/<model_key> (one of the provider's models)", "upstream/gpt-5-mini", { pattern: /^[\w.-]+\/[\w.:-]+$/, expected: "<provider>/<model_key>" }),
+    model: str("the default model, <provider>/<model_key> (one of the provider's models)", "upstream/gpt-5", MODEL_ID_FORM),
+    smallModel: str("the small model, <provider>/<model_key> (one of the provider's models)", "upstream/gpt-5-mini", MODEL_ID_FORM),
     provider: {
         name: str("the provider key in the agent configuration", "upstream"),
         displayName: str("the provider's display name", "Upstream model API"),
@@ -101,24 +104,26 @@ export const gatewayTool = {
  * the agent server's basic authentication and admits clients by the keys of its own Secret.
  */
 export const bridge = {
-    image: image("the model bridge image, built from bridge/Containerfile (`node /app/main.js`); registry.example.com is a placeholder for the registry you push it to", "registry.example.com/ops/model-bridge:0.5.0"),
-    args: optional(list("container arguments that replace the bridge's start command (unset: node /app/main.js; the ci stack runs a stand-in with them)", undefined)),
+    image: image("the model bridge image, built from bridge/Containerfile (`/usr/local/bin/node /app/main.js`); registry.example.com is a placeholder for the registry you push it to", "registry.example.com/ops/model-bridge:0.6.0"),
+    args: optional(list("container arguments that replace the bridge's start command (unset: /usr/local/bin/node /app/main.js; the ci stack runs a stand-in with them)", undefined)),
     port: port("BRIDGE_PORT: the port the bridge listens on", 3100),
     agentServerPort: port("the agent server instance (one of agentServerPorts) the bridge forwards to: OPENCODE_BASE is its Service", 4000),
     host: hostLabel("first label of the bridge's public host (<label>.<domain>)", "bridge"),
     apiKeyLength: int("length of the generated client API key (Secret model-bridge-api-keys, key api-keys; alphanumeric)", 40, { min: 32, max: 128 }),
-    upstreamTimeoutMs: int("BRIDGE_UPSTREAM_TIMEOUT_MS: how long one chat may take at the agent server before the bridge aborts its session and answers 504", 300000, { min: 1000, max: 3_600_000, unit: "milliseconds" }),
+    upstreamTimeoutMs: int("BRIDGE_UPSTREAM_TIMEOUT_MS: how long one chat may take at the agent server before the bridge aborts its turn and answers 504; also how long a rollout lets running chats finish (the pods' termination grace period is this plus the preStop wait and 15 s)", 300000, { min: 1000, max: 3_600_000, unit: "milliseconds" }),
+    sessionIdleSeconds: int("BRIDGE_SESSION_IDLE_MS (in seconds here): a conversation's agent-server sessions are deleted this long after their last turn (0: never)", 3600, { min: 0, max: 365 * 86400, unit: "seconds" }),
+    chatShell: bool("chats through the bridge may run opencode's shell tool (bash) on the agent server (the bridge agent's permission; default false: denied)", false),
+    chatAsk: bool("chats through the bridge may wait on a human: opencode's question tool and its ask rules (doom loop, other folders, .env files) stay asks that someone answers in the agent server's UI (default false: denied, and the bridge rejects any ask at once)", false),
     minReplicas: replicas("bridge autoscaler minimum", 2),
     maxReplicas: replicas("bridge autoscaler maximum", 6),
     cpuUtilization: int("bridge autoscaler target cpu utilization (percent of request)", 70, { min: 1, max: 100 }),
     scaleDownWindow: seconds("bridge autoscaler scale-down stabilization window", 300, 3600),
     requests: { cpu: cpu("bridge cpu request", "100m"), memory: memory("bridge memory request", "128Mi") },
     limits: { cpu: cpu("bridge cpu limit", "500m"), memory: memory("bridge memory limit", "256Mi") },
-    defaultModel: str("DEFAULT_MODEL (defaultModel): the model the bridge lists on /v1/models and asks the agent server for, <provider>/<model_key> (one of the agent server's provider models)", "upstream/gpt-5", { pattern: /^[\w.-]+\/[\w.:-]+$/, expected: "<provider>/<model_key>" }),
+    defaultModel: str("DEFAULT_MODEL (defaultModel): the model the bridge lists on /v1/models and asks the agent server for, <provider>/<model_key> (one of the agent server's provider models)", "upstream/gpt-5", MODEL_ID_FORM),
     streamChunkSize: int("OPENAI_STREAM_CHUNK_SIZE (openaiStreamChunkSize): characters per streamed chunk", 4, { min: 1, max: 1024 }),
     streamChunkDelayMs: int("OPENAI_STREAM_CHUNK_DELAY_MS (openaiStreamChunkDelayMs): pause between streamed chunks", 10, { min: 0, max: 10000 }),
     enableLeadingEchoFilter: bool("ENABLE_LEADING_ECHO_FILTER (enableLeadingEchoFilter): strip a leading echo of the prompt from answers (default false)", false),
     replicas: replicas("bridge replicas before the autoscaler takes over", 2),
-    terminationGracePeriod: seconds("terminationGracePeriodSeconds of the bridge pods", 30),
     preStopDelay: seconds("seconds the bridge's preStop hook waits", 5, 60),
 };

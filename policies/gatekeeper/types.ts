@@ -27,7 +27,12 @@ export interface Review {
     object: K8sObject;
     oldObject?: K8sObject;
     kind: { group: string; version: string; kind: string };
-    operation: "CREATE" | "UPDATE" | "DELETE" | "CONNECT";
+    /**
+     * CREATE for an object the stack adds, UPDATE (with oldObject) for one it changes, and ""
+     * for one it leaves as it is: what Gatekeeper's audit (and gator) present, judging what is
+     * already on the cluster (evaluate.ts says how the engine knows which).
+     */
+    operation: "CREATE" | "UPDATE" | "DELETE" | "CONNECT" | "";
     name?: string;
     namespace?: string;
     userInfo?: { username?: string; groups?: string[] };

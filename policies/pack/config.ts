@@ -17,6 +17,7 @@ import type { PolicyConfigSchema, PolicyPackConfig, StackValidationPolicy } from
 import * as YAML from "yaml";
 import { ENFORCEMENT_ACTIONS, parseConstraintObjects } from "../gatekeeper/engine/constraints";
 import { auditLogProblem, evaluatorFor } from "./gatekeeper";
+import { TeamTemplateError } from "../gatekeeper/wasm/rule";
 import { PACK_DIR, resolveInPack } from "./paths";
 
 export const ENFORCEMENT_LEVELS = ["advisory", "mandatory", "remediate", "disabled"] as const;
@@ -147,6 +148,8 @@ export function validatePackConfig(config: unknown, file: string, policies: read
                 evaluatorFor(constraints, action);
                 problems.push(...everyNamespaceExcluded(target).map((p) => `${name}.constraints: ${p}`));
             } catch (err) {
+                // The team's templates are at fault, not this config: said as they are.
+                if (err instanceof TeamTemplateError) throw err;
                 problems.push(`${name}.constraints: ${(err as Error).message}`);
             }
         }

@@ -53,10 +53,12 @@ export interface GatekeeperFinding {
 }
 
 /** The violations of one action's constraints over a stack. */
-export function evaluateGatekeeper(resources: readonly PackResource[], config: GatekeeperPolicyConfig, action: EnforcementAction): GatekeeperFinding[] {
+export function evaluateGatekeeper(resources: readonly PackResource[], config: GatekeeperPolicyConfig, action: EnforcementAction, previous?: readonly PackResource[]): GatekeeperFinding[] {
     if (!config?.constraints) throw new Error(`gatekeeper-${action}: the pack config must name the constraint file (constraints: "constraints/<env>.yaml")`);
     const { objects } = viewOf(resources);
-    const results = evaluatorFor(config.constraints, action).evaluate(objects.map((o) => o.object));
+    // With the stack's earlier resources: creations, updates (with the old object) and unchanged objects as the audit sees them.
+    const before = previous === undefined ? undefined : viewOf(previous).objects.map((o) => o.object);
+    const results = evaluatorFor(config.constraints, action).evaluate(objects.map((o) => o.object), before === undefined ? {} : { previous: before });
     return results.map((result) => ({ urn: objects[result.objectIndex].urn, result }));
 }
 
@@ -103,7 +105,8 @@ export function gatekeeperPolicy(action: EnforcementAction): StackValidationPoli
         configSchema,
         validateStack(args, report) {
             const config = args.getConfig<GatekeeperPolicyConfig>();
-            const findings = evaluateGatekeeper(args.resources as unknown as PackResource[], config, action);
+            const previous = (args as unknown as { previousResources?: PackResource[] }).previousResources;
+            const findings = evaluateGatekeeper(args.resources as unknown as PackResource[], config, action, previous);
             for (const { urn, result } of findings) report(messageOf(result), urn);
             if (action === "dryrun" && config.auditLog) appendAudit(config.auditLog, findings);
         },

@@ -85,7 +85,12 @@ export async function startPack(packDir = PACK_DIR, timeoutMs = 120_000): Promis
     child.stderr!.on("data", (d) => (stderr += d));
     const port = await new Promise<number>((resolve, reject) => {
         let stdout = "";
-        const timer = setTimeout(() => reject(new Error(`the pack printed no port within ${timeoutMs} ms; stderr:\n${stderr}`)), timeoutMs);
+        // A pack that never prints its port is killed: the caller has no handle to stop it, and a live
+        // child would keep the test process (and npm test) running after the failure.
+        const timer = setTimeout(() => {
+            child.kill("SIGKILL");
+            reject(new Error(`the pack printed no port within ${timeoutMs} ms; stderr:\n${stderr}`));
+        }, timeoutMs);
         child.stdout!.on("data", (d) => {
             stdout += d;
             const m = /^(\d+)\s*$/m.exec(stdout);

@@ -1,5 +1,6 @@
 /** The pack over the offline render (npm run render, test/render.ts): the same evaluation as the tests and the bench. */
 import { unwrapSecrets, type PackResource } from "./resources";
+import { packTemplateNotes } from "./templates";
 import { loadPackConfig, mandatory, runPack, verdict, type PackResult } from "./run";
 
 /** What the pack reads of an offline render (cli/harness/render.ts's RenderResult is one). */
@@ -36,7 +37,13 @@ export interface PackVerdict {
  */
 export function packVerdict(result: RenderResult, stack = result.stack): PackVerdict {
     if (result.errors.length > 0) return { text: "policy pack: not evaluated (the render failed)", ok: false };
-    return verdictOf(() => evaluateRender(result, stack));
+    let notes: string[] = [];
+    const verdict = verdictOf(() => {
+        const evaluated = evaluateRender(result, stack);
+        notes = packTemplateNotes();
+        return evaluated;
+    });
+    return notes.length === 0 ? verdict : { ...verdict, text: `${notes.join("\n")}\n${verdict.text}` };
 }
 
 /** The verdict of one evaluation (which may throw: config, constraint file or policy errors). */

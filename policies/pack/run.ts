@@ -31,7 +31,13 @@ function configOf(config: PolicyPackConfig, name: string): PolicyConfig {
     return (typeof c === "string" ? { enforcementLevel: c } : c ?? {}) as PolicyConfig;
 }
 
-export function runPack(resources: readonly PackResource[], config: PolicyPackConfig = {}, policies: readonly StackValidationPolicy[] = packPolicies): PackResult {
+/**
+ * The pack over a stack's resources. `previous`: the stack's resources before this change (the
+ * last render's), when known: the Gatekeeper policies then judge an unchanged object as the audit
+ * does and a changed one as an UPDATE (policies/gatekeeper/engine/evaluate.ts); without it, every
+ * object as a CREATE (what `pulumi preview` gives a policy: no earlier state).
+ */
+export function runPack(resources: readonly PackResource[], config: PolicyPackConfig = {}, policies: readonly StackValidationPolicy[] = packPolicies, previous?: readonly PackResource[]): PackResult {
     const violations: PackViolation[] = [];
     const ran: string[] = [];
     for (const policy of policies) {
@@ -42,6 +48,7 @@ export function runPack(resources: readonly PackResource[], config: PolicyPackCo
         ran.push(policy.name);
         const args = {
             resources,
+            previousResources: previous,
             stackTags: new Map<string, string>(),
             getConfig: () => settings,
             notApplicable: () => {

@@ -94,7 +94,7 @@ test("a team template whose module is missing stops the load, naming the file an
     const dir = teamFolder(["k8stestreplicarange"]);
     try {
         rmSync(path.join(dir, "wasm"), { recursive: true });
-        assert.throws(() => templateRegistryWith(dir, "templates"), /^Error: templates\/k8stestreplicarange\.yaml: template K8sTestReplicaRange has no compiled module \(templates\/wasm\/k8stestreplicarange\.wasm\); run npm run gatekeeper:wasm$/);
+        assert.throws(() => templateRegistryWith(dir, "templates"), /^TeamTemplateError: templates\/k8stestreplicarange\.yaml: template K8sTestReplicaRange has no compiled module \(templates\/wasm\/k8stestreplicarange\.wasm\); run npm run gatekeeper:wasm$/);
     } finally {
         rmSync(dir, { recursive: true, force: true });
     }

@@ -28,17 +28,23 @@ export interface RunningBridge {
 
 let compiled: string | undefined;
 
-/** bridge/src compiled with bridge/tsconfig.json (the image's build step) into a temporary folder; its main.js. */
+/**
+ * bridge/src compiled with bridge/tsconfig.json (the image's build step) into a temporary folder;
+ * its main.js. OPS_BRIDGE_DIR names another bridge folder (its tsconfig.json and src/), to run the
+ * same tests against an earlier bridge for before-and-after figures.
+ */
 export function compileBridge(): string {
     if (compiled) return compiled;
     const out = fs.mkdtempSync(path.join(os.tmpdir(), "ops-bridge-dist-"));
-    execFileSync(process.execPath, [path.join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", path.join(ROOT, "bridge", "tsconfig.json"), "--outDir", out], { stdio: "inherit" });
+    const dir = process.env.OPS_BRIDGE_DIR ? path.resolve(process.env.OPS_BRIDGE_DIR) : path.join(ROOT, "bridge");
+    execFileSync(process.execPath, [path.join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", path.join(dir, "tsconfig.json"), "--outDir", out], { stdio: "inherit" });
     fs.chmodSync(out, 0o755);
     compiled = path.join(out, "main.js");
     return compiled;
 }
 
-export async function startBridge(r: RenderResult, agentPort: number, namespace = "agent"): Promise<RunningBridge> {
+/** The rendered bridge, started; `env` replaces rendered values (a shorter time-out for a test, say). */
+export async function startBridge(r: RenderResult, agentPort: number, namespace = "agent", overrides: Record<string, string> = {}): Promise<RunningBridge> {
     const main = compileBridge();
     const spec = find(r, "Deployment", "model-bridge", namespace).spec.template.spec;
     const c = spec.containers[0];
@@ -48,7 +54,8 @@ export async function startBridge(r: RenderResult, agentPort: number, namespace 
     const port = await freePort();
     env.BRIDGE_PORT = String(port);
     env.OPENCODE_BASE = `http://127.0.0.1:${agentPort}`;
-    if (c.command?.[0] !== "node" || c.command.length !== 2) throw new Error(`the bridge's command is ${JSON.stringify(c.command)}, expected node <main.js>`);
+    Object.assign(env, overrides);
+    if (path.basename(c.command?.[0] ?? "") !== "node" || c.command.length !== 2) throw new Error(`the bridge's command is ${JSON.stringify(c.command)}, expected <path>/node <main.js>`);
     const proc = spawn(process.execPath, ["--require", LOOPBACK, main], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...env }, stdio: ["ignore", "pipe", "pipe"] });
     const out = collect(proc);
     await listening(proc, port, "model bridge", out);

@@ -10,6 +10,7 @@
 import { test, before, after } from "node:test";
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
+import * as net from "node:net";
 import * as path from "node:path";
 import { extractOpencode, loadDefinition } from "../../tools/products/definitions";
 import { PRODUCTS } from "../../tools/products/pins";
@@ -93,8 +94,70 @@ test("opencode writes only to the writable volumes: its data and state folders e
         assert.ok(fs.existsSync(path.join(env[name], "opencode")), `no opencode folder under ${name}`);
     }
     const cfg = pod.at("/etc/agent-server");
-    assert.deepEqual(fs.readdirSync(cfg), ["config.json"]);
+    assert.deepEqual(fs.readdirSync(cfg).sort(), ["config.json", "opencode"]);
+    assert.deepEqual(fs.readdirSync(path.join(cfg, "opencode")), ["README"]);
     assert.doesNotMatch(server!.out(), /EACCES|EROFS|read-only file system/i);
+});
+
+/** Folders named node_modules under `dir` (opencode's installs land in one). */
+function nodeModules(dir: string): string[] {
+    const found: string[] = [];
+    const walk = (d: string) => {
+        for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+            if (!e.isDirectory()) continue;
+            const p = path.join(d, e.name);
+            if (e.name === "node_modules") found.push(p);
+            else walk(p);
+        }
+    };
+    walk(dir);
+    return found;
+}
+
+/** An HTTP proxy on loopback that records the hosts it is asked for and serves none of them. */
+async function recordingProxy(): Promise<{ url: string; hosts: string[]; close: () => Promise<void> }> {
+    const hosts: string[] = [];
+    const server = net.createServer((sock) => {
+        sock.once("data", (b) => {
+            const [, target] = /^(?:CONNECT|GET|POST|HEAD) (\S+)/.exec(b.toString("latin1")) ?? [];
+            if (target) hosts.push(target.replace(/^https?:\/\//, "").split(/[/:]/)[0]);
+            sock.end("HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+        });
+        sock.on("error", () => {});
+    });
+    await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
+    return { url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`, hosts, close: () => new Promise((ok) => server.close(() => ok())) };
+}
+
+test("41.6 at start opencode installs nothing and fetches no model catalogue with the rendered switches; without them it does both (so the check means something)", { timeout: 240_000 }, async () => {
+    const r = await renderStack("dev");
+    const run = async (switches: boolean) => {
+        const proxy = await recordingProxy();
+        const s = await startOpencode(r, "agent-server-4000", NS, { env: (e) => {
+            for (const k of ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"]) e[k] = proxy.url;
+            e.NO_PROXY = e.no_proxy = "127.0.0.1,localhost";
+            if (!switches) {
+                for (const k of ["OPENCODE_DISABLE_MODELS_FETCH", "OPENCODE_DISABLE_DEFAULT_PLUGINS", "OPENCODE_DISABLE_PROJECT_CONFIG"]) delete e[k];
+                e.XDG_CONFIG_HOME = `${e.HOME}/.config`;
+            }
+        } });
+        try {
+            await fetch(`http://127.0.0.1:${s.port}/session`, { headers: { Authorization: auth } });
+            const by = Date.now() + (switches ? 10_000 : 60_000);
+            while (Date.now() < by && !(!switches && proxy.hosts.includes("models.dev") && proxy.hosts.includes("registry.npmjs.org"))) await new Promise((ok) => setTimeout(ok, 500));
+            return { hosts: [...new Set(proxy.hosts)].sort(), modules: nodeModules(s.root.root).map((d) => path.relative(s.root.root, d)) };
+        } finally {
+            await stop(s.proc);
+            s.root.remove();
+            await proxy.close();
+        }
+    };
+    const on = await run(true);
+    const off = await run(false);
+    console.log(`# with the rendered switches: outbound hosts ${JSON.stringify(on.hosts)}, node_modules ${JSON.stringify(on.modules)}; without: ${JSON.stringify(off.hosts)}, ${JSON.stringify(off.modules)}`);
+    assert.deepEqual(on.hosts, [], "opencode went out at start");
+    assert.deepEqual(on.modules, [], "opencode installed packages");
+    assert.ok(off.hosts.includes("models.dev") && off.hosts.includes("registry.npmjs.org"), "without the switches opencode did not go out: the check above proves nothing");
 });
 
 test("a configuration file with a key opencode does not know is refused (so acceptance above means something)", async () => {

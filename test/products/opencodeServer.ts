@@ -26,6 +26,8 @@ export interface OpencodeOptions {
     config?: (file: any) => unknown;
     /** Starts it without OPENCODE_SERVER_PASSWORD (basic authentication off). */
     withoutPassword?: boolean;
+    /** Changes the rendered environment (container paths already mapped) before the start. */
+    env?: (env: Record<string, string>) => void;
 }
 
 /**
@@ -48,6 +50,7 @@ export async function startOpencode(r: RenderResult, instance: string, namespace
     const mounts: string[] = c.volumeMounts.map((m: any) => m.mountPath);
     const env = podEnv(r, c, namespace, (_n, v) => (mounts.some((m) => v === m || v.startsWith(`${m}/`)) ? root.at(v) : v));
     if (opts.withoutPassword) delete env.OPENCODE_SERVER_PASSWORD;
+    opts.env?.(env);
     const port = await freePort();
     const args = [...c.args];
     args[args.indexOf("--port") + 1] = String(port);

@@ -35,18 +35,31 @@ export function podRoot(r: RenderResult, pod: any, container: any, namespace: st
         const volume = (pod.volumes ?? []).find((v: any) => v.name === m.name);
         if (volume?.configMap) {
             const cm = find(r, "ConfigMap", volume.configMap.name, namespace);
-            for (const [key, value] of Object.entries<string>(cm.data ?? {})) fs.writeFileSync(path.join(dir, key), value, { mode: 0o444 });
+            const data: Record<string, string> = cm.data ?? {};
+            // items: only the keys named, each at its path (folders as the kubelet makes them); else every key at its name.
+            const items: { key: string; path: string }[] = volume.configMap.items ?? Object.keys(data).map((key) => ({ key, path: key }));
+            for (const item of items) {
+                if (data[item.key] === undefined) throw new Error(`ConfigMap ${namespace}/${volume.configMap.name} has no key ${item.key}`);
+                fs.mkdirSync(path.dirname(path.join(dir, item.path)), { recursive: true });
+                fs.writeFileSync(path.join(dir, item.path), data[item.key], { mode: 0o444 });
+            }
         }
         if (volume?.secret) {
             const secret = find(r, "Secret", volume.secret.secretName, namespace);
             const values: Record<string, string> = { ...Object.fromEntries(Object.entries<string>(secret.data ?? {}).map(([k, v]) => [k, Buffer.from(v, "base64").toString()])), ...secret.stringData };
             for (const [key, value] of Object.entries(values)) fs.writeFileSync(path.join(dir, key), value, { mode: 0o444 });
         }
-        if (m.readOnly) fs.chmodSync(dir, 0o555);
+        if (m.readOnly) for (const d of foldersUnder(dir)) fs.chmodSync(d, 0o555);
         else if (process.getuid?.() === 0) fs.chownSync(dir, NOBODY.uid, NOBODY.gid);
     }
     const at = (p: string) => path.join(root, p);
     return { root, at, remove: () => fs.rmSync(root, { recursive: true, force: true }) };
+}
+
+/** A folder and every folder below it, deepest first. */
+function foldersUnder(dir: string): string[] {
+    const below = fs.readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).flatMap((e) => foldersUnder(path.join(dir, e.name)));
+    return [...below, dir];
 }
 
 /** The container's environment: literals (container paths mapped by `mapValue`) and Secret references resolved. */

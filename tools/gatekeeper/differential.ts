@@ -34,6 +34,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { parseAllDocuments } from "yaml";
 import { buildConstraint, effectiveNamespace, evaluate, expandPodTemplate, type Constraint, type TemplateRegistry } from "../../policies/gatekeeper/engine";
+import { defaultIsClusterScoped, withDeclaredScopes, type ScopePredicate } from "../../policies/gatekeeper/engine/scope";
+import { CLASSES, teamCorpus, type TeamCorpus } from "./teamCorpus";
 import { EXPANDABLE_KINDS } from "../../policies/gatekeeper/engine/expansion";
 import { templateRegistry } from "../../policies/gatekeeper/templates";
 import type { K8sObject } from "../../policies/gatekeeper/types";
@@ -66,6 +68,8 @@ export interface Group {
     registry?: TemplateRegistry;
     /** Gator with its CEL driver on (its default): a template with CEL code is judged by its CEL. */
     native?: boolean;
+    /** The pack judges the objects as unchanged (its operation model's audit view), as gator does; else as creations. */
+    audit?: boolean;
 }
 
 interface Variant {
@@ -117,8 +121,13 @@ const holdsNull = (v: unknown): boolean => v === null || (typeof v === "object" 
  * object as written, so it is given the namespace explicitly.
  */
 export function inNamespace<T extends K8sObject>(o: T): T {
+    return inNamespaceWith(o, defaultIsClusterScoped);
+}
+
+/** inNamespace with the scope of custom kinds a group's CRDs declare. */
+export function inNamespaceWith<T extends K8sObject>(o: T, scope: ScopePredicate): T {
     if (!o || typeof o !== "object" || !o.metadata || typeof o.metadata !== "object") return o;
-    const namespace = effectiveNamespace(o);
+    const namespace = effectiveNamespace(o, scope);
     if (namespace === undefined || o.metadata.namespace === namespace) return o;
     return { ...o, metadata: { ...o.metadata, namespace } };
 }
@@ -259,7 +268,7 @@ export function prepare(groups: readonly Group[], seed: number, pool: ValuePool,
 /** Gator on a prepared group; objects or constraints gator refuses are removed (and reported as differences). */
 function gatorVerdicts(gator: string, templates: readonly K8sObject[], p: PreparedGroup, report: SeedReport, timeoutSeconds: number) {
     for (let attempt = 0; attempt < 200; attempt++) {
-        const docs = [...templates, ...EXPANSION_TEMPLATES, ...p.constraints.map((c) => c.value), ...p.group.inventory.map(inNamespace), ...p.objects.map((o) => o.value)];
+        const docs = [...templates, ...EXPANSION_TEMPLATES, ...p.constraints.map((c) => c.value), ...p.group.inventory.map((o) => inNamespaceWith(o, withDeclaredScopes(p.group.inventory, defaultIsClusterScoped))), ...p.objects.map((o) => o.value)];
         const t0 = Date.now();
         const run = runGator(gator, docs, timeoutSeconds * 1000, p.group.native ?? false);
         report.gatorRuns++;
@@ -331,9 +340,11 @@ export function judge(gator: string, templates: ReadonlyMap<string, K8sObject>, 
         byGator.set(k, [...(byGator.get(k) ?? []), normalizeMessage(v.message)]);
     }
     const objects = p.objects.map((o) => o.value);
-    const inventory = [...p.group.inventory.map(inNamespace), ...objects];
+    // The group's own CRDs say which of its custom kinds are cluster-scoped.
+    const scope = withDeclaredScopes(p.group.inventory, defaultIsClusterScoped);
+    const inventory = [...p.group.inventory.map((o) => inNamespaceWith(o, scope)), ...objects];
     const synced = syncAll(inventory);
-    const byPack = messagesByPair(objects, evaluate(objects, p.constraints.map((c) => c.built), synced, { inventory }));
+    const byPack = messagesByPair(objects, evaluate(objects, p.constraints.map((c) => c.built), synced, { inventory, ...(p.group.audit ? { previous: objects } : {}) }));
     let byWasm: Map<string, string[]> | undefined;
     const wasmRefused = new Map<string, string>();
     if (wasm) {
@@ -436,6 +447,8 @@ export interface Options {
     opa: string;
     /** Which compiled form of the library's Rego the third judge runs (plan, the pack's engine, by default). */
     engine?: Engine;
+    /** Object mutants per base object of each template of issue 43's team corpus (0: not judged; needs opa). */
+    teamMutants: number;
 }
 
 function ensureGator(explicit: string | undefined): string {
@@ -490,6 +503,29 @@ export function runCustomSeed(opts: Options, custom: CustomTemplates, library: L
     return report;
 }
 
+/**
+ * Issue 43's team-template corpus (./teamCorpus.ts) on its own mutants: gator against the pack's
+ * team-template path; the agreement of each template, for the per-class lines.
+ */
+export function runTeamSeed(opts: Options, team: TeamCorpus, library: Library, seed: number): { report: SeedReport; byKind: Map<string, { agree: number; differ: number; classes: number[] }> } {
+    const report = emptyReport(seed);
+    const groups = team.groups(opts.teamMutants);
+    const pool = new ValuePool();
+    for (const c of library.cases) [c.object, c.constraint, ...c.inventory].forEach((o) => pool.add(o));
+    for (const g of groups) [...g.objects, ...g.constraints].forEach((o) => pool.add(o));
+    const byKind = new Map<string, { agree: number; differ: number; classes: number[] }>();
+    for (const p of prepare(groups, seed, pool, report)) {
+        const g = p.group as (typeof groups)[number];
+        const [agree, differ] = [report.agree, report.differ.length];
+        judge(opts.gator, team.templates, p, report, opts.gatorTimeout);
+        const k = byKind.get(g.kind) ?? { agree: 0, differ: 0, classes: g.classes };
+        k.agree += report.agree - agree;
+        k.differ += report.differ.length - differ;
+        byKind.set(g.kind, k);
+    }
+    return { report, byKind };
+}
+
 function formatDifference(d: Difference): string {
     return [
         `DIFF ${d.group}: ${d.object} × ${d.constraint}`,
@@ -527,13 +563,15 @@ export function parseArgs(argv: string[], env = process.env): Options | string {
     if (!Number.isFinite(gatorTimeout) || gatorTimeout <= 0) return `--gator-timeout must be a positive number of seconds, got ${arg("--gator-timeout")}`;
     const customMutants = Number(arg("--custom-mutants") ?? 100);
     if (!Number.isInteger(customMutants) || customMutants < 0) return `--custom-mutants must be a whole number, got ${arg("--custom-mutants")}`;
+    const teamMutants = Number(arg("--team-mutants") ?? 100);
+    if (!Number.isInteger(teamMutants) || teamMutants < 0) return `--team-mutants must be a whole number, got ${arg("--team-mutants")}`;
     let engine: Engine;
     try {
         engine = engineFlag(argv);
     } catch (err) {
         return (err as Error).message;
     }
-    return { library, seeds, mutants, stacks, gator: arg("--gator") ?? "", show, gatorTimeout, customMutants, opa: arg("--opa") ?? "", engine };
+    return { library, seeds, mutants, stacks, gator: arg("--gator") ?? "", show, gatorTimeout, customMutants, opa: arg("--opa") ?? "", engine, teamMutants };
 }
 
 export function main(argv: string[], log = (l: string) => console.log(l)): number {
@@ -550,7 +588,7 @@ export function main(argv: string[], log = (l: string) => console.log(l)): numbe
         console.error(`gatekeeper: ${STRICT_CHECK} is missing: the schema check needs ../shared`);
         return 2;
     }
-    let total = { agree: 0, differ: 0, admissionAgree: 0, admissionDiffer: 0, wasmAgree: 0, wasmDiffer: 0, customAgree: 0, customDiffer: 0 };
+    let total = { agree: 0, differ: 0, admissionAgree: 0, admissionDiffer: 0, wasmAgree: 0, wasmDiffer: 0, customAgree: 0, customDiffer: 0, teamAgree: 0, teamDiffer: 0 };
     let wasmJudged = false;
     try {
         const library = readLibrary(opts.library);
@@ -569,6 +607,16 @@ export function main(argv: string[], log = (l: string) => console.log(l)): numbe
         if (custom) {
             log(`custom: ${custom.refusal.ok ? "refused as it must be" : "NOT refused as it must be"}: ${custom.refusal.message}`);
             if (!custom.refusal.ok) total.customDiffer++;
+        }
+        let team: TeamCorpus | undefined;
+        if (opts.teamMutants > 0) {
+            const opa = opaPath(opts.opa && opts.opa !== "none" ? opts.opa : undefined);
+            if (!existsSync(opa)) throw new Error(`opa is not at ${opa}: the team corpus is compiled with it (npm run gatekeeper:build -- opa; --team-mutants 0 leaves the corpus out)`);
+            team = teamCorpus(opa, log);
+            for (const l of team.lines) {
+                log(`team: class ${l.cls} (${CLASSES[l.cls]}): ${l.ok ? "ok" : "FAILED"}: ${l.text}`);
+                if (!l.ok) total.teamDiffer++;
+            }
         }
         const stacks = opts.stacks.map((s) => stackGroup(s, 1));
         for (const seed of opts.seeds) {
@@ -593,6 +641,19 @@ export function main(argv: string[], log = (l: string) => console.log(l)): numbe
                 log(`custom: seed ${seed}: ${c.objectMutants} object and ${c.constraintMutants} parameter mutants of ${custom.templates.size} test templates: gator and the pack (CEL, or Rego compiled: plan or Wasm) ${c.agree} agree, ${c.differ.length} differ${cByKind ? ` (${cByKind})` : ""}; gator ${c.gatorRuns} runs`);
                 total = { ...total, customAgree: total.customAgree + c.agree, customDiffer: total.customDiffer + c.differ.length };
             }
+            if (team) {
+                const { report: t, byKind } = runTeamSeed(opts, team, library, seed);
+                for (const d of t.differ.slice(0, opts.show)) log(formatDifference(d).replace(/^DIFF/, "TEAM DIFF"));
+                for (const cls of Object.keys(CLASSES).map(Number)) {
+                    const kinds = [...byKind].filter(([, k]) => k.classes.includes(cls));
+                    if (kinds.length === 0) continue;
+                    const agree = kinds.reduce((n, [, k]) => n + k.agree, 0);
+                    const differ = kinds.reduce((n, [, k]) => n + k.differ, 0);
+                    log(`team: seed ${seed}: class ${cls} (${CLASSES[cls]}): ${agree} agree, ${differ} differ (${kinds.map(([kind]) => kind).join(", ")})`);
+                }
+                log(`team: seed ${seed}: ${t.objectMutants} object and ${t.constraintMutants} parameter mutants of ${team.templates.size} corpus templates: gator and the pack ${t.agree} agree, ${t.differ.length} differ; gator ${t.gatorRuns} runs`);
+                total = { ...total, teamAgree: total.teamAgree + t.agree, teamDiffer: total.teamDiffer + t.differ.length };
+            }
         }
     } catch (err) {
         console.error(`gatekeeper: ${(err as Error).message}`);
@@ -601,8 +662,9 @@ export function main(argv: string[], log = (l: string) => console.log(l)): numbe
     log(`admission: ${total.admissionAgree} agree, ${total.admissionDiffer} differ`);
     log(wasmJudged ? `wasm: ${total.wasmAgree} agree, ${total.wasmDiffer} differ` : "wasm: not judged (--opa none)");
     if (opts.customMutants > 0) log(`custom: ${total.customAgree} agree, ${total.customDiffer} differ`);
+    if (opts.teamMutants > 0) log(`team: ${total.teamAgree} agree, ${total.teamDiffer} differ`);
     log(`gatekeeper: ${total.agree} agree, ${total.differ} differ`);
-    return total.differ + total.admissionDiffer + total.wasmDiffer + total.customDiffer > 0 ? 1 : 0;
+    return total.differ + total.admissionDiffer + total.wasmDiffer + total.customDiffer + total.teamDiffer > 0 ? 1 : 0;
 }
 
 if (require.main === module) process.exitCode = main(process.argv.slice(2));

@@ -1,7 +1,7 @@
 /**
  * OPA itself as the oracle of the pack's Wasm host, on seeded mutants:
  *
- *   npm run gatekeeper:wasm-oracle -- [--seeds 1,2] [--mutants 2000] [--engine plan|wasm] [--opa BIN] [--show 20] [--library DIR]
+ *   npm run gatekeeper:wasm-oracle -- [--seeds 1,2] [--mutants 2000] [--engine plan|wasm] [--opa BIN] [--show 20] [--library DIR] [--no-team]
  *
  * Mutates the inputs of the test templates (policies/gatekeeper/wasm/testCases.ts: objects and
  * parameters; fields removed, set to null, replaced by values seen elsewhere, lists emptied or
@@ -11,7 +11,8 @@
  * `wasm-oracle: N agree, N differ`; exit 1 on any difference, 2 without opa. With --library (a
  * checkout of the Gatekeeper library), the library's templates (compiled into the tool cache by
  * wasm-agree.ts) join, their suite cases as the bases (input.review of the case's object,
- * data.inventory of its inventory objects in Gatekeeper's layout).
+ * data.inventory of its inventory objects in Gatekeeper's layout). The plans of issue 43's team
+ * corpus (tools/gatekeeper/teamCorpus.ts: the new built-ins, Go's numbers) join unless --no-team.
  */
 import { existsSync } from "node:fs";
 import path from "node:path";
@@ -25,6 +26,7 @@ import { parseApiVersion } from "../../policies/gatekeeper/engine/gvk";
 import type { K8sObject } from "../../policies/gatekeeper/types";
 import { inNamespace } from "./differential";
 import { readLibrary } from "./library";
+import { teamOracleBases } from "./teamCorpus";
 import { engineFlag, wasmLibraryRegistry, type Engine } from "./wasmLibrary";
 
 /** The library's suite cases as [template, input, data] bases. */
@@ -70,6 +72,8 @@ export function main(argv: string[], log = (l: string) => console.log(l)): numbe
     const bases = oracleCases({ unique: load("k8stestuniqueapplabel"), range: load("k8stestreplicarange"), prefixes: load("k8stestallowedprefixes"), conflict: load("k8stestconflict") });
     const root = at("--library");
     if (root) bases.push(...libraryBases(root, opa, log, engine));
+    // Issue 43's team corpus (its Rego templates): the built-ins it added, Go's numbers, a cluster-scoped custom resource.
+    if (engine === "plan" && !argv.includes("--no-team")) bases.push(...teamOracleBases(opa, log));
     const pool = new ValuePool();
     for (const [, input, data] of bases) {
         pool.add(input);

@@ -24,8 +24,8 @@ import { HOST_BUILTINS, type HostBuiltin } from "../../policies/gatekeeper/wasm/
 import { missingBuiltins, WasmPolicy } from "../../policies/gatekeeper/wasm/host";
 import { planToJavaScript, UnsupportedPlan, type Plan } from "../../policies/gatekeeper/plan/compile";
 import { opaBinary } from "../../policies/gatekeeper/wasm/opa";
-import { modulePaths, OPA_VERSION } from "../../policies/gatekeeper/wasm/rule";
-import { ENTRYPOINT, modulesOf, parseTemplate, parseTemplateDocument, templateDigest, templateDocument, type ModuleManifest } from "../../policies/gatekeeper/wasm/template";
+import { isCelOnly, modulePaths, OPA_VERSION, readManifest } from "../../policies/gatekeeper/wasm/rule";
+import { ENTRYPOINT, manifestBinding, modulesOf, parseTemplate, parseTemplateDocument, templateDigest, templateDocument, type ModuleManifest } from "../../policies/gatekeeper/wasm/template";
 
 const REPO = path.resolve(__dirname, "..", "..");
 
@@ -55,7 +55,7 @@ function sha256(bytes: Uint8Array): string {
  * "plan.js or manifest stale": opa's outputs are current, but the plan compiled to JavaScript is not what the plan
  * compiler makes of the plan now, or the manifest's copy of the template file is not of its bytes (both made again without opa).
  */
-export type Status = "up to date" | "missing" | "stale" | "plan.js or manifest stale";
+export type Status = "up to date" | "missing" | "stale" | "plan.js or manifest stale" | "CEL only";
 const REFRESH: Status = "plan.js or manifest stale";
 
 export function statusOf(file: string, rel: string): Status {
@@ -63,9 +63,17 @@ export function statusOf(file: string, rel: string): Status {
     const document = templateDocument(text, rel);
     const parsed = parseTemplateDocument(document, rel);
     const paths = modulePaths(file);
+    // Nothing to compile: Gatekeeper and the pack judge it by its CEL.
+    if (isCelOnly(parsed)) return "CEL only";
     if (!existsSync(paths.wasm) || !existsSync(paths.manifest)) return "missing";
-    const manifest = JSON.parse(readFileSync(paths.manifest, "utf8")) as ModuleManifest;
+    let manifest: ModuleManifest;
+    try {
+        manifest = readManifest(paths.manifest, rel);
+    } catch {
+        return "stale";
+    }
     const fresh =
+        manifest.binding === manifestBinding(manifest) &&
         manifest.digest === templateDigest(parsed, rel, OPA_VERSION) &&
         manifest.wasm === sha256(readFileSync(paths.wasm)) &&
         existsSync(paths.plan) &&
@@ -100,7 +108,9 @@ function writeCompiledPlan(file: string, rel: string, manifest: ModuleManifest, 
     const text = readFileSync(file, "utf8");
     const { planJs: _js, planRefused: _refused, templateFile: _copy, ...rest } = manifest;
     const templateFile = { sha256: sha256(Buffer.from(text)), document: templateDocument(text, rel) };
-    const out: ModuleManifest = { ...rest, ...("refused" in now ? { planRefused: now.refused } : { planJs: now.digest }), templateFile };
+    const { binding: _binding, ...unbound } = rest;
+    const out: ModuleManifest = { ...unbound, ...("refused" in now ? { planRefused: now.refused } : { planJs: now.digest }), templateFile };
+    out.binding = manifestBinding(out);
     if ("js" in now) {
         writeFileSync(`${paths.js}.tmp`, now.js);
         renameSync(`${paths.js}.tmp`, paths.js);
@@ -113,11 +123,44 @@ function writeCompiledPlan(file: string, rel: string, manifest: ModuleManifest, 
 /** Compiles the committed plan of a template to JavaScript again and rewrites its manifest (status "plan.js or manifest stale"): no opa needed. */
 export function refreshCompiledPlan(file: string, rel: string): ModuleManifest {
     const paths = modulePaths(file);
-    return writeCompiledPlan(file, rel, JSON.parse(readFileSync(paths.manifest, "utf8")) as ModuleManifest, readFileSync(paths.plan));
+    const manifest = readManifest(paths.manifest, rel);
+    const plan = readFileSync(paths.plan);
+    // Only a plan the manifest binds to this template is compiled again without opa.
+    if (manifest.binding !== manifestBinding(manifest) || manifest.plan !== sha256(plan)) throw new Error(`${rel}: the plan is not the one its manifest binds to the template; compile it with opa`);
+    return writeCompiledPlan(file, rel, manifest, plan);
+}
+
+/** The plan opa makes of the template now, compared with the committed one: whether they are the same bytes. */
+export function planMatchesOpa(file: string, rel: string, opa: string): boolean {
+    const paths = modulePaths(file);
+    const { plan } = buildWithOpa(file, rel, opa);
+    return existsSync(paths.plan) && Buffer.compare(plan, readFileSync(paths.plan)) === 0;
 }
 
 /** Compiles one template file with opa; writes the module and its manifest (temp files renamed in). */
 export function compileTemplate(file: string, rel: string, opa: string): ModuleManifest {
+    const { parsed, bytes, plan: planBytes } = buildWithOpa(file, rel, opa);
+    const needed = new WasmPolicy(new Uint8Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer), rel, new AnyBuiltin()).neededBuiltins;
+    const manifest: ModuleManifest = {
+        template: path.basename(file),
+        kind: parsed.kind,
+        opa: OPA_VERSION,
+        digest: templateDigest(parsed, rel, OPA_VERSION),
+        wasm: sha256(bytes),
+        builtins: needed,
+        plan: sha256(planBytes),
+    };
+    const paths = modulePaths(file);
+    mkdirSync(path.dirname(paths.wasm), { recursive: true });
+    writeFileSync(`${paths.wasm}.tmp`, bytes);
+    writeFileSync(`${paths.plan}.tmp`, planBytes);
+    renameSync(`${paths.wasm}.tmp`, paths.wasm);
+    renameSync(`${paths.plan}.tmp`, paths.plan);
+    return writeCompiledPlan(file, rel, manifest, planBytes);
+}
+
+/** The Wasm module and the plan opa builds of a template (in a temporary folder, removed after). */
+function buildWithOpa(file: string, rel: string, opa: string): { parsed: ReturnType<typeof parseTemplate>; bytes: Buffer; plan: Buffer } {
     const parsed = parseTemplate(readFileSync(file, "utf8"), rel);
     const work = mkdtempSync(path.join(tmpdir(), "gk-wasm-"));
     try {
@@ -136,32 +179,15 @@ export function compileTemplate(file: string, rel: string, opa: string): ModuleM
         const bytes = build("wasm", "policy.wasm");
         // The same modules as a plan (OPA's IR), which the pack compiles to JavaScript.
         const plan = build("plan", "plan.json");
-        const planBytes = Buffer.from(JSON.stringify(JSON.parse(plan.toString("utf8"))) + "\n");
-        const needed = new WasmPolicy(new Uint8Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer), rel, new AnyBuiltin()).neededBuiltins;
-        const manifest: ModuleManifest = {
-            template: path.basename(file),
-            kind: parsed.kind,
-            opa: OPA_VERSION,
-            digest: templateDigest(parsed, rel, OPA_VERSION),
-            wasm: sha256(bytes),
-            builtins: needed,
-            plan: sha256(planBytes),
-        };
-        const paths = modulePaths(file);
-        mkdirSync(path.dirname(paths.wasm), { recursive: true });
-        writeFileSync(`${paths.wasm}.tmp`, bytes);
-        writeFileSync(`${paths.plan}.tmp`, planBytes);
-        renameSync(`${paths.wasm}.tmp`, paths.wasm);
-        renameSync(`${paths.plan}.tmp`, paths.plan);
-        return writeCompiledPlan(file, rel, manifest, planBytes);
+        return { parsed, bytes, plan: Buffer.from(JSON.stringify(JSON.parse(plan.toString("utf8"))) + "\n") };
     } finally {
         rmSync(work, { recursive: true, force: true });
     }
 }
 
-function templateFiles(): { file: string; rel: string }[] {
-    return TEMPLATE_DIRS.flatMap((dir) => {
-        const abs = path.join(REPO, dir);
+function templateFiles(dirs: readonly string[]): { file: string; rel: string }[] {
+    return dirs.flatMap((dir) => {
+        const abs = path.resolve(REPO, dir);
         if (!existsSync(abs)) return [];
         return readdirSync(abs)
             .filter((f) => /\.ya?ml$/.test(f))
@@ -170,28 +196,63 @@ function templateFiles(): { file: string; rel: string }[] {
     });
 }
 
-function main(argv: string[]): number {
+export function main(argv: string[], dirs: readonly string[] = TEMPLATE_DIRS): number {
     const check = argv.includes("--check");
     const opaAt = argv.indexOf("--opa");
-    const files = templateFiles();
-    const todo = files.map((f) => ({ ...f, status: statusOf(f.file, f.rel) })).filter((f) => f.status !== "up to date");
-    for (const f of files) if (!todo.some((t) => t.file === f.file)) console.log(`${f.rel}: up to date`);
+    const files = templateFiles(dirs);
+    // Each template on its own: one that cannot be read or compiled is named, and the others go on.
+    const failures: string[] = [];
+    const attempt = <T>(rel: string, what: () => T): T | undefined => {
+        try {
+            return what();
+        } catch (err) {
+            const message = (err as Error).message;
+            failures.push(message.startsWith(`${rel}: `) ? message : `${rel}: ${message}`);
+            return undefined;
+        }
+    };
+    const known = files.flatMap((f) => {
+        const status = attempt(f.rel, () => statusOf(f.file, f.rel));
+        return status === undefined ? [] : [{ ...f, status }];
+    });
+    const todo = known.filter((f) => f.status !== "up to date" && f.status !== "CEL only");
+    for (const f of known) {
+        if (f.status === "up to date") console.log(`${f.rel}: up to date`);
+        if (f.status === "CEL only") console.log(`${f.rel}: CEL only: nothing to compile (judged by its CEL)`);
+    }
+    const opa = opaPath(opaAt >= 0 ? argv[opaAt + 1] : undefined);
+    const done = (): number => {
+        for (const f of failures) console.error(`${f.split("\n").join("\n  ")}`);
+        if (failures.length > 0) console.error(`gatekeeper:wasm: ${failures.length} template(s) failed (above); the others were handled`);
+        return failures.length > 0 ? 1 : 0;
+    };
     if (check) {
         for (const f of todo) console.log(`${f.rel}: module ${f.status}; run npm run gatekeeper:wasm`);
-        return todo.length > 0 ? 1 : 0;
+        // With opa at hand, each committed plan is compared with the plan opa makes of the template now.
+        if (existsSync(opa)) {
+            for (const f of known.filter((k) => k.status === "up to date")) {
+                if (attempt(f.rel, () => planMatchesOpa(f.file, f.rel, opa)) === false) failures.push(`${f.rel}: the committed plan is not the plan opa makes of this template (swapped or edited); run npm run gatekeeper:wasm`);
+            }
+        } else console.log(`gatekeeper:wasm --check: opa is not at ${opa}: plans checked against their manifests' digests only, not recompiled`);
+        return todo.length > 0 ? Math.max(1, done()) : done();
     }
-    if (todo.length === 0) return 0;
+    if (todo.length === 0) return done();
     // Only the JavaScript or the manifest is behind (the plan compiler or the file's layout changed): made again from the committed plan, without opa.
-    for (const f of todo.filter((t) => t.status === REFRESH)) report(f, refreshCompiledPlan(f.file, f.rel), "compiled plan and manifest made again");
+    for (const f of todo.filter((t) => t.status === REFRESH)) {
+        const m = attempt(f.rel, () => refreshCompiledPlan(f.file, f.rel));
+        if (m) report(f, m, "compiled plan and manifest made again");
+    }
     const withOpa = todo.filter((t) => t.status !== REFRESH);
-    if (withOpa.length === 0) return 0;
-    const opa = opaPath(opaAt >= 0 ? argv[opaAt + 1] : undefined);
-    if (!existsSync(opa)) {
+    if (withOpa.length > 0 && !existsSync(opa)) {
         console.error(`gatekeeper:wasm: opa ${OPA_VERSION} is not at ${opa}; build it with: npm run gatekeeper:build -- opa`);
+        done();
         return 2;
     }
-    for (const f of withOpa) report(f, compileTemplate(f.file, f.rel, opa), "compiled");
-    return 0;
+    for (const f of withOpa) {
+        const m = attempt(f.rel, () => compileTemplate(f.file, f.rel, opa));
+        if (m) report(f, m, "compiled");
+    }
+    return done();
 }
 
 function report(f: { file: string; rel: string; status: Status }, m: ModuleManifest, what: string): void {

@@ -19,6 +19,7 @@ import { ImageRecord, IMAGES_LOCK_FILE, imageLockProblems, withoutDigest } from 
 import { isImageKey } from "../../config/rules";
 import { flatten, schema } from "../../config/schemaIndex";
 import { readStackValues } from "../../cli/harness/stackConfig";
+import { recipeBaseImages } from "./recipes";
 
 const ACCEPT = [
     "application/vnd.oci.image.index.v1+json",
@@ -27,7 +28,10 @@ const ACCEPT = [
     "application/vnd.docker.distribution.manifest.v2+json",
 ].join(", ");
 
-/** The image references a stack runs, tags only (a written digest is checked by the program itself). */
+/**
+ * The image references a stack runs, tags only (a written digest is checked by the program itself),
+ * and the base images of the recipes built here (recipes.ts), whose digests the builds take from the lock.
+ */
 export function stackImages(stack: string, root?: string): string[] {
     const values = readStackValues(stack, {}, root);
     const refs = flatten(schema)
@@ -37,7 +41,7 @@ export function stackImages(stack: string, root?: string): string[] {
             return typeof raw === "string" ? raw : (field.default as string | undefined);
         })
         .filter((r): r is string => typeof r === "string");
-    return [...new Set(refs.map(withoutDigest))].sort();
+    return [...new Set([...refs.map(withoutDigest), ...recipeBaseImages()])].sort();
 }
 
 export interface ParsedRef {

@@ -89,3 +89,13 @@ export function effectiveStart(container: { command?: string[]; args?: string[] 
     if (container.command) return [...container.command, ...(container.args ?? [])];
     return [...(image.entrypoint ?? []), ...(container.args ?? image.cmd ?? [])];
 }
+
+/**
+ * The base images the recipes build from (their `ARG <NAME>_IMAGE=<reference>` defaults): not run
+ * by any stack, but pinned the same way, by the digest `npm run images:lock` records for them
+ * (docs/images.md: build with --build-arg <NAME>_IMAGE=<reference>@<digest>).
+ */
+export function recipeBaseImages(): string[] {
+    const refs = RECIPES.flatMap((r) => Object.entries(containerfileStart(r.containerfile).args).filter(([name]) => name.endsWith("_IMAGE")).map(([, ref]) => ref));
+    return [...new Set(refs)].sort();
+}

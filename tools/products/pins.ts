@@ -44,6 +44,14 @@ export const PRODUCTS = {
         configVersion: "1.18.0",
         overrides: { xlsx: "npm:xlsx@0.18.5" },
     },
+    /**
+     * The official OpenAI SDK for Node: the client nobody here wrote that the bridge's product test
+     * drives (test/products/bridge.products.ts), as an application would.
+     */
+    openaiSdk: {
+        pkg: "openai",
+        version: "7.55.0",
+    },
 } as const;
 
 export type ProductName = keyof typeof PRODUCTS;

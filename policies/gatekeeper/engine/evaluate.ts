@@ -3,8 +3,8 @@ import { EMPTY_CONFIG, type Constraint, type EnforcementAction, type GatekeeperC
 import { EXPANDABLE_KINDS, expandPodTemplate } from "./expansion";
 import { parseApiVersion } from "./gvk";
 import { buildInventory, type StackInventory } from "./inventory";
-import type { MatchTarget } from "./match";
-import { defaultIsClusterScoped, effectiveNamespace, isNamespaceObject, type ScopePredicate } from "./scope";
+import { MatchError, type MatchTarget } from "./match";
+import { defaultIsClusterScoped, effectiveNamespace, isNamespaceObject, withDeclaredScopes, type ScopePredicate } from "./scope";
 
 export interface ObjectIdentity {
     apiVersion?: string;
@@ -34,8 +34,30 @@ export interface EvaluationResult {
 export interface EvaluateOptions {
     /** Objects the templates see as data.inventory; defaults to the evaluated objects themselves. */
     inventory?: readonly K8sObject[];
-    /** Admission operation presented to templates; defaults to CREATE (a preview creates or replaces). */
+    /**
+     * The operation model. With `previous` (the objects as they were before this change, e.g. the
+     * last render's): an object not there before is a CREATE, one that differs an UPDATE with
+     * its old object, one unchanged is what Gatekeeper's audit sees (operation ""). Without it,
+     * every object is `operation` (default CREATE: what admission sees when the stack is applied;
+     * "" judges every object as the audit, and gator, do).
+     */
     operation?: Review["operation"];
+    previous?: readonly K8sObject[];
+}
+
+/** The key that identifies an object across two states of a stack: group, kind, namespace, name. */
+function identityKey(obj: K8sObject, namespace: string | undefined): string {
+    return `${parseApiVersion(obj.apiVersion).group}\u0000${obj.kind}\u0000${namespace ?? ""}\u0000${obj.metadata?.name ?? ""}`;
+}
+
+function sameJSON(a: unknown, b: unknown): boolean {
+    if (a === b) return true;
+    if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+    if (Array.isArray(a) !== Array.isArray(b)) return false;
+    const ka = Object.keys(a).filter((k) => (a as Record<string, unknown>)[k] !== undefined);
+    const kb = Object.keys(b).filter((k) => (b as Record<string, unknown>)[k] !== undefined);
+    if (ka.length !== kb.length) return false;
+    return ka.every((k) => sameJSON((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
 }
 
 export interface EvaluatorOptions {
@@ -62,24 +84,38 @@ export function createEvaluator(
     config: GatekeeperConfig = EMPTY_CONFIG,
     options: EvaluatorOptions = {},
 ): Evaluator {
-    const isClusterScoped = options.isClusterScoped ?? defaultIsClusterScoped;
+    const baseScope = options.isClusterScoped ?? defaultIsClusterScoped;
     const candidates = constraintsByKind(constraints);
     const podConstraints = candidates("Pod");
 
     return {
         evaluate(objects, evalOptions = {}) {
+            // The stack's own CRDs say the scope of their kinds.
+            const isClusterScoped = withDeclaredScopes(evalOptions.inventory ?? objects, baseScope);
             const inventory = buildInventory(evalOptions.inventory ?? objects, isClusterScoped, config.syncOnly);
-            const operation = evalOptions.operation ?? "CREATE";
+            const given = evalOptions.operation ?? "CREATE";
+            let before: Map<string, K8sObject> | undefined;
+            if (evalOptions.previous !== undefined) {
+                before = new Map();
+                for (const o of evalOptions.previous) if (o && typeof o === "object" && o.kind) before.set(identityKey(o, effectiveNamespace(o, isClusterScoped)), o);
+            }
             const results: EvaluationResult[] = [];
             objects.forEach((obj, objectIndex) => {
                 if (!obj || typeof obj !== "object" || !obj.kind) return;
                 const reviewed = describe(obj, false, inventory, isClusterScoped);
+                let operation = given;
+                let oldObject: K8sObject | undefined;
+                if (before !== undefined) {
+                    const old = before.get(identityKey(obj, reviewed.target.namespace));
+                    operation = old === undefined ? "CREATE" : sameJSON(old, obj) ? "" : "UPDATE";
+                    if (operation === "UPDATE") oldObject = old;
+                }
                 const excludedNs = reviewed.target.isNamespace ? reviewed.target.name : reviewed.target.namespace;
                 if (excludedNs !== undefined && config.isNamespaceExcluded(excludedNs)) return;
                 const identity = identityOf(obj, reviewed.target.namespace);
                 const forKind = candidates(obj.kind);
                 if (forKind.length > 0) {
-                    runConstraints(forKind, reviewed, operation, inventory, (constraint, violation, error) =>
+                    runConstraints(forKind, reviewed, operation, oldObject, inventory, (constraint, violation, error) =>
                         results.push(toResult(constraint, violation, identity, objectIndex, undefined, error)),
                     );
                 }
@@ -89,7 +125,8 @@ export function createEvaluator(
                     const implied = describe(pod, true, inventory, isClusterScoped);
                     const podIdentity = identityOf(pod, implied.target.namespace);
                     const prefix = `[Implied by ${obj.kind}/${obj.metadata?.name ?? ""}] `;
-                    runConstraints(podConstraints, implied, operation, inventory, (constraint, violation, error) => {
+                    const oldPod = oldObject === undefined ? undefined : (expandPodTemplate(oldObject) ?? undefined);
+                    runConstraints(podConstraints, implied, operation, oldPod, inventory, (constraint, violation, error) => {
                         const result = toResult(constraint, violation, identity, objectIndex, podIdentity, error);
                         result.message = prefix + result.message;
                         results.push(result);
@@ -121,6 +158,7 @@ function describe(obj: K8sObject, generated: boolean, inventory: StackInventory,
         isNamespace: isNamespaceObject(group, kind),
         generated,
         namespaceLabels: inventory.namespaceLabels,
+        namespaceDeclared: inventory.namespaceDeclared,
     };
     return { obj, group, version, target };
 }
@@ -129,6 +167,7 @@ function runConstraints(
     constraints: readonly Constraint[],
     d: Described,
     operation: Review["operation"],
+    oldObject: K8sObject | undefined,
     inventory: StackInventory,
     report: (constraint: Constraint, violation: Violation, error: boolean) => void,
 ): void {
@@ -138,9 +177,19 @@ function runConstraints(
     // when it fails, every one of them gets one violation whose message is the error.
     let evalErrors: Map<string, string> | undefined;
     for (const constraint of constraints) {
-        if (!constraint.compiledMatch.matches(d.target)) continue;
+        let matches: boolean;
+        try {
+            matches = constraint.compiledMatch.matches(d.target);
+        } catch (err) {
+            if (!(err instanceof MatchError)) throw err;
+            // Gatekeeper rejects the object under this constraint, the match's error as the message.
+            report(constraint, { msg: err.message }, false);
+            continue;
+        }
+        if (!matches) continue;
         review ??= {
             object: d.obj,
+            ...(oldObject !== undefined ? { oldObject } : {}),
             kind: { group: d.group, version: d.version, kind: d.target.kind },
             operation,
             name: d.target.name || undefined,

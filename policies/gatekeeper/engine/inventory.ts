@@ -9,6 +9,8 @@ export const NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name";
 export interface StackInventory extends Inventory {
     /** Labels of a namespace: those declared in the stack plus kubernetes.io/metadata.name. */
     namespaceLabels(namespace: string): Record<string, string>;
+    /** Whether the stack's objects include the Namespace of that name. */
+    namespaceDeclared(namespace: string): boolean;
 }
 
 interface Entry {
@@ -41,6 +43,7 @@ export function buildInventory(
             namespaceLabelsByName.set(name, { ...(obj.metadata.labels ?? {}), [NAMESPACE_NAME_LABEL]: name });
         }
     }
+    const declared = new Set(namespaceLabelsByName.keys());
     const cache = new Map<string, K8sObject[]>();
     const empty: K8sObject[] = [];
     let data: Record<string, unknown> | undefined;
@@ -64,6 +67,7 @@ export function buildInventory(
             }
             return result;
         },
+        namespaceDeclared: (namespace) => declared.has(namespace),
         namespaceLabels(namespace) {
             let labels = namespaceLabelsByName.get(namespace);
             if (!labels) {

@@ -1,5 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { missingNamespace } from "./match";
+
+const MISSING_NAMESPACE = missingNamespace("elsewhere");
 import { matched, obj } from "./test-support";
 
 const pod = (name: string, namespace?: string, labels?: Record<string, string>) => obj("v1", "Pod", name, namespace, labels);
@@ -130,16 +133,19 @@ describe("namespaceSelector", () => {
     test("selects objects by the labels of the stack's Namespace objects", () => {
         assert.deepEqual(matched({ kinds: [{ kinds: ["Pod"] }], namespaceSelector: { matchLabels: { env: "prod" } } }, stack), [
             "Pod prod/in-prod",
+            MISSING_NAMESPACE,
         ]);
         assert.deepEqual(
             matched({ kinds: [{ kinds: ["Pod"] }], namespaceSelector: { matchExpressions: [{ key: "env", operator: "NotIn", values: ["prod"] }] } }, stack),
-            ["Pod dev/in-dev", "Pod unknown/elsewhere"],
+            ["Pod dev/in-dev", MISSING_NAMESPACE],
         );
     });
 
-    test("a namespace not declared in the stack only has the kubernetes.io/metadata.name label", () => {
+    test("issue 43.5: an object in a namespace the stack does not declare gets Gatekeeper's match error under a namespaceSelector, never a silent miss", () => {
+        // gator v3.23.1 with the same objects: "unable to match constraints: failed to run Match criteria: namespace selector for namespace-scoped object but missing Namespace".
         const match = { kinds: [{ kinds: ["Pod"] }], namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "unknown" } } };
-        assert.deepEqual(matched(match, stack), ["Pod unknown/elsewhere"]);
+        assert.deepEqual(matched(match, stack), [MISSING_NAMESPACE]);
+        assert.deepEqual(matched({ kinds: [{ kinds: ["Pod"] }], namespaceSelector: { matchLabels: { env: "nowhere" } } }, stack), [MISSING_NAMESPACE]);
     });
 
     test("a Namespace is selected by its own labels", () => {

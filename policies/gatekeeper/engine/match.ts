@@ -1,3 +1,4 @@
+import { DEFAULT_NAMESPACE } from "./scope";
 import { compileLabelSelector, type LabelPredicate, type LabelSelector } from "./label-selector";
 import { compileWildcard, compileWildcardList } from "./wildcard";
 
@@ -34,7 +35,26 @@ export interface MatchTarget {
     generated: boolean;
     /** Labels of a namespace of the stack (or the labels the API server always sets). */
     namespaceLabels(namespace: string): Record<string, string>;
+    /** Whether the stack declares the Namespace (a namespaceSelector cannot be judged on one it does not: MatchError). */
+    namespaceDeclared?(namespace: string): boolean;
 }
+
+/**
+ * A constraint's match that cannot be judged: Gatekeeper then rejects the object under that
+ * constraint with this text as the violation's message (the constraint framework's
+ * ErrAutoreject around the match's error), with the constraint's enforcement action.
+ */
+export class MatchError extends Error {
+    override name = "MatchError";
+}
+
+/**
+ * Gatekeeper's words (frameworks client ErrAutoreject around gatekeeper pkg/target matcher.go's
+ * ErrMatching around pkg/mutation/match) for a namespaceSelector on an object whose Namespace it
+ * does not have, naming the object.
+ */
+export const missingNamespace = (name: string) =>
+    `unable to match constraints: error matching the requested object: ${name} :failed to run Match criteria: namespace selector for namespace-scoped object but missing Namespace`;
 
 export interface CompiledMatch {
     /** Kind names this match can select, or undefined when it selects any kind. Lets the evaluator index constraints. */
@@ -93,6 +113,8 @@ export function compileMatch(match: Match | undefined | null, where: string): Co
             if (t.isNamespace) return selects(t.namespaceLabels(t.name));
             // Cluster-scoped objects other than Namespaces are not filtered by namespaceSelector.
             if (t.namespace === undefined) return true;
+            // The default namespace always exists (gator's NamespaceForResource says so too).
+            if (t.namespaceDeclared !== undefined && t.namespace !== DEFAULT_NAMESPACE && !t.namespaceDeclared(t.namespace)) throw new MatchError(missingNamespace(t.name));
             return selects(t.namespaceLabels(t.namespace));
         });
     }

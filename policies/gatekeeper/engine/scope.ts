@@ -73,3 +73,23 @@ export function effectiveNamespace(obj: K8sObject, isClusterScoped: ScopePredica
     if (isClusterScoped(group, obj.kind ?? "")) return undefined;
     return DEFAULT_NAMESPACE;
 }
+
+/**
+ * The scope predicate with the stack's own CustomResourceDefinitions: a kind a CRD of the objects
+ * declares `scope: Cluster` is cluster-scoped (its objects go to data.inventory.cluster, as
+ * Gatekeeper syncs them), one it declares Namespaced is not; other kinds as `base` says.
+ */
+export function withDeclaredScopes(objects: readonly K8sObject[], base: ScopePredicate): ScopePredicate {
+    let declared: Map<string, boolean> | undefined;
+    for (const o of objects) {
+        if (o?.kind !== "CustomResourceDefinition" || !String(o.apiVersion ?? "").startsWith("apiextensions.k8s.io/")) continue;
+        const group = o.spec?.group;
+        const kind = o.spec?.names?.kind;
+        const scope = o.spec?.scope;
+        if (typeof group !== "string" || typeof kind !== "string" || (scope !== "Cluster" && scope !== "Namespaced")) continue;
+        (declared ??= new Map()).set(`${group}/${kind}`, scope === "Cluster");
+    }
+    if (declared === undefined) return base;
+    const scopes = declared;
+    return (group, kind) => scopes.get(`${group}/${kind}`) ?? base(group, kind);
+}

@@ -7,15 +7,17 @@
  * The Wasm host's own built-ins (sprintf with Go's formatting, semver, strings.any_*_match)
  * are used as they are, through the value form they take (../wasm/value.ts).
  */
+import { createHash } from "node:crypto";
 import { RE2JS } from "re2js";
 import { HOST_BUILTINS } from "../wasm/builtins";
+import { regexSplit, TOPDOWN_BUILTINS } from "../wasm/topdownBuiltins";
 import { RegoNumber, RegoObject as HostObject, type RegoValue } from "../wasm/value";
 import * as numbers from "./numbers";
 import * as values from "./values";
 import { RegoObject, RegoSet } from "./values";
 
 // Taken once as plain functions: some TypeScript runners give a module's exports through getters, one call each.
-const { compare, dot, equal, isObject, objectGet, objectKeys } = values;
+const { compare, computedNumber, dot, equal, isBigNumber, isObject, objectGet, objectKeys } = values;
 const { opaArith, opaSum } = numbers;
 
 export type PlanBuiltin = (...args: unknown[]) => unknown;
@@ -26,8 +28,27 @@ function str(v: unknown, pos: number): string {
 }
 
 function num(v: unknown, pos: number): number {
+    if (typeof v === "bigint") return Number(v);
     if (typeof v !== "number") throw new TypeError(`operand ${pos} must be number`);
     return v;
+}
+
+const isNumber = (v: unknown) => typeof v === "number" || typeof v === "bigint";
+const isIntegral = (v: unknown) => typeof v === "bigint" || (typeof v === "number" && Number.isInteger(v));
+
+/**
+ * topdown's plus, minus and mul: on integers exact (as its int fast path, and big.Float's 64-bit
+ * mantissa for the rest, exact below 2^64), else its big.Float arithmetic (./numbers.ts); an
+ * integral result of at least 1e6 is written as its digits (builtins.FloatToNumber's 'f').
+ */
+function arithmetic(a: unknown, b: unknown, op: "plus" | "minus" | "mul" | "div"): number | bigint {
+    if (op !== "div" && (typeof a === "bigint" || typeof b === "bigint") && isIntegral(a) && isIntegral(b)) {
+        const x = BigInt(a as number | bigint);
+        const y = BigInt(b as number | bigint);
+        const r = op === "plus" ? x + y : op === "minus" ? x - y : x * y;
+        return r >= 1_000_000n || r <= -1_000_000n ? r : Number(r);
+    }
+    return computedNumber(opaArith(num(a, 1), num(b, 2), op));
 }
 
 function set(v: unknown, pos: number): RegoSet {
@@ -155,6 +176,8 @@ function regexMatch(pattern: string, s: string): boolean {
 
 /** builtins.IntOperand: a number that Go's strconv.ParseInt reads as an int64 (an integer of at most 2^63 in magnitude). */
 function int(v: unknown, pos: number): number {
+    // A number of the input of at least 1e6 is a Go float64, whose text (1e+06) Go's ParseInt refuses.
+    if (typeof v === "number" && isBigNumber(v)) throw new TypeError(`operand ${pos} must be integer number but got floating-point number`);
     const n = num(v, pos);
     if (!Number.isInteger(n) || n < -9223372036854775808 || n >= 9223372036854775808) throw new TypeError(`operand ${pos} must be integer number but got floating-point number`);
     return n;
@@ -254,7 +277,9 @@ function arith(a: unknown, b: unknown, op: (x: number, y: number) => number): nu
 function toHost(v: unknown): RegoValue {
     if (v === null) return null;
     if (typeof v === "boolean" || typeof v === "string") return v;
-    if (typeof v === "number") return new RegoNumber(String(v));
+    // OPA's text of the number: a computed integer's digits; a number of the input as Go writes a float64.
+    if (typeof v === "bigint") return new RegoNumber(v.toString());
+    if (typeof v === "number") return new RegoNumber(isBigNumber(v) ? goFloatText(v) : String(v));
     if (Array.isArray(v)) return v.map(toHost);
     if (v instanceof RegoSet) return new Set(v.sortedValues().map(toHost));
     return new HostObject(objectKeys(v).map((k) => [toHost(k), toHost(objectGet(v, k))]));
@@ -262,7 +287,7 @@ function toHost(v: unknown): RegoValue {
 
 function fromHost(v: RegoValue): unknown {
     if (v === null || typeof v === "boolean" || typeof v === "string") return v;
-    if (v instanceof RegoNumber) return v.value;
+    if (v instanceof RegoNumber) return /^-?\d+$/.test(v.text) ? computedInteger(v.text) : v.value;
     if (Array.isArray(v)) return v.map(fromHost);
     if (v instanceof Set) return setOf([...v].map(fromHost));
     const o = new RegoObject();
@@ -300,7 +325,7 @@ function sprintf(format: unknown, args: unknown): unknown {
             for (let i = 0; i < args.length; i++) {
                 const a = args[i];
                 if (typeof a === "string") out += a;
-                else if (typeof a === "number" && simple.verbs[i] === "v" && Number.isSafeInteger(a)) out += String(a);
+                else if (typeof a === "number" && simple.verbs[i] === "v" && Number.isInteger(a) && a < 1e6 && a > -1e6) out += String(a);
                 else return hostedSprintf(format, args);
                 out += simple.parts[i + 1];
             }
@@ -336,21 +361,21 @@ export const PLAN_BUILTINS: ReadonlyMap<string, PlanBuiltin> = new Map<string, P
     ["lt", (a, b) => compare(a, b) < 0],
     ["lte", (a, b) => compare(a, b) <= 0],
     // arithmetic; minus on sets is their difference, as topdown's
-    ["plus", (a, b) => opaArith(num(a, 1), num(b, 2), "plus")],
+    ["plus", (a, b) => (num(a, 1), num(b, 2), arithmetic(a, b, "plus"))],
     [
         "minus",
         (a, b) => {
             if (a instanceof RegoSet && b instanceof RegoSet) return setOf(a.sortedValues().filter((v) => !b.has(v)));
-            if (typeof a === "number" && typeof b === "number") return opaArith(a, b, "minus");
+            if (isNumber(a) && isNumber(b)) return arithmetic(a, b, "minus");
             throw new TypeError("operands must be numbers or sets");
         },
     ],
-    ["mul", (a, b) => opaArith(num(a, 1), num(b, 2), "mul")],
+    ["mul", (a, b) => (num(a, 1), num(b, 2), arithmetic(a, b, "mul"))],
     [
         "div",
         (a, b) => {
             if (num(b, 2) === 0) throw new RangeError("divide by zero");
-            return opaArith(num(a, 1), b as number, "div");
+            return arithmetic(a, b, "div");
         },
     ],
     [
@@ -362,7 +387,7 @@ export const PLAN_BUILTINS: ReadonlyMap<string, PlanBuiltin> = new Map<string, P
                 return x % y;
             }),
     ],
-    ["abs", (a) => Math.abs(num(a, 1))],
+    ["abs", (a) => (typeof a === "bigint" ? (a < 0n ? -a : a) : computedNumber(Math.abs(num(a, 1))))],
     // membership (`in`)
     ["internal.member_2", (x, coll) => member(x, coll)],
     ["internal.member_3", (k, v, coll) => (Array.isArray(coll) || isObject(coll) ? dot(coll, k) !== undefined && equal(dot(coll, k), v) : false)],
@@ -375,7 +400,7 @@ export const PLAN_BUILTINS: ReadonlyMap<string, PlanBuiltin> = new Map<string, P
             return n;
         },
     ],
-    ["sum", (v) => opaSum(members(v, 1).map((x) => num(x, 1)))],
+    ["sum", (v) => computedNumber(opaSum(members(v, 1).map((x) => num(x, 1))))],
     // topdown's max and min, ties and all: the last of equal values; min of a set starts from null and
     // takes the next member while it holds null, so a set's null is its minimum only when alone.
     ["max", (v) => members(v, 1).reduce((m: unknown, x) => (m === undefined || compare(m, x) <= 0 ? x : m), undefined)],
@@ -442,6 +467,87 @@ export const PLAN_BUILTINS: ReadonlyMap<string, PlanBuiltin> = new Map<string, P
     ["strings.any_suffix_match", (a, b) => anyPair(stringsOf(a, 1), stringsOf(b, 2), (x, p) => x.endsWith(p))],
     ["semver.is_valid", hosted("semver.is_valid")],
     ["semver.compare", hosted("semver.compare")],
+    // time, units, regex.find_n: the host's (./../wasm/topdownBuiltins.ts), exact on the numbers' text
+    ...[...TOPDOWN_BUILTINS.keys()].map((name): [string, PlanBuiltin] => [name, hosted(name)]),
+    // more of topdown's deterministic built-ins (issue 43)
+    [
+        "strings.count",
+        (s, sub) => {
+            const x = str(s, 1);
+            const y = str(sub, 2);
+            return y === "" ? runes(x).length + 1 : x.split(y).length - 1;
+        },
+    ],
+    ["strings.reverse", (s) => runes(str(s, 1)).reverse().join("")],
+    [
+        "array.reverse",
+        (a) => {
+            if (!Array.isArray(a)) throw new TypeError("operand 1 must be array");
+            return [...a].reverse();
+        },
+    ],
+    [
+        "array.flatten",
+        (a) => {
+            if (!Array.isArray(a)) throw new TypeError("operand 1 must be array");
+            // One level, as topdown's.
+            const out: unknown[] = [];
+            for (const x of a) Array.isArray(x) ? out.push(...x) : out.push(x);
+            return out;
+        },
+    ],
+    [
+        "object.union",
+        (a, b) => {
+            if (!isObject(a)) throw new TypeError("operand 1 must be object");
+            if (!isObject(b)) throw new TypeError("operand 2 must be object");
+            return unionObjects(a, b);
+        },
+    ],
+    ["object.remove", (o, keys) => objectWithKeys(o, keys, false)],
+    ["object.filter", (o, keys) => objectWithKeys(o, keys, true)],
+    ["base64.encode", (s) => Buffer.from(str(s, 1), "utf8").toString("base64")],
+    ["base64.decode", (s) => base64Decode(str(s, 1), false)],
+    ["base64url.encode", (s) => Buffer.from(str(s, 1), "utf8").toString("base64").replace(/\+/g, "-").replace(/\//g, "_")],
+    ["base64url.encode_no_pad", (s) => Buffer.from(str(s, 1), "utf8").toString("base64url")],
+    ["hex.encode", (s) => Buffer.from(str(s, 1), "utf8").toString("hex")],
+    ["crypto.sha256", (s) => createHash("sha256").update(str(s, 1), "utf8").digest("hex")],
+    ["crypto.sha1", (s) => createHash("sha1").update(str(s, 1), "utf8").digest("hex")],
+    ["crypto.md5", (s) => createHash("md5").update(str(s, 1), "utf8").digest("hex")],
+    ["ceil", (a) => (typeof a === "bigint" ? a : computedNumber(Math.ceil(num(a, 1))))],
+    ["floor", (a) => (typeof a === "bigint" ? a : computedNumber(Math.floor(num(a, 1))))],
+    [
+        "numbers.range",
+        (a, b) => {
+            const x = int(a, 1);
+            const y = int(b, 2);
+            if (Math.abs(y - x) > 10_000_000) throw new RangeError("numbers.range: the range is too large for a preview");
+            const out: unknown[] = [];
+            if (x <= y) for (let i = x; i <= y; i++) out.push(computedNumber(i));
+            else for (let i = x; i >= y; i--) out.push(computedNumber(i));
+            return out;
+        },
+    ],
+    ["product", (v) => members(v, 1).reduce((p: number | bigint, x) => (num(x, 1), arithmetic(p, x, "mul")), 1)],
+    ["regex.is_valid", (p) => (typeof p === "string" ? regexValid(p) : false)],
+    ["regex.split", (p, s) => regexSplit(str(p, 1), str(s, 2))],
+    // any and all (deprecated, still allowed): whether some (every) member is true
+    [
+        "any",
+        (v) => {
+            if (v instanceof RegoSet) return v.has(true);
+            if (Array.isArray(v)) return v.some((x) => x === true);
+            throw new TypeError("operand 1 must be one of {array, set}");
+        },
+    ],
+    [
+        "all",
+        (v) => {
+            if (v instanceof RegoSet) return v.size === 0 || (v.size === 1 && v.has(true));
+            if (Array.isArray(v)) return v.every((x) => x === true);
+            throw new TypeError("operand 1 must be one of {array, set}");
+        },
+    ],
     // regular expressions (Go's RE2 syntax)
     ["regex.match", (p, s) => regexMatch(str(p, 1), str(s, 2))],
     ["re_match", (p, s) => regexMatch(str(p, 1), str(s, 2))],
@@ -451,8 +557,10 @@ export const PLAN_BUILTINS: ReadonlyMap<string, PlanBuiltin> = new Map<string, P
         (v) => {
             if (v === null) return 0;
             if (typeof v === "boolean") return v ? 1 : 0;
-            if (typeof v === "number") return v;
+            if (isNumber(v)) return v;
             const s = str(v, 1);
+            // OPA keeps the text: an integer's digits (of at least 1e6: a bigint), else the float it reads.
+            if (/^[+-]?\d+$/.test(s)) return computedInteger(s);
             const lower = s.replace(/^[+-]+/, "").toLowerCase();
             if (lower === "inf" || lower === "infinity" || lower === "nan") throw new TypeError("operand 1 must be valid number string");
             return parseGoFloat(s);
@@ -461,7 +569,7 @@ export const PLAN_BUILTINS: ReadonlyMap<string, PlanBuiltin> = new Map<string, P
     ["is_array", (v) => Array.isArray(v)],
     ["is_boolean", (v) => typeof v === "boolean"],
     ["is_null", (v) => v === null],
-    ["is_number", (v) => typeof v === "number"],
+    ["is_number", (v) => isNumber(v)],
     ["is_object", (v) => isObject(v)],
     ["is_set", (v) => v instanceof RegoSet],
     ["is_string", (v) => typeof v === "string"],
@@ -472,7 +580,7 @@ export const PLAN_BUILTINS: ReadonlyMap<string, PlanBuiltin> = new Map<string, P
                 ? "null"
                 : typeof v === "boolean"
                   ? "boolean"
-                  : typeof v === "number"
+                  : isNumber(v)
                     ? "number"
                     : typeof v === "string"
                       ? "string"
@@ -517,3 +625,64 @@ export const PLAN_BUILTINS: ReadonlyMap<string, PlanBuiltin> = new Map<string, P
         },
     ],
 ]);
+
+/** An integer's text as the policy keeps it (./values.ts): of at least 1e6 in magnitude a bigint, else a number. */
+function computedInteger(text: string): number | bigint {
+    const n = BigInt(text);
+    return n >= 1_000_000n || n <= -1_000_000n ? n : Number(n);
+}
+
+/** strconv.FormatFloat(x, 'g', -1, 64): how Go (and so OPA, for Gatekeeper's input) writes a float64. */
+export function goFloatText(x: number): string {
+    if (!Number.isFinite(x)) return x > 0 ? "+Inf" : x < 0 ? "-Inf" : "NaN";
+    if (x === 0) return Object.is(x, -0) ? "-0" : "0";
+    const [mant, e] = x.toExponential().split("e");
+    const exp = Number(e);
+    if (exp < -4 || exp >= 6) {
+        return `${mant}e${exp < 0 ? "-" : "+"}${String(Math.abs(exp)).padStart(2, "0")}`;
+    }
+    return String(x);
+}
+
+/** object.union: b's entries over a's, objects under the same key merged the same way (topdown's mergeWithOverwrite). */
+function unionObjects(a: unknown, b: unknown): RegoObject {
+    const out = new RegoObject();
+    for (const k of objectKeys(a)) out.set(k, objectGet(a, k));
+    for (const k of objectKeys(b)) {
+        const x = objectGet(a, k);
+        const y = objectGet(b, k);
+        out.set(k, x !== undefined && isObject(x) && isObject(y) ? unionObjects(x, y) : y);
+    }
+    return out;
+}
+
+/** object.remove (keep false) and object.filter (keep true): the keys an array, a set or an object's keys. */
+function objectWithKeys(o: unknown, keys: unknown, keep: boolean): RegoObject {
+    if (!isObject(o)) throw new TypeError("operand 1 must be object");
+    let list: unknown[];
+    if (Array.isArray(keys)) list = keys;
+    else if (keys instanceof RegoSet) list = keys.sortedValues();
+    else if (isObject(keys)) list = objectKeys(keys);
+    else throw new TypeError("operand 2 must be one of {object, string, array}");
+    const chosen = new RegoSet();
+    for (const k of list) chosen.add(k);
+    const out = new RegoObject();
+    for (const k of objectKeys(o)) if (chosen.has(k) === keep) out.set(k, objectGet(o, k));
+    return out;
+}
+
+/** Go's base64.StdEncoding.DecodeString (padded, strict), the bytes read as a string. */
+function base64Decode(s: string, url: boolean): string {
+    const valid = url ? /^(?:[A-Za-z0-9_-]{4})*(?:[A-Za-z0-9_-]{2}==|[A-Za-z0-9_-]{3}=)?$/ : /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+    if (!valid.test(s.replace(/[\r\n]/g, ""))) throw new TypeError("illegal base64 data");
+    return Buffer.from(s, "base64").toString("utf8");
+}
+
+function regexValid(p: string): boolean {
+    try {
+        RE2JS.compile(p);
+        return true;
+    } catch {
+        return false;
+    }
+}

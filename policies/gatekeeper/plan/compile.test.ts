@@ -35,8 +35,8 @@ const result = (set: unknown[]) => (toJSON(set) as { result: unknown }[])[0]?.re
 test("a plan using a statement or a built-in the compiler lacks is refused, naming it", { skip }, () => {
     const withStmt = planOf("package t\n\nf := input.x\n\ng := y if {\n\ty := f with input.x as 2\n}\n", "g");
     assert.throws(() => compilePlan(withStmt), (e: unknown) => e instanceof UnsupportedPlan && /uses the statement WithStmt/.test((e as Error).message));
-    const units = planOf('package t\n\ng := units.parse_bytes("1Ki")\n', "g");
-    assert.throws(() => compilePlan(units), (e: unknown) => e instanceof UnsupportedPlan && /calls built-in function units\.parse_bytes, which the plan compiler does not provide/.test((e as Error).message));
+    const digest = planOf('package t\n\ng := json.marshal({"a": 1})\n', "g");
+    assert.throws(() => compilePlan(digest), (e: unknown) => e instanceof UnsupportedPlan && /calls built-in function json\.marshal, which the plan compiler does not provide/.test((e as Error).message));
 });
 
 test("a function that reads only data is remembered for one data document, not beyond", { skip }, () => {

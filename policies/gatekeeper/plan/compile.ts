@@ -14,11 +14,14 @@
  * is looked up in an index made once per data document. A plan using a statement or a built-in
  * this compiler lacks is refused, naming it.
  */
+import { createHash, randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import vm from "node:vm";
+import { templateTimeBudgetMs } from "../budget";
 import { PLAN_BUILTINS } from "./builtins";
+import { planRefusal } from "./builtinStatus";
 import { dataPathLocals, findJoin, raiseFreeFunctions, type JoinSite } from "./join";
 import { allStatements, breaksOut, changedCollections, MAKES, ownReads, ownWrites, visitScans, type Block, type Func, type Operand, type Plan, type Stmt } from "./ir";
 import { fuseBlocks } from "./fuse";
@@ -58,7 +61,7 @@ export function missingPlanBuiltins(plan: Plan): string[] {
  * expects (the value operations, the built-ins by name) and what they do. Raised when the
  * compiled code's calls into this module change: code of another format is stale.
  */
-export const PLAN_JS_FIRST_LINE = "// plan-js 2: OPA's plan compiled to JavaScript by policies/gatekeeper/plan/compile.ts (npm run gatekeeper:wasm); generated, do not edit";
+export const PLAN_JS_FIRST_LINE = "// plan-js 3: OPA's plan compiled to JavaScript by policies/gatekeeper/plan/compile.ts (npm run gatekeeper:wasm); generated, do not edit";
 
 const evaluators = new Map<string, PlanEvaluator>();
 
@@ -89,54 +92,105 @@ export function planEvaluator(js: string, digest: string = js, name?: string): P
  * The code cache of compiled plans: the bytecode V8 made of a plan's functions in an earlier
  * process, so that a new process (each pulumi preview) neither parses the plan's text again nor
  * compiles the functions it calls. Kept per V8 version under OPS_PLAN_CODE_CACHE (a directory;
- * `off`: none), by default $XDG_CACHE_HOME/ops-env/plan-js (~/.cache/ops-env/plan-js). V8 checks
- * an entry against the text and its own version and flags, and compiles anew what it refuses; an
- * entry missing or refused is written when the process exits (a new file renamed into place, so
- * that a process reading it never sees half of one). A cache that cannot be written is no error:
- * the next process compiles again.
+ * `off`, in any case: none, and nothing is created), by default $XDG_CACHE_HOME/ops-env/plan-js
+ * (~/.cache/ops-env/plan-js). V8 checks an entry only against its own version, its flags and
+ * the source's length, not its text: so an entry is named by the sha256 of the plan's text and
+ * carries that digest and the digest of its own bytes, both checked before V8 sees it (an entry
+ * of another text, or with flipped bits, is not used but replaced). The directories must be
+ * the user's own and writable by no one else, and no symbolic link (else the cache is not used,
+ * and a line says why); entries are read without following links, and written when the process
+ * exits to a new file of a random name (created exclusively, never through a link) renamed
+ * into place. A cache that cannot be written is no error: the next process compiles again.
  */
-function codeCacheDir(): string | undefined {
+export function codeCacheDir(): string | undefined {
     const setting = process.env.OPS_PLAN_CODE_CACHE;
-    if (setting === "off") return undefined;
+    if (setting !== undefined && setting.trim().toLowerCase() === "off") return undefined;
     const root = setting || path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache"), "ops-env", "plan-js");
-    return path.join(root, `v8-${process.versions.v8}`);
+    const dir = path.join(root, `v8-${process.versions.v8}`);
+    const problem = privateDirectoryProblem(root, setting ? "OPS_PLAN_CODE_CACHE" : "the default") ?? privateDirectoryProblem(dir, "its version folder");
+    if (problem === undefined) return dir;
+    if (!codeCacheWarned) process.stderr.write(`plan code cache not used: ${problem}\n`);
+    codeCacheWarned = true;
+    return undefined;
+}
+let codeCacheWarned = false;
+
+/** Why a cache directory (made when missing, mode 0700) cannot be trusted: not a directory, a link, another user's, or writable by others. */
+function privateDirectoryProblem(dir: string, what: string): string | undefined {
+    try {
+        fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+        const st = fs.lstatSync(dir);
+        if (st.isSymbolicLink()) return `${dir} (${what}) is a symbolic link; give a directory of your own`;
+        if (!st.isDirectory()) return `${dir} (${what}) is not a directory; set OPS_PLAN_CODE_CACHE to a directory, or off`;
+        if (typeof process.getuid === "function" && st.uid !== process.getuid()) return `${dir} (${what}) belongs to another user`;
+        if ((st.mode & 0o022) !== 0) return `${dir} (${what}) is writable by other users (mode ${(st.mode & 0o777).toString(8)}); make it 0700`;
+        return undefined;
+    } catch (err) {
+        return `${dir} (${what}): ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`;
+    }
 }
 
-const pendingCodeCaches: { script: vm.Script; file: string }[] = [];
+const CACHE_MAGIC = "ops plan-js code cache 1\n";
+const hex = (b: string | Uint8Array) => createHash("sha256").update(b).digest("hex");
+
+/** An entry's V8 data, when the file is a regular file of this user holding the digest of this text and of its own data. */
+function readCodeCache(file: string, textDigest: string): Buffer | undefined {
+    let fd: number | undefined;
+    try {
+        fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+        const st = fs.fstatSync(fd);
+        if (!st.isFile() || (typeof process.getuid === "function" && st.uid !== process.getuid())) return undefined;
+        const bytes = fs.readFileSync(fd);
+        const head = CACHE_MAGIC.length + 130;
+        if (bytes.length <= head || bytes.subarray(0, CACHE_MAGIC.length).toString("latin1") !== CACHE_MAGIC) return undefined;
+        const [text, data] = bytes.subarray(CACHE_MAGIC.length, head).toString("latin1").split("\n");
+        const cached = bytes.subarray(head);
+        return text === textDigest && data === hex(cached) ? cached : undefined;
+    } catch {
+        return undefined;
+    } finally {
+        if (fd !== undefined) fs.closeSync(fd);
+    }
+}
+
+/** Writes an entry: a new file of a random name, created exclusively (never through a link), renamed into place. */
+function writeCodeCache(file: string, textDigest: string, data: Buffer): void {
+    const tmp = `${file}.${process.pid}.${randomBytes(8).toString("hex")}.tmp`;
+    let fd: number | undefined;
+    try {
+        fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o600);
+        fs.writeSync(fd, Buffer.concat([Buffer.from(`${CACHE_MAGIC}${textDigest}\n${hex(data)}\n`, "latin1"), data]));
+        fs.closeSync(fd);
+        fd = undefined;
+        fs.renameSync(tmp, file);
+    } catch {
+        if (fd !== undefined) fs.closeSync(fd);
+        fs.rmSync(tmp, { force: true });
+    }
+}
+
+const pendingCodeCaches: { script: vm.Script; file: string; digest: string }[] = [];
 
 function writeCodeCaches(): void {
-    for (const { script, file } of pendingCodeCaches.splice(0)) {
-        const tmp = `${file}.${process.pid}.tmp`;
-        try {
-            fs.mkdirSync(path.dirname(file), { recursive: true });
-            fs.writeFileSync(tmp, script.createCachedData());
-            fs.renameSync(tmp, file);
-        } catch {
-            fs.rmSync(tmp, { force: true });
-        }
-    }
+    for (const { script, file, digest } of pendingCodeCaches.splice(0)) writeCodeCache(file, digest, script.createCachedData());
 }
 
 /**
- * The evaluator of a plan's JavaScript, its bytecode taken from the code cache where V8 accepts the
- * entry (`digest`: the text's sha256, naming the entry; no cache for another digest).
+ * The evaluator of a plan's JavaScript, its bytecode taken from the code cache where the entry
+ * is of this text and V8 accepts it (`digest`: the text's sha256; no cache without one).
  */
 function instantiate(js: string, digest?: string, name?: string): PlanEvaluator {
-    const entry = digest === undefined ? undefined : /^sha256:([0-9a-f]{64})$/.exec(digest)?.[1];
-    const dir = entry === undefined ? undefined : codeCacheDir();
-    const file = dir && path.join(dir, `${entry}.bin`);
-    let cachedData: Buffer | undefined;
-    try {
-        cachedData = file ? fs.readFileSync(file) : undefined;
-    } catch {
-        cachedData = undefined;
-    }
-    const script = new vm.Script(`(function(V,failed,conflict,merge,NONE,need){${js}\n})`, { filename: name, cachedData });
+    // The caller computed the digest from this very text (loadWasmTemplate: sha256 of the file it read).
+    const own = digest === undefined ? undefined : /^sha256:([0-9a-f]{64})$/.exec(digest)?.[1];
+    const dir = own === undefined ? undefined : codeCacheDir();
+    const file = dir && path.join(dir, `${own}.bin`);
+    const cachedData = file ? readCodeCache(file, own!) : undefined;
+    const script = new vm.Script(`(function(V,failed,conflict,merge,NONE,need,T){${js}\n})`, { filename: name, cachedData });
     if (file && (cachedData === undefined || script.cachedDataRejected)) {
         if (pendingCodeCaches.length === 0) process.once("exit", writeCodeCaches);
-        pendingCodeCaches.push({ script, file });
+        pendingCodeCaches.push({ script, file, digest: own! });
     }
-    return (script.runInThisContext() as (...args: unknown[]) => PlanEvaluator)(RUNTIME, failed, conflict, merge, NONE, need);
+    return (script.runInThisContext() as (...args: unknown[]) => PlanEvaluator)(RUNTIME, failed, conflict, merge, NONE, need, TIME);
 }
 
 /** The built-ins compiled code asks for by name; one this module lacks is an error naming it. */
@@ -158,7 +212,10 @@ export function compilePlan(plan: Plan, entrypoint = 0): PlanEvaluator {
  */
 export function planToJavaScript(given: Plan, entrypoint = 0): string {
     const missing = missingPlanBuiltins(given);
-    if (missing.length > 0) throw new UnsupportedPlan(`calls built-in function${missing.length > 1 ? "s" : ""} ${missing.join(", ")}, which the plan compiler does not provide`);
+    if (missing.length > 0) {
+        const reasons = missing.map(planRefusal).filter((r): r is string => r !== undefined && / is refused: /.test(r));
+        throw new UnsupportedPlan(`calls built-in function${missing.length > 1 ? "s" : ""} ${missing.join(", ")}, which the plan compiler does not provide${reasons.length > 0 ? ` (${reasons.join("; ")})` : ""}`);
+    }
     // Rules scanned for elements of constant fields computed for those only, as topdown does (./specialize.ts).
     const specialized = specializeRules(given);
     const strings = (specialized.static.strings ?? []).map((s) => s.value);
@@ -310,9 +367,12 @@ export function planToJavaScript(given: Plan, entrypoint = 0): string {
                     out += `l${s.target}=null;`;
                     break;
                 case "MakeNumberRefStmt": {
-                    const n = Number(strings[s.Index]);
-                    if (!Number.isFinite(n)) throw new UnsupportedPlan(`uses the number ${strings[s.Index]}`);
-                    out += `l${s.target}=${n};`;
+                    const text = strings[s.Index];
+                    const n = Number(text);
+                    if (!Number.isFinite(n)) throw new UnsupportedPlan(`uses the number ${text}`);
+                    // An integer literal OPA writes as its digits: of at least 1e6, a bigint (./values.ts).
+                    const big = /^-?\d+$/.test(text) && (BigInt(text) >= 1_000_000n || BigInt(text) <= -1_000_000n);
+                    out += `l${s.target}=${big ? `${BigInt(text)}n` : n};`;
                     break;
                 }
                 case "MakeObjectStmt": {
@@ -385,7 +445,7 @@ export function planToJavaScript(given: Plan, entrypoint = 0): string {
         const i = `i${labels}`;
         return (
             `${outer}:{const src=l${s.source},ks=${keysOf(s, overData)},n=ks===null?src.length:ks.length;` +
-            `${loop}:for(let ${i}=0;${i}<n;${i}++){` +
+            `${loop}:for(let ${i}=0;${i}<n;${i}++){if(--T.n<0)T.spent();` +
             // An input object's key holding undefined is not there (JSON has none): skipped here, not listed apart.
             `if(ks===null){l${s.key}=${i};l${s.value}=src[${i}];}else{l${s.key}=ks[${i}];l${s.value}=V.member(src,ks[${i}]);if(l${s.value}===undefined)continue ${loop};}` +
             body([...frames, { label: outer, loop: false }, { label: loop, loop: true }]) +
@@ -416,6 +476,7 @@ export function planToJavaScript(given: Plan, entrypoint = 0): string {
             case "count":
                 return `${target}=V.count(${a});`;
             case "is_number":
+                return `${target}=typeof ${a}==="number"||typeof ${a}==="bigint";`;
             case "is_string":
             case "is_boolean":
                 return `${target}=typeof ${a}===${JSON.stringify(name.slice(3))};`;
@@ -461,7 +522,7 @@ export function planToJavaScript(given: Plan, entrypoint = 0): string {
         const hoisted = join.parts.flatMap((level) => level.filter((p) => p.hoist).map((p) => p.st));
         return (
             `${outer}:{${block({ stmts: hoisted }, [...frames, { label: outer, loop: false }], ret)}let c=J[${site}];if(c===undefined||${stale}){c=[l1,${free.map((l) => `${l},`).join("")}j${site}(${args})];J[${site}]=c;}` +
-            `const ts=c[${free.length + 1}].get(${operand(join.key)});${loop}:for(let ${q}=0;${q}<ts.length;${q}++){const t=ts[${q}];${join.tuple.map((l, i) => `l${l}=t[${i}];`).join("")}` +
+            `const ts=c[${free.length + 1}].get(${operand(join.key)});${loop}:for(let ${q}=0;${q}<ts.length;${q}++){if(--T.n<0)T.spent();const t=ts[${q}];${join.tuple.map((l, i) => `l${l}=t[${i}];`).join("")}` +
             block({ stmts: [...probes, ...join.rest] }, [...frames, { label: outer, loop: false }, { label: loop, loop: true }], ret) +
             `}}`
         );
@@ -558,11 +619,11 @@ export function planToJavaScript(given: Plan, entrypoint = 0): string {
         }
     });
     const main = bodyOf(p.blocks, [0, 1], null, "p");
-    if (reordered.size === 0) code += `return function evaluate(l0,l1){if(l1!==D){D=l1;X=new Array(${funcs.length});}M.fill(undefined);const rs=[];${main}return V.resultSet(rs);};`;
+    if (reordered.size === 0) code += `return function evaluate(l0,l1){T.begin();if(l1!==D){D=l1;X=new Array(${funcs.length});}M.fill(undefined);const rs=[];${main}return V.resultSet(rs);};`;
     else {
         // Fused scans met a conflict: evaluated again as written, which says which conflict comes first.
         code += `function run(l0,l1){M.fill(undefined);const rs=[];${main}return V.resultSet(rs);}\n`;
-        code += `return function evaluate(l0,l1){if(l1!==D){D=l1;X=new Array(${funcs.length});}try{return run(l0,l1);}catch(e){if(!V.isConflict(e))throw e;U=true;try{return run(l0,l1);}finally{U=false;}}};`;
+        code += `return function evaluate(l0,l1){T.begin();if(l1!==D){D=l1;X=new Array(${funcs.length});}try{return run(l0,l1);}catch(e){if(!V.isConflict(e))throw e;U=true;try{return run(l0,l1);}finally{U=false;}}};`;
     }
     const builtins = builtinNames.length > 0 ? `const [${builtinNames.map((_, i) => `B${i}`).join(",")}]=need(${JSON.stringify(builtinNames)});` : "";
     // M: rules' values in this evaluation; X: input-free functions' values for the data document D; Y: values of functions of their arguments only.
@@ -572,6 +633,36 @@ export function planToJavaScript(given: Plan, entrypoint = 0): string {
 }
 
 const NONE = Symbol("undefined");
+
+/** An evaluation that ran past its time budget (../budget.ts): stops it, and names the budget. */
+export class PlanTimeout extends Error {
+    constructor(readonly budgetMs: number) {
+        super(`evaluation ran longer than its time budget of ${budgetMs} ms (OPS_TEMPLATE_TIME_BUDGET_MS)`);
+        this.name = "PlanTimeout";
+    }
+}
+
+/**
+ * The time budget of an evaluation, as the compiled code keeps it: every turn of a loop counts
+ * down `n`; the clock is read only each STEP turns (an evaluation of fewer turns never reads it),
+ * from the first such reading on, so that the budget costs a decrement per turn.
+ */
+const STEP = 50_000;
+const TIME = {
+    n: STEP,
+    start: 0,
+    begin(): void {
+        this.n = STEP;
+        this.start = 0;
+    },
+    spent(): void {
+        this.n = STEP;
+        const now = performance.now();
+        if (this.start === 0) this.start = now;
+        else if (now - this.start > budget()) throw new PlanTimeout(budget());
+    },
+};
+const budget = templateTimeBudgetMs;
 
 /**
  * Whether a value is a plain object (of the input or data), as code: null and undefined are not,

@@ -10,6 +10,7 @@ import path from "node:path";
 import { opaBinary } from "../wasm/opa";
 import { compilePlan, type Plan } from "./compile";
 import { toJSON } from "./values";
+import { goNumbersJSON } from "../wasm/host";
 
 const opa = opaBinary();
 
@@ -21,13 +22,13 @@ export function withOpa(rego: string, rule: string, inputs: unknown[], data: unk
     const dir = mkdtempSync(path.join(tmpdir(), "plan-opa-"));
     try {
         writeFileSync(path.join(dir, "t.rego"), rego);
-        writeFileSync(path.join(dir, "data.json"), JSON.stringify(data));
+        writeFileSync(path.join(dir, "data.json"), goNumbersJSON(JSON.stringify(data)));
         const r = spawnSync(opa, ["build", "-t", "plan", "-e", `t/${rule}`, "-o", "b.tar.gz", "t.rego"], { cwd: dir, encoding: "utf8" });
         assert.equal(r.status, 0, r.stderr);
         assert.equal(spawnSync("tar", ["-xzf", "b.tar.gz", "/plan.json"], { cwd: dir }).status, 0);
         const plan = JSON.parse(readFileSync(path.join(dir, "plan.json"), "utf8")) as Plan;
         const expected = inputs.map((input) => {
-            writeFileSync(path.join(dir, "input.json"), JSON.stringify(input));
+            writeFileSync(path.join(dir, "input.json"), goNumbersJSON(JSON.stringify(input)));
             const e = spawnSync(opa, ["eval", "--format", "json", "-d", "t.rego", "-d", "data.json", "-i", "input.json", `data.t.${rule}`], { cwd: dir, encoding: "utf8" });
             const out = JSON.parse(e.stdout) as { result?: { expressions: { value: unknown }[] }[]; errors?: { message: string; location?: { row: number } }[] };
             if (out.errors) return { error: out.errors[0].message, ...(out.errors[0].location ? { row: out.errors[0].location.row } : {}) };

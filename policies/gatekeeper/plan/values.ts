@@ -12,7 +12,34 @@
 
 const hasOwn = Object.prototype.hasOwnProperty;
 
-type Primitive = null | boolean | number | string;
+type Primitive = null | boolean | number | string | bigint;
+
+/**
+ * Numbers. A Rego number is a JavaScript number but for an integer OPA writes as its digits (an
+ * integer the policy computes, a literal, a built-in's result) of at least 1e6 in magnitude: a
+ * bigint (exact beyond 2^53, as OPA's). A number of Gatekeeper's input (the review, the
+ * parameters, data.inventory) is a Go float64, which OPA writes as Go does (1000000 as 1e+06):
+ * the number as it is. The two are equal, ordered and hashed as numbers; they differ where OPA
+ * prints them (sprintf, ../wasm/sprintf.ts).
+ */
+export function isBigNumber(v: unknown): boolean {
+    return typeof v === "bigint" || (typeof v === "number" && Number.isInteger(v) && (v >= 1e6 || v <= -1e6));
+}
+
+/** The other representation of an integer of at least 1e6 (a set holding one finds the other). */
+function otherForm(v: number | bigint): number | bigint {
+    return typeof v === "bigint" ? Number(v) : Number.isSafeInteger(v) ? BigInt(v) : v;
+}
+
+/** A computed number as the policy keeps it: an integer of at least 1e6 in magnitude as a bigint (OPA writes its digits). */
+export function computedNumber(n: number): number | bigint {
+    return Number.isInteger(n) && (n >= 1e6 || n <= -1e6) && Number.isFinite(n) ? BigInt(n) : n;
+}
+
+/** A number's value as a float64. */
+export function numberValue(v: number | bigint): number {
+    return typeof v === "bigint" ? Number(v) : v;
+}
 
 /**
  * A structural hash of a value (equal values, equal hashes), by which sets and built objects
@@ -31,6 +58,8 @@ function hashOf(v: unknown): number {
         }
         case "number":
             return Number.isInteger(v) ? (v | 0) ^ 0x5bd1e995 : hashOf(String(v));
+        case "bigint":
+            return hashOf(Number(v));
         case "boolean":
             return v ? 0x2545f491 : 0x9e3779b9;
     }
@@ -191,9 +220,13 @@ export class RegoSet {
 
     /** Whether the primitive is a member (a composite member is never === a primitive). */
     private hasPrimitive(v: Primitive): boolean {
-        if (this.primitives !== undefined) return this.primitives.has(v);
+        if (this.primitives !== undefined) return this.primitives.has(v) || (isBigNumber(v) && this.primitives.has(otherForm(v as number | bigint)));
         const items = this.items;
         for (let i = 0; i < items.length; i++) if (items[i] === v) return true;
+        if (isBigNumber(v)) {
+            const w = otherForm(v as number | bigint);
+            for (let i = 0; i < items.length; i++) if (items[i] === w) return true;
+        }
         return false;
     }
 
@@ -269,7 +302,7 @@ export class RegoObject {
             const i = this.position(k);
             return i < 0 ? undefined : this.vals[i];
         }
-        if (isPrimitive(k)) return this.others?.get(k)?.[1];
+        if (isPrimitive(k)) return (this.others?.get(k) ?? (isBigNumber(k) ? this.others?.get(otherForm(k as number | bigint)) : undefined))?.[1];
         return this.composites?.find(k)?.[1];
     }
 
@@ -289,7 +322,7 @@ export class RegoObject {
         }
         if (isPrimitive(k)) {
             this.others ??= new Map();
-            const e = this.others.get(k);
+            const e = this.others.get(k) ?? (isBigNumber(k) ? this.others.get(otherForm(k as number | bigint)) : undefined);
             if (e) e[1] = v;
             else {
                 this.others.set(k, [k, v]);
@@ -382,7 +415,7 @@ export function dotString(src: unknown, key: string): unknown {
 /** `src[key]` (DotStmt): undefined when src is a scalar or has no such key. */
 export function dot(src: unknown, key: unknown): unknown {
     if (typeof src !== "object" || src === null) return undefined;
-    if (Array.isArray(src)) return typeof key === "number" && Number.isInteger(key) && key >= 0 && key < src.length ? src[key] : undefined;
+    if (Array.isArray(src)) return typeof key === "number" && Number.isInteger(key) && key >= 0 && key < src.length ? src[key] : typeof key === "bigint" && key >= 0n && key < BigInt(src.length) ? src[Number(key)] : undefined;
     if (src instanceof RegoObject) return src.get(key);
     if (src instanceof RegoSet) return src.has(key) ? key : undefined;
     return typeof key === "string" && hasOwn.call(src, key) ? (src as Record<string, unknown>)[key] : undefined;
@@ -482,6 +515,7 @@ function rank(v: unknown): number {
         case "boolean":
             return 1;
         case "number":
+        case "bigint":
             return 2;
         case "string":
             return 3;
@@ -549,7 +583,7 @@ export function compare(a: unknown, b: unknown): number {
 /** Rego equality (EqualStmt): same type and value, numbers by value. */
 export function equal(a: unknown, b: unknown): boolean {
     if (a === b) return true;
-    if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+    if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return (typeof a === "bigint" && typeof b === "number") || (typeof a === "number" && typeof b === "bigint") ? a == b : false;
     if (Array.isArray(a)) {
         if (!Array.isArray(b) || a.length !== b.length) return false;
         for (let i = 0; i < a.length; i++) if (!equal(a[i], b[i])) return false;
@@ -603,6 +637,7 @@ const largeObjectKeys = new WeakMap<object, string[]>();
 
 /** A value as JSON: sets as arrays in OPA's order, built objects as plain objects (keys as their text). */
 export function toJSON(v: unknown): unknown {
+    if (typeof v === "bigint") return Number(v);
     if (typeof v !== "object" || v === null) return v;
     if (Array.isArray(v)) return v.map(toJSON);
     if (v instanceof RegoSet) return v.sortedValues().map(toJSON);

@@ -5,6 +5,7 @@
  * Gatekeeper's non-strict built-in errors do.
  */
 import { regoSprintf } from "./sprintf";
+import { TOPDOWN_BUILTINS } from "./topdownBuiltins";
 import { RegoNumber, type RegoValue } from "./value";
 
 export type HostBuiltin = (args: RegoValue[]) => RegoValue | undefined;
@@ -128,4 +129,5 @@ export const HOST_BUILTINS: ReadonlyMap<string, HostBuiltin> = new Map<string, H
             return xs.some((x) => ss.some((s) => x.endsWith(s)));
         },
     ],
+    ...TOPDOWN_BUILTINS,
 ]);

@@ -53,16 +53,16 @@ export interface CelVerdict {
  * Judges the object of `review` with the template's CEL; `parameters` is the constraint's
  * spec.parameters (ABSENT_PARAMETERS, or undefined, when the constraint has none).
  */
-export function judgeCel(cel: CelSource, parameters: Record<string, unknown> | undefined, review: Pick<Review, "object" | "kind" | "namespace" | "name">): CelVerdict {
+export function judgeCel(cel: CelSource, parameters: Record<string, unknown> | undefined, review: Pick<Review, "object" | "kind" | "namespace" | "name"> & Partial<Pick<Review, "operation" | "oldObject">>): CelVerdict {
     const { object, namespace } = review;
     // The object as the Gatekeeper webhook hands it to CEL (unstructured JSON): integers are CEL ints,
     // nulls stay (gator and the pack's Rego see them too).
     const decoded = asCelValue(object.metadata === null || object.metadata === undefined || !namespace ? object : { ...object, metadata: { ...object.metadata, namespace: object.metadata.namespace ?? namespace } });
-    const request = { kind: review.kind, operation: "CREATE", namespace: namespace ?? "", name: review.name ?? object.metadata?.name ?? "" };
+    const request = { kind: review.kind, operation: review.operation ?? "CREATE", namespace: namespace ?? "", name: review.name ?? object.metadata?.name ?? "" };
     // The validator's params: the constraint object (only spec.parameters is read by Gatekeeper's variables).
     const params = asCelValue({ spec: parameters === undefined || parameters === ABSENT_PARAMETERS ? {} : { parameters } }) as Record<string, unknown>;
     const variables: Record<string, unknown> = {};
-    const ctx: Record<string, unknown> = { object: decoded, oldObject: null, request, params, variables };
+    const ctx: Record<string, unknown> = { object: decoded, oldObject: review.oldObject === undefined ? null : asCelValue(review.oldObject), request, params, variables };
     const declared = [
         { name: "anyObject", expression: `has(request.operation) && request.operation == "DELETE" && object == null ? oldObject : object` },
         { name: "params", expression: "!has(params.spec) ? null : !has(params.spec.parameters) ? null: params.spec.parameters" },
@@ -79,7 +79,8 @@ export function judgeCel(cel: CelSource, parameters: Record<string, unknown> | u
                     try {
                         done = { value: evaluateCel(v.expression, ctx) };
                     } catch (err) {
-                        done = { error: err as Error };
+                        // The API server's composition (k8s.io/apiserver admission/plugin/cel composition.go) words it so.
+                        done = { error: new CompositedVariableError(`composited variable ${JSON.stringify(v.name)} fails to evaluate: ${celErrorText(err)}`) };
                     }
                 }
                 if ("error" in done) throw done.error;
@@ -94,7 +95,7 @@ export function judgeCel(cel: CelSource, parameters: Record<string, unknown> | u
         try {
             result = evaluateCel(v.expression, ctx);
         } catch (err) {
-            messages.push(`expression '${v.expression}' resulted in error: ${celGoErrorText((err as Error).message.split("\n")[0])}`);
+            messages.push(`expression '${v.expression}' resulted in error: ${celErrorText(err)}`);
             errors.push(true);
             continue;
         }
@@ -105,6 +106,19 @@ export function judgeCel(cel: CelSource, parameters: Record<string, unknown> | u
     return { messages, errors };
 }
 
+/** A template variable whose expression failed, in the API server's words (the error of every expression that reads it). */
+class CompositedVariableError extends Error {}
+
+/** An evaluation error's text as cel-go gives it: a variable's own (found among the causes), else the evaluator's in cel-go's words. */
+function celErrorText(err: unknown): string {
+    for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = (e as Error & { cause?: unknown }).cause, depth++) {
+        if (e instanceof CompositedVariableError) return e.message;
+        const inMessage = /composited variable "[^"]*" fails to evaluate: .*/.exec(e.message.split("\n")[0]);
+        if (inMessage) return inMessage[0];
+    }
+    return celGoErrorText(((err as Error)?.message ?? String(err)).split("\n")[0]);
+}
+
 /**
  * An evaluation error of the offline evaluator in cel-go's words, for the errors whose cel-go text
  * is known (cel-go common/types: a missing map key is `no such key: <key>`, NoSuchOverloadErr is
@@ -113,7 +127,13 @@ export function judgeCel(cel: CelSource, parameters: Record<string, unknown> | u
 export function celGoErrorText(message: string): string {
     const key = /^No such key: (.*)$/.exec(message);
     if (key) return `no such key: ${key[1]}`;
+    // A binary operator on operands it has no overload for: cel-go names the operator's function (_<=_).
+    const operator = /^no such overload: \S.* (<=|>=|<|>|\+|-|\*|\/|%|==|!=) \S.*$/.exec(message);
+    if (operator) return `no such overload: _${operator[1]}_`;
     if (/^no such overload\b/.test(message)) return "no such overload";
+    // A global function (a conversion such as string()) without an overload for its arguments: cel-go lists their types.
+    const call = /^found no matching overload for '([A-Za-z_]\w*)\((.*)\)'$/.exec(message);
+    if (call) return `no such overload: ${call[1]}(${call[2].split(/,\s*/).filter((t) => t !== "").map((t) => (t === "null" ? "null_type" : t)).join(", ")})`;
     return message;
 }
 

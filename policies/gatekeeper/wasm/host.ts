@@ -11,8 +11,39 @@
  * WasmEvalError with the module's text.
  */
 import { createHash } from "node:crypto";
+import vm from "node:vm";
+import { templateTimeBudgetMs } from "../budget";
+import { goFloatText } from "../plan/builtins";
 import { HOST_BUILTINS, type HostBuiltin } from "./builtins";
 import { parseRegoValue, toJSON, valueText, type RegoValue } from "./value";
+
+/** An evaluation that ran past its time budget (templateTimeBudgetMs), stopped by V8. */
+export class WasmTimeout extends Error {
+    constructor(readonly budgetMs: number) {
+        super(`evaluation ran longer than its time budget of ${budgetMs} ms (OPS_TEMPLATE_TIME_BUDGET_MS)`);
+        this.name = "WasmTimeout";
+    }
+}
+
+/**
+ * Runs a module's evaluation under the time budget: V8 stops Wasm code past a script's timeout
+ * (a watchdog per call, about 80 microseconds: the Wasm path is the fallback).
+ */
+const EVAL_SLOT = Symbol.for("ops.wasmEval");
+const EVAL_SCRIPT = new vm.Script(`globalThis[Symbol.for("ops.wasmEval")]()`, { filename: "wasm-eval" });
+function evalWithin(run: () => number): number {
+    const g = globalThis as unknown as Record<symbol, () => number>;
+    g[EVAL_SLOT] = run;
+    const budget = templateTimeBudgetMs();
+    try {
+        return EVAL_SCRIPT.runInThisContext({ timeout: budget }) as number;
+    } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === "ERR_SCRIPT_EXECUTION_TIMEOUT") throw new WasmTimeout(budget);
+        throw err;
+    } finally {
+        delete g[EVAL_SLOT];
+    }
+}
 
 export class WasmEvalError extends Error {
     constructor(message: string) {
@@ -60,10 +91,22 @@ const compiledModules = new Map<string, WebAssembly.Module>();
 const encodedDocuments = new WeakMap<object, Uint8Array>();
 
 function encodedJSON(doc: unknown): Uint8Array {
-    if (typeof doc !== "object" || doc === null) return encoder.encode(JSON.stringify(doc));
+    if (typeof doc !== "object" || doc === null) return encoder.encode(goNumbersJSON(JSON.stringify(doc)));
     let bytes = encodedDocuments.get(doc);
-    if (!bytes) encodedDocuments.set(doc, (bytes = encoder.encode(JSON.stringify(doc))));
+    if (!bytes) encodedDocuments.set(doc, (bytes = encoder.encode(goNumbersJSON(JSON.stringify(doc)))));
     return bytes;
+}
+
+const BIG_INTEGER_OR_STRING = /"(?:[^"\\]|\\.)*"|-?\d{7,}(?![\d.eE])/g;
+
+/**
+ * A JSON text of Gatekeeper's input with its numbers as Gatekeeper hands them to Rego: Go
+ * float64s, which OPA writes as Go does, so an integer of at least 1e6 is `1e+06` (sprintf then
+ * prints it so, as under Gatekeeper); the rest are the same either way.
+ */
+export function goNumbersJSON(text: string): string {
+    if (!/\d{7}/.test(text)) return text;
+    return text.replace(BIG_INTEGER_OR_STRING, (m) => (m[0] === '"' ? m : goFloatText(Number(m))));
 }
 
 function compiledModule(bytes: Uint8Array<ArrayBuffer>): WebAssembly.Module {
@@ -199,7 +242,7 @@ export class WasmPolicy {
         x.opa_eval_ctx_set_input(ctx, input);
         x.opa_eval_ctx_set_data(ctx, this.dataAddr);
         x.opa_eval_ctx_set_entrypoint(ctx, entrypoint);
-        if (x.eval(ctx) !== 0) throw new WasmEvalError("eval failed");
+        if (evalWithin(() => x.eval(ctx)) !== 0) throw new WasmEvalError("eval failed");
         const dumped = x.opa_value_dump(x.opa_eval_ctx_get_result(ctx));
         const text = this.readString(dumped);
         x.opa_free(dumped);

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { gatekeeperErrorText, type CompiledTemplateRule } from "./rule";
 import { modulesOf } from "./template";
+import { goNumbersJSON } from "./host";
 
 /** A judgement: the hook's violations (sorted by their JSON), or the error text as Gatekeeper reports it. */
 export type Verdict = { violations: unknown[] } | { error: string };
@@ -43,7 +44,7 @@ export function opaVerdicts(opa: string, rule: CompiledTemplateRule, inputs: rea
         mkdirSync(src);
         for (const [name, text] of Object.entries(modulesOf(rule.parsed, rule.template))) writeFileSync(path.join(src, name), text);
         const run = (batch: readonly unknown[]): { values: unknown[][] } | { error: string } => {
-            writeFileSync(path.join(src, "data.json"), JSON.stringify({ ...data, oracle_inputs: batch }));
+            writeFileSync(path.join(src, "data.json"), goNumbersJSON(JSON.stringify({ ...data, oracle_inputs: batch })));
             const query = "[v | some i; inp := data.oracle_inputs[i]; v := [x | data.hooks.violation[x]] with input as inp]";
             const args = ["eval", ...(rule.parsed.version === "v1" ? [] : ["--v0-compatible"]), "-f", "json", "-b", src, query];
             const r = spawnSync(opa, args, { encoding: "utf8", maxBuffer: 256 * 1024 * 1024 });

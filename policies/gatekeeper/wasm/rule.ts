@@ -18,9 +18,9 @@ import path from "node:path";
 import { RegoEvalError, type Inventory, type K8sObject, type Review, type RuleContext, type TemplateRule, type Violation } from "../types";
 import { HOST_BUILTINS } from "./builtins";
 import { celSourceError, judgeCel } from "./celJudge";
-import { missingBuiltins, missingBuiltinsMessage, WasmEvalError, WasmPolicy } from "./host";
-import { GENERATE_COMMAND, parseTemplate, parseTemplateDocument, templateDigest, type ModuleManifest, type ParsedTemplate } from "./template";
-import { PlanEvalError, planEvaluator, type PlanEvaluator } from "../plan/compile";
+import { goNumbersJSON, missingBuiltins, missingBuiltinsMessage, WasmEvalError, WasmPolicy, WasmTimeout } from "./host";
+import { GENERATE_COMMAND, manifestBinding, parseTemplate, parseTemplateDocument, templateDigest, type ModuleManifest, type ParsedTemplate } from "./template";
+import { PlanEvalError, planEvaluator, PlanTimeout, type PlanEvaluator } from "../plan/compile";
 import { objectGet, RegoObject, RegoSet, resultsJSON, toJSON } from "../plan/values";
 
 /** The opa version the modules are compiled with: the one Gatekeeper v3.23.1 vendors (tools/gatekeeper/build.sh). */
@@ -36,7 +36,7 @@ export function modulePaths(templateFile: string): { wasm: string; plan: string;
 /** A team's template, its Rego compiled: by its plan to JavaScript, or to Wasm. */
 export interface CompiledTemplateRule extends TemplateRule {
     readonly parsed: ParsedTemplate;
-    readonly engine: "plan" | "wasm";
+    readonly engine: "plan" | "wasm" | "cel";
     /** The Rego's result set for Gatekeeper's input ({review, parameters}) and data, as JSON (what `opa eval` gives). */
     evaluateInput(input: unknown, data: unknown): { result: unknown }[];
 }
@@ -76,7 +76,7 @@ function parsedTemplate(text: string, displayName: string, manifest: ModuleManif
     if (entry === undefined) {
         const copy = manifest?.templateFile?.sha256 === fileDigest ? manifest.templateFile.document : undefined;
         const parsed = copy === undefined ? parseTemplate(text, displayName) : parseTemplateDocument(copy, displayName);
-        entry = { parsed, digest: templateDigest(parsed, displayName, OPA_VERSION) };
+        entry = { parsed, digest: isCelOnly(parsed) ? "" : templateDigest(parsed, displayName, OPA_VERSION) };
         parsedByText.set(key, entry);
     }
     return entry;
@@ -85,9 +85,15 @@ function parsedTemplate(text: string, displayName: string, manifest: ModuleManif
 /** Loads a template file and its generated module; a missing or stale module is an error naming both and the command. */
 export function loadWasmTemplate(templateFile: string, displayName = templateFile, judge: JudgeOptions = {}): CompiledTemplateRule {
     const paths = modulePaths(templateFile);
-    const manifest = existsSync(paths.manifest) ? (JSON.parse(readFileSync(paths.manifest, "utf8")) as ModuleManifest) : undefined;
-    const { parsed, digest } = parsedTemplate(readFileSync(templateFile, "utf8"), displayName, manifest);
     const rel = (p: string) => path.join(path.dirname(displayName), path.relative(path.dirname(templateFile), p));
+    const manifest = existsSync(paths.manifest) ? readManifest(paths.manifest, rel(paths.manifest)) : undefined;
+    const { parsed, digest } = parsedTemplate(readFileSync(templateFile, "utf8"), displayName, manifest);
+    if (isCelOnly(parsed)) {
+        // Nothing compiled: Gatekeeper judges a CEL-only template by its CEL, and so does the pack.
+        const celError = celSourceError(parsed.cel);
+        if (celError) throw new Error(`${displayName} (${parsed.kind}): ${celError}`);
+        return celTemplateRule(parsed);
+    }
     if (!existsSync(paths.wasm) || manifest === undefined) {
         throw new Error(`${displayName}: template ${parsed.kind} has no compiled module (${rel(paths.wasm)}); run ${GENERATE_COMMAND}`);
     }
@@ -97,7 +103,7 @@ export function loadWasmTemplate(templateFile: string, displayName = templateFil
                 `it was built from another version of the template, opa or the plan compiler, or a generated file changed; run ${GENERATE_COMMAND}`,
         );
     const compiledToJs = typeof manifest.planJs === "string";
-    if (manifest.digest !== digest || manifest.kind !== parsed.kind || compiledToJs === (typeof manifest.planRefused === "string")) throw stale();
+    if (manifest.digest !== digest || manifest.kind !== parsed.kind || compiledToJs === (typeof manifest.planRefused === "string") || manifest.binding !== manifestBinding(manifest)) throw stale();
     const source = `${displayName} (${parsed.kind})`;
     // The manifest's list is the module's own (its digest is checked above): a template that needs a
     // built-in the host lacks is refused now, and the module is instantiated when a constraint first uses it.
@@ -129,6 +135,49 @@ export function loadWasmTemplate(templateFile: string, displayName = templateFil
     return planTemplateRule(parsed, evaluator, judge);
 }
 
+/** The team's template files cannot be loaded: their own problem (a template, its generated files), never the pack config's. */
+export class TeamTemplateError extends Error {
+    override name = "TeamTemplateError";
+}
+
+/** Whether a template has only CEL code (no Rego): judged by its CEL, nothing compiled. */
+export function isCelOnly(parsed: ParsedTemplate): parsed is ParsedTemplate & { cel: NonNullable<ParsedTemplate["cel"]> } {
+    return parsed.rego === "" && parsed.cel !== undefined;
+}
+
+/** A generated manifest, read; one that is not JSON (cut off, edited) is an error naming it. */
+export function readManifest(file: string, display: string): ModuleManifest {
+    const text = readFileSync(file, "utf8");
+    let manifest: unknown;
+    try {
+        manifest = JSON.parse(text);
+    } catch (err) {
+        throw new Error(`${display}: the generated manifest is not valid JSON (${(err as Error).message}; cut off or edited?); run ${GENERATE_COMMAND}`);
+    }
+    if (manifest === null || typeof manifest !== "object" || Array.isArray(manifest)) throw new Error(`${display}: the generated manifest is not a JSON object; run ${GENERATE_COMMAND}`);
+    return manifest as ModuleManifest;
+}
+
+/** A CEL-only template as a template of the engine: every constraint judged by its CEL. */
+export function celTemplateRule(parsed: ParsedTemplate & { cel: NonNullable<ParsedTemplate["cel"]> }): CompiledTemplateRule {
+    const cel = parsed.cel;
+    return {
+        kind: parsed.kind,
+        template: parsed.name,
+        category: "general",
+        description: `ConstraintTemplate ${parsed.name} (CEL only, judged by its CEL)`,
+        parameterSchema: parsed.parameterSchema,
+        parsed,
+        engine: "cel",
+        evaluateInput() {
+            throw new Error(`${parsed.name} has no Rego: it is judged by its CEL`);
+        },
+        validate(ctx: RuleContext): Violation[] {
+            return judgeCel(cel, ctx.parameters, ctx.review).messages.map((msg) => ({ msg }));
+        },
+    };
+}
+
 /**
  * The template's input.review: the engine's review with the stack's Namespace of its namespace
  * (made once per review: the engine hands every constraint of an object the same review in a row,
@@ -138,14 +187,19 @@ function reviewOf(review: RuleContext["review"], inventory: Inventory): unknown 
     if (review !== lastReview || inventory !== lastInventory) {
         const ns = review.namespace;
         // Written out (a spread and one more key costs 20 times as much); every key of Review is named, or this does not compile.
-        const withNamespace: Required<Review> & { namespaceObject: unknown } = {
+        // The keys an AdmissionRequest has as JSON (k8s.io/api admission/v1): uid, resource, userInfo and
+        // options always (empty), oldObject null unless an UPDATE, name and namespace when not empty.
+        const withNamespace: Required<Review> & { namespaceObject: unknown; uid: string; resource: unknown; options: null } = {
+            uid: "",
             object: review.object,
-            oldObject: review.oldObject!,
+            oldObject: review.oldObject ?? (null as unknown as K8sObject),
             kind: review.kind,
+            resource: NO_RESOURCE,
             operation: review.operation,
-            name: review.name!,
-            namespace: review.namespace!,
-            userInfo: review.userInfo!,
+            name: review.name || undefined!,
+            namespace: review.namespace || undefined!,
+            userInfo: review.userInfo ?? NO_USER,
+            options: null,
             namespaceObject: ns === undefined ? null : (namespacesOf(inventory).get(ns) ?? null),
         };
         lastWithNamespace = withNamespace;
@@ -154,6 +208,8 @@ function reviewOf(review: RuleContext["review"], inventory: Inventory): unknown 
     }
     return lastWithNamespace;
 }
+const NO_RESOURCE = Object.freeze({ group: "", version: "", resource: "" });
+const NO_USER = Object.freeze({});
 let lastReview: object | undefined;
 let lastInventory: object | undefined;
 let lastWithNamespace: unknown;
@@ -200,8 +256,18 @@ function readsDataDocument(parsed: ParsedTemplate): boolean {
     return [parsed.rego, ...parsed.libs].some((rego) => /\bdata\b(?!\.libs?\b)/.test(rego));
 }
 
+/**
+ * A template's evaluation that ran past its time budget: named, with the object, and said for
+ * every later evaluation of the template in the process (each would run as long).
+ */
+function timeoutText(parsed: ParsedTemplate, review: RuleContext["review"], budgetMs: number): string {
+    const object = `${review.kind.kind}/${review.namespace ? `${review.namespace}/` : ""}${review.name ?? ""}`;
+    return `ConstraintTemplate ${parsed.name} (${parsed.kind}) ran longer than its time budget of ${budgetMs} ms (OPS_TEMPLATE_TIME_BUDGET_MS) on ${object} and was stopped; its Rego does too much work (nested comprehensions over data.inventory?); it is not evaluated again in this run`;
+}
+
 /** A template whose Rego runs as its plan compiled to JavaScript, on the review and inventory as they are (no copy). */
 export function planTemplateRule(parsed: ParsedTemplate, evaluate: PlanEvaluator, judge: JudgeOptions = {}): CompiledTemplateRule {
+    let timedOut: string | undefined;
     const cel = judge.rego ? undefined : parsed.cel;
     const readsData = readsDataDocument(parsed);
     return {
@@ -218,12 +284,14 @@ export function planTemplateRule(parsed: ParsedTemplate, evaluate: PlanEvaluator
         validate(ctx: RuleContext): Violation[] {
             const { review, inventory } = ctx;
             if (cel) return judgeCel(cel, ctx.parameters, review).messages.map((msg) => ({ msg }));
+            if (timedOut !== undefined) throw new Error(timedOut);
             const input = { review: reviewOf(review, inventory), parameters: ctx.parameters ?? {} };
             let set: unknown[];
             try {
                 set = evaluate(input, readsData ? dataOf(inventory) : NO_DATA);
             } catch (err) {
                 if (err instanceof PlanEvalError) throw new RegoEvalError(gatekeeperErrorText(err.message, parsed));
+                if (err instanceof PlanTimeout) throw new Error((timedOut = timeoutText(parsed, review, err.budgetMs)));
                 throw err;
             }
             return planViolations(set);
@@ -237,6 +305,7 @@ export function wasmTemplateRule(parsed: ParsedTemplate, module: WasmPolicy | ((
     let made: WasmPolicy | undefined = typeof module === "function" ? undefined : module;
     const readsData = readsDataDocument(parsed);
     const policyOf = (): WasmPolicy => (made ??= (module as () => WasmPolicy)());
+    let timedOut: string | undefined;
     return {
         kind: parsed.kind,
         template: parsed.name,
@@ -263,17 +332,18 @@ export function wasmTemplateRule(parsed: ParsedTemplate, module: WasmPolicy | ((
             const { review, inventory } = ctx;
             // A template with CEL code is judged by its CEL, as Gatekeeper judges it (its CEL driver comes first).
             if (cel) return judgeCel(cel, ctx.parameters, review).messages.map((msg) => ({ msg }));
+            if (timedOut !== undefined) throw new Error(timedOut);
             const policy = policyOf();
             policy.setData(readsData ? dataOf(inventory) : NO_DATA);
             let reviewBytes = reviewJSON.get(review);
             if (reviewBytes === undefined) {
-                reviewBytes = utf8.encode(JSON.stringify(reviewOf(review, inventory)));
+                reviewBytes = utf8.encode(goNumbersJSON(JSON.stringify(reviewOf(review, inventory))));
                 reviewJSON.set(review, reviewBytes);
             }
             const parameters = ctx.parameters ?? {};
             let parametersBytes = parameterJSON.get(parameters);
             if (parametersBytes === undefined) {
-                parametersBytes = utf8.encode(JSON.stringify(parameters));
+                parametersBytes = utf8.encode(goNumbersJSON(JSON.stringify(parameters)));
                 parameterJSON.set(parameters, parametersBytes);
             }
             let set: { result: unknown }[];
@@ -281,6 +351,7 @@ export function wasmTemplateRule(parsed: ParsedTemplate, module: WasmPolicy | ((
                 set = policy.evaluateJSON([INPUT_START, reviewBytes, INPUT_MIDDLE, parametersBytes, INPUT_END]);
             } catch (err) {
                 if (err instanceof WasmEvalError) throw new RegoEvalError(gatekeeperErrorText(err.message, parsed));
+                if (err instanceof WasmTimeout) throw new Error((timedOut = timeoutText(parsed, review, err.budgetMs)));
                 throw err;
             }
             return violationsOf(set);
@@ -348,11 +419,31 @@ function isEmptyObject(v: unknown): boolean {
     return typeof v === "object" && v !== null && !Array.isArray(v) && Object.keys(v).length === 0;
 }
 
-/** Every ConstraintTemplate file (*.yaml) of a folder, loaded; an absent folder has none. */
+/**
+ * Every ConstraintTemplate file (*.yaml) of a folder, loaded; an absent folder has none. Every
+ * file is tried: the problems of all of them are reported at once, a line each, and so are two
+ * files declaring one kind.
+ */
 export function loadWasmTemplates(dir: string, displayDir = dir): CompiledTemplateRule[] {
     if (!existsSync(dir)) return [];
-    return readdirSync(dir)
-        .filter((f) => /\.ya?ml$/.test(f))
-        .sort()
-        .map((f) => loadWasmTemplate(path.join(dir, f), path.join(displayDir, f)));
+    const rules: CompiledTemplateRule[] = [];
+    const problems: string[] = [];
+    const byKind = new Map<string, string>();
+    for (const f of readdirSync(dir).filter((n) => /\.ya?ml$/.test(n)).sort()) {
+        const display = path.join(displayDir, f);
+        try {
+            const rule = loadWasmTemplate(path.join(dir, f), display);
+            const other = byKind.get(rule.kind);
+            if (other !== undefined) problems.push(`${display}: declares constraint kind ${rule.kind}, as ${other} does; keep one template per kind`);
+            else {
+                byKind.set(rule.kind, display);
+                rules.push(rule);
+            }
+        } catch (err) {
+            problems.push((err as Error).message);
+        }
+    }
+    if (problems.length === 1) throw new TeamTemplateError(problems[0]);
+    if (problems.length > 1) throw new TeamTemplateError(`${problems.length} team templates cannot be loaded:\n${problems.map((p) => `- ${p}`).join("\n")}`);
+    return rules;
 }

@@ -31,6 +31,7 @@ export interface ParsedTemplate {
     kind: string;
     /** spec.crd.spec.validation.openAPIV3Schema, or null. */
     parameterSchema: Record<string, unknown> | null;
+    /** The template's Rego; "" for a CEL-only template (then `cel` holds its code, and nothing is compiled). */
     rego: string;
     libs: string[];
     version: "v0" | "v1";
@@ -112,21 +113,65 @@ export function parseTemplateDocument(document: unknown, source: string): Parsed
         version = regoCode.source?.version ?? "v0";
         where = `spec.targets[0].code[${code.indexOf(regoCode)}].source.rego`;
     }
-    if (typeof rego !== "string" || !rego.trim()) throw new Error(`${source}: ${where} must hold the template's Rego (a Rego-only or Rego-and-CEL template)`);
+    const cel = parseCel(code, source);
+    // A CEL-only template (code with engine K8sNativeValidation and no Rego) is judged by its CEL, as Gatekeeper does.
+    const celOnly = cel !== undefined && regoCode === undefined && target.rego === undefined;
+    if (celOnly) rego = "";
+    else if (typeof rego !== "string" || !rego.trim()) throw new Error(`${source}: ${where} must hold the template's Rego (a Rego-only or Rego-and-CEL template), or spec.targets[0].code must hold a K8sNativeValidation source (a CEL-only template)`);
     if (!Array.isArray(libs) || libs.some((l) => typeof l !== "string")) throw new Error(`${source}: libs must be a list of Rego modules (strings)`);
     // Gatekeeper reads any version other than v1 as v0.
     const v = version === "v1" ? "v1" : "v0";
     const schema = t.spec?.crd?.spec?.validation?.openAPIV3Schema ?? null;
+    if (schema !== null) {
+        const problem = schemaProblem(schema, "spec.crd.spec.validation.openAPIV3Schema");
+        if (problem) throw new Error(`${source}: ${problem}; the API server would refuse the constraint CRD Gatekeeper makes of it`);
+    }
     return {
         name,
         kind,
         parameterSchema: schema && typeof schema === "object" ? schema : null,
-        rego,
+        rego: rego as string,
         libs: libs as string[],
         version: v,
-        hasCel: code.some((c) => c?.engine === "K8sNativeValidation"),
-        cel: parseCel(code, source),
+        hasCel: cel !== undefined,
+        cel,
     };
+}
+
+/** The types a structural schema's `type` may name (apiextensions' validation of a CRD). */
+const SCHEMA_TYPES = new Set(["object", "array", "string", "integer", "number", "boolean"]);
+
+/**
+ * What the API server would refuse in a parameter schema (the constraint CRD's
+ * openAPIV3Schema, apiextensions-apiserver's ValidateCustomResourceDefinitionOpenAPISchema, the
+ * parts a template can get wrong): a `type` that is not one of the six, `properties` or
+ * `additionalProperties` that are not schemas, `items` that is not one schema, `required` that
+ * is not a list of strings, `enum` that is not a list. Undefined when none.
+ */
+export function schemaProblem(schema: unknown, at: string): string | undefined {
+    if (schema === null || typeof schema !== "object" || Array.isArray(schema)) return `${at} must be a schema (an object), got ${JSON.stringify(schema)}`;
+    const s = schema as Record<string, unknown>;
+    if (s.type !== undefined && (typeof s.type !== "string" || !SCHEMA_TYPES.has(s.type))) {
+        return `${at}.type: Unsupported value: ${JSON.stringify(s.type)}: supported values: ${[...SCHEMA_TYPES].map((t) => JSON.stringify(t)).join(", ")}`;
+    }
+    if (s.properties !== undefined) {
+        if (s.properties === null || typeof s.properties !== "object" || Array.isArray(s.properties)) return `${at}.properties must be a map of schemas`;
+        for (const [k, v] of Object.entries(s.properties)) {
+            const p = schemaProblem(v, `${at}.properties[${k}]`);
+            if (p) return p;
+        }
+    }
+    if (s.items !== undefined) {
+        const p = schemaProblem(s.items, `${at}.items`);
+        if (p) return p;
+    }
+    if (s.additionalProperties !== undefined && typeof s.additionalProperties !== "boolean") {
+        const p = schemaProblem(s.additionalProperties, `${at}.additionalProperties`);
+        if (p) return p;
+    }
+    if (s.required !== undefined && (!Array.isArray(s.required) || s.required.some((r) => typeof r !== "string"))) return `${at}.required must be a list of property names`;
+    if (s.enum !== undefined && !Array.isArray(s.enum)) return `${at}.enum must be a list`;
+    return undefined;
 }
 
 const PACKAGE = /^(\s*)package\s+([A-Za-z_][\w.]*|data\.[\w.]+)/m;
@@ -181,6 +226,18 @@ export interface ModuleManifest {
      * here when it loads (reading the YAML costs more than the rest of the load).
      */
     templateFile?: { sha256: string; document: unknown };
+    /**
+     * sha256 of the template's digest, kind and every generated file's digest together
+     * (manifestBinding): a plan, module or JavaScript swapped for another, with its digest
+     * edited in the manifest, no longer matches it.
+     */
+    binding?: string;
+}
+
+/** What binds a manifest's generated files to its template (ModuleManifest.binding). */
+export function manifestBinding(m: ModuleManifest): string {
+    const bound = { template: m.digest, kind: m.kind, opa: m.opa, wasm: m.wasm, plan: m.plan, planJs: m.planJs ?? null, planRefused: m.planRefused ?? null, builtins: m.builtins };
+    return `sha256:${createHash("sha256").update(JSON.stringify(bound)).digest("hex")}`;
 }
 
 export const GENERATE_COMMAND = "npm run gatekeeper:wasm";

@@ -11,6 +11,7 @@ import { opaBinary } from "./opa";
 import { opaVerdicts, wasmVerdict } from "./oracle";
 import { deployments, oracleCases, pod } from "./testCases";
 import { loadWasmTemplate, modulePaths, OPA_VERSION, wasmTemplateRule, type CompiledTemplateRule, type WasmTemplateRule } from "./rule";
+import { manifestBinding } from "./template";
 
 const DIR = path.join(__dirname, "testdata");
 const file = (name: string) => path.join(DIR, `${name}.yaml`);
@@ -153,7 +154,8 @@ test("a missing or stale module is an error naming the template and the command"
         const otherFormat = js.replace(/^\/\/ plan-js \d+:/, "// plan-js 0:");
         writeFileSync(to.js, otherFormat);
         const manifest = JSON.parse(readFileSync(from.manifest, "utf8"));
-        writeFileSync(to.manifest, JSON.stringify({ ...manifest, planJs: `sha256:${createHash("sha256").update(otherFormat).digest("hex")}` }));
+        const rebound = { ...manifest, planJs: `sha256:${createHash("sha256").update(otherFormat).digest("hex")}` };
+        writeFileSync(to.manifest, JSON.stringify({ ...rebound, binding: manifestBinding(rebound) }));
         assert.throws(() => loadWasmTemplate(copy, "policies/templates/k8stestreplicarange-other.yaml"), /K8sTestReplicaRange .* is stale: .*run npm run gatekeeper:wasm \(the compiled plan is not of the current format/);
         copyFileSync(from.manifest, to.manifest);
         copyFileSync(from.js, to.js);
