@@ -47,24 +47,28 @@ export async function chatPath(ctx: Context, io: StepIO): Promise<void> {
     ctx.time("realnode-paths", since(t0));
 }
 
-/** The bridge's pod (one replica in ci), its container's id and restart count. */
-async function bridgePod(ctx: Context): Promise<{ name: string; uid: string; containerId: string; restarts: number }> {
+interface BridgePod { name: string; uid: string; containerId: string; restarts: number }
+
+/** The bridge's running pods (ci runs two replicas), each with its container's id and restart count. */
+async function bridgePods(ctx: Context): Promise<BridgePod[]> {
     const pods = (await ctx.kubectlJson<{ items: any[] }>(["-n", "agent", "get", "pods", "-l", "app.kubernetes.io/name=model-bridge"])).items.filter((p) => p.status?.phase === "Running");
-    if (pods.length !== 1) throw new Error(`expected one running bridge pod, found ${pods.length}`);
-    const c = pods[0].status.containerStatuses.find((s: any) => s.name === pods[0].spec.containers[0].name);
-    return { name: pods[0].metadata.name, uid: pods[0].metadata.uid, containerId: c.containerID, restarts: c.restartCount };
+    if (!pods.length) throw new Error("no running bridge pod");
+    return pods.map((p) => {
+        const c = p.status.containerStatuses.find((s: any) => s.name === p.spec.containers[0].name);
+        return { name: p.metadata.name, uid: p.metadata.uid, containerId: c.containerID, restarts: c.restartCount };
+    });
 }
 
 /**
- * The bridge killed (SIGKILL of its container's processes) while it streams an answer: the client's
- * stream must end with an error within seconds (no [DONE], nothing hangs), the bridge's container
- * restarts and the next chat is answered in one upstream call.
+ * The bridge killed (SIGKILL of its containers' processes, in every replica: the Service picked one
+ * for the stream) while it streams an answer: the client's stream must end with an error within
+ * seconds (no [DONE], nothing hangs), the bridge's containers restart and the next chat is
+ * answered in one upstream call.
  */
 export async function bridgeKilled(ctx: Context, io: StepIO): Promise<void> {
     const up = await startUpstream();
     const { url, key } = await bridge(ctx);
     const client = await clientPod(ctx);
-    const pod = await bridgePod(ctx);
     const before = up.calls.length;
     const out = ctx.path("stream.out");
     fs.writeFileSync(ctx.path("stream.headers"), `Authorization: Bearer ${key}\nContent-Type: application/json\n`, { mode: 0o600 });
@@ -72,25 +76,27 @@ export async function bridgeKilled(ctx: Context, io: StepIO): Promise<void> {
     // The stream in the background; killed by `timeout` only if it hangs.
     const curl = inPod(ctx, client.uid, ["curl", "-sS", "-N", "-o", out, "-H", `@${ctx.path("stream.headers")}`, "--data-binary", body, url], { timeoutSeconds: 150 });
     await ctx.waitFor(120, "the streamed answer's first pieces at the client", async () => up.calls.length > before && fs.existsSync(out) && (fs.readFileSync(out, "utf8").match(/word\d+/g) ?? []).length >= 3);
-    const pids = containerPids(pod.uid, pod.containerId);
-    if (!pids.length) throw new Error(`no process of the bridge's container ${pod.containerId} in pod ${pod.name}`);
+    const victims = await bridgePods(ctx);
+    const pids = victims.flatMap((p) => containerPids(p.uid, p.containerId));
+    if (!pids.length) throw new Error(`no process of the bridge's containers in ${victims.map((p) => p.name).join(", ")}`);
     const t0 = process.hrtime.bigint();
     for (const pid of pids) process.kill(pid, "SIGKILL");
     const r = await curl;
     const ended = since(t0);
     const got = fs.readFileSync(out, "utf8");
     const pieces = (got.match(/word\d+/g) ?? []).length;
-    io.result(`fault bridge killed during a stream: SIGKILL of ${pods(pids)} in agent/${pod.name} after ${pieces} piece(s); the client's stream ended ${r.code === 0 ? "WITHOUT an error" : `with curl exit ${r.code} (${r.out.trim().split("\n").pop()})`} ${ended} s after the kill, ${got.includes("[DONE]") ? "WITH" : "without"} [DONE]`);
+    io.result(`fault bridge killed during a stream: SIGKILL of ${pods(pids)} in ${victims.map((p) => `agent/${p.name}`).join(", ")} after ${pieces} piece(s); the client's stream ended ${r.code === 0 ? "WITHOUT an error" : `with curl exit ${r.code} (${r.out.trim().split("\n").pop()})`} ${ended} s after the kill, ${got.includes("[DONE]") ? "WITH" : "without"} [DONE]`);
     if (r.code === 0 || r.code === 124 || r.code === 137 || got.includes("[DONE]")) throw new Error(`the client did not get an error when the bridge was killed (curl exit ${r.code}${r.code === 124 || r.code === 137 ? ": it hung until the timeout" : ""})`);
     if (ended > 30) throw new Error(`the client's stream ended ${ended} s after the bridge was killed (expected within seconds)`);
     // The agent server's stream to the upstream: closed when the bridge died, or left to run out.
     const call = up.calls[before];
-    await ctx.waitFor(90, "the bridge's container restarted and Ready", async () => {
-        const p = await bridgePod(ctx);
-        const ready = await ctx.kubectl(["-n", "agent", "get", "pod", p.name, "-o", "jsonpath={.status.conditions[?(@.type==\"Ready\")].status}"], { quiet: true });
-        return p.restarts > pod.restarts && ready.stdout.trim() === "True";
+    await ctx.waitFor(90, "the bridge's containers restarted and Ready", async () => {
+        const now = await bridgePods(ctx);
+        const ready = await ctx.kubectl(["-n", "agent", "get", "pods", "-l", "app.kubernetes.io/name=model-bridge", "-o", "jsonpath={.items[*].status.conditions[?(@.type==\"Ready\")].status}"], { quiet: true });
+        return victims.every((v) => (now.find((p) => p.name === v.name)?.restarts ?? 0) > v.restarts) && ready.stdout.trim().split(/\s+/).every((s) => s === "True");
     });
-    io.result(`fault bridge killed: its container restarted (${(await bridgePod(ctx)).restarts - pod.restarts} restart) and Ready ${since(t0)} s after the kill; the agent server's upstream stream ${call.closedEarly ? "was closed early" : call.ended ? "ran to its end" : "is still running (the session was not aborted: nobody was left to abort it)"}`);
+    const restarted = (await bridgePods(ctx)).reduce((n, p) => n + p.restarts, 0) - victims.reduce((n, p) => n + p.restarts, 0);
+    io.result(`fault bridge killed: its containers restarted (${restarted} restart(s)) and Ready ${since(t0)} s after the kill; the agent server's upstream stream ${call.closedEarly ? "was closed early" : call.ended ? "ran to its end" : "is still running (the session was not aborted: nobody was left to abort it)"}`);
     await oneChat(ctx, io, "chat after the bridge's restart");
 }
 

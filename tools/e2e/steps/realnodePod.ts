@@ -7,6 +7,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Context } from "../harness/context";
+import { sleep } from "../harness/context";
 import { IMAGE_RECIPES } from "../images/recipes";
 
 export const NODE_NAME = "e2e-node";
@@ -83,9 +84,22 @@ export async function httpFrom(ctx: Context, podUid: string, url: string, opts: 
     }
 }
 
+/**
+ * Connection refused (curl exit 7) in the first seconds of a pod: kube-router admits a new pod's
+ * address only when its next policy sync has run (seen here: the chat from a client pod created
+ * moments before was refused, the same call a minute later answered). Tried again for that long,
+ * and said so; a refusal that outlasts it is the answer.
+ */
+const POLICY_SYNC_SECONDS = 30;
+
 async function request(ctx: Context, podUid: string, args: string[]): Promise<HttpAnswer> {
     const t0 = Date.now();
-    const r = await inPod(ctx, podUid, args);
+    let r = await inPod(ctx, podUid, args);
+    for (let tries = 1; r.code === 7 && Date.now() - t0 < POLICY_SYNC_SECONDS * 1000; tries++) {
+        ctx.io.log(`connection refused (try ${tries}): tried again in 2 s, for up to ${POLICY_SYNC_SECONDS} s (the policy engine's sync of a new pod)`);
+        await sleep(2000);
+        r = await inPod(ctx, podUid, args);
+    }
     return { code: r.code, ...parseDump(r.out), seconds: Math.round((Date.now() - t0) / 100) / 10 };
 }
 

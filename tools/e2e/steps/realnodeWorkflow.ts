@@ -169,7 +169,11 @@ async function nodePods(ctx: Context): Promise<Map<string, { restarts: number; l
  */
 export async function oomKilled(ctx: Context, io: StepIO): Promise<void> {
     const trigger = node("Start", "n8n-nodes-base.manualTrigger", 1, 0, {});
-    const code = node("Hold memory", "n8n-nodes-base.code", 2, 200, { jsCode: "const keep = [];\nfor (let i = 0; i < 256; i++) keep.push(new Array(4 * 1024 * 1024).fill(i));\nreturn [{ json: { held: keep.length } }];" });
+    // Typed arrays: their bytes are outside V8's heap, so the kernel's OOM killer ends the container.
+    // Plain arrays (the first run here) met V8's own heap limit first: n8n aborted with exit 134
+    // ("Reached heap limit"), not OOMKilled. Checked: 4 GiB of filled Uint8Arrays from `node -e` in
+    // an agent-server container (limit 2Gi) ended with exit 137, the kernel's kill.
+    const code = node("Hold memory", "n8n-nodes-base.code", 2, 200, { jsCode: "const keep = [];\nfor (let i = 0; i < 512; i++) keep.push(new Uint8Array(4 * 1024 * 1024).fill(1));\nreturn [{ json: { held: keep.length } }];" });
     const created = await rest(ctx, "POST", "/workflows", { name: "e2e real node, memory", nodes: [trigger, code], connections: { Start: { main: [[{ node: "Hold memory", type: "main", index: 0 }]] } }, settings: { executionOrder: "v1" }, active: false });
     const before = await nodePods(ctx);
     const main = "workflow/workflow-main-0";
@@ -188,7 +192,7 @@ export async function oomKilled(ctx: Context, io: StepIO): Promise<void> {
     const m = now.get(main)!;
     const others = [...now].filter(([k]) => k !== main && before.has(k) && now.get(k)!.restarts !== before.get(k)!.restarts).map(([k, v]) => `${k} (${v.restarts - before.get(k)!.restarts})`);
     const notReady = [...now].filter(([k, v]) => k !== main && before.get(k)?.ready && !v.ready).map(([k]) => k);
-    io.result(`fault OOM: a manual run of a Code node holding about 2 GiB in ${main} (memory limit ${limit}): its container ended ${m.lastReason ?? "for no recorded reason"}, restarted and Ready again in ${took} s; other pods of the node restarted: ${others.join(", ") || "none"}; not Ready: ${notReady.join(", ") || "none"}`);
+    io.result(`fault OOM: a manual run of a Code node holding about 2 GiB of typed arrays in ${main} (memory limit ${limit}): its container ended ${m.lastReason ?? "for no recorded reason"}, restarted and Ready again in ${took} s; other pods of the node restarted: ${others.join(", ") || "none"}; not Ready: ${notReady.join(", ") || "none"}`);
     if (m.lastReason !== "OOMKilled") throw new Error(`${main}'s last end was ${m.lastReason ?? "unknown"}, not OOMKilled`);
     if (others.length || notReady.length) throw new Error(`other pods were affected by the OOM: restarted ${others.join(", ") || "none"}, not Ready ${notReady.join(", ") || "none"}`);
     // The tool serves again: its production webhook answers from the queue.
