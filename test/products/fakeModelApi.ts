@@ -44,7 +44,8 @@ export const replyText = (n: number) => `reply ${n}: the fake upstream answers w
 const marker = (text: string, name: string) => new RegExp(`\\[fake:${name}(?:=([^\\]]*))?\\]`).exec(text);
 const textOf = (content: unknown): string => (typeof content === "string" ? content : Array.isArray(content) ? content.map((p: any) => p?.text ?? "").join("") : "");
 
-export async function startFakeModelApi(): Promise<FakeModelApi> {
+/** On 127.0.0.1 and a free port unless told (the e2e's real node: the run's "internet" address, port 443). */
+export async function startFakeModelApi(host = "127.0.0.1", port = 0): Promise<FakeModelApi> {
     const calls: ModelCall[] = [];
     const failedOnce = new Set<string>();
     const server = http.createServer(async (req, res) => {
@@ -135,9 +136,9 @@ export async function startFakeModelApi(): Promise<FakeModelApi> {
         call.ended = true;
         res.end("data: [DONE]\n\n");
     });
-    await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
+    await new Promise<void>((ok) => server.listen(port, host, ok));
     return {
-        baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+        baseUrl: `http://${host}:${(server.address() as AddressInfo).port}/v1`,
         calls,
         close: () => new Promise((ok) => { server.closeAllConnections(); server.close(() => ok()); }),
     };

@@ -3,16 +3,19 @@
 # one folder per binary and version; skips what is already there. Modules are named by
 # path and version only: each is required from a throwaway wrapper module made in the cache.
 #   bash tools/e2e/build.sh            # everything missing
-#   bash tools/e2e/build.sh k8s etcd   # some groups: k8s etcd kwok pulumi provider (helm: only by name)
+#   bash tools/e2e/build.sh k8s etcd   # some groups: k8s etcd kwok pulumi provider node images (helm: only by name)
 #   bash tools/e2e/build.sh --check    # status 0 when the control plane is in the cache (the engine
 #                                      # steps also need pulumi and the provider, or are skipped)
+#   bash tools/e2e/build.sh --check-node  # status 0 when the real node's toolchain is there (its
+#                                      # images are checked by the run, which says which are missing)
 . "$(dirname "$0")/lib.sh"
 
-build_k8s() {
-  local v=v$K8S_VERSION sv=v0.${K8S_VERSION#1.} dir="$SRC/k8s-$K8S_VERSION" gomod
-  local cmds=(kube-apiserver kube-controller-manager kube-scheduler kubectl) need=0 c
+# k8s_commands DIR CMD... : commands of k8s.io/kubernetes at K8S_VERSION from a wrapper in DIR.
+k8s_commands() {
+  local v=v$K8S_VERSION sv=v0.${K8S_VERSION#1.} dir=$1 gomod; shift
+  local cmds=("$@") need=0 c
   for c in "${cmds[@]}"; do [[ -x $(bin_path "$c" "$K8S_VERSION") ]] || need=1; done
-  ((need)) || { log "kubernetes $K8S_VERSION: cached"; return 0; }
+  ((need)) || { log "kubernetes $K8S_VERSION ${cmds[*]}: cached"; return 0; }
   gomod=$(gomod_of k8s.io/kubernetes "$v")
   [[ -f $gomod ]] || die "k8s.io/kubernetes@$v: the Go module proxy did not serve it"
   # k8s.io/kubernetes requires its staging modules at v0.0.0 and replaces them with local
@@ -26,6 +29,38 @@ build_k8s() {
     vf+=" -X $p.buildDate=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
   done
   for c in "${cmds[@]}"; do build "$c" "$K8S_VERSION" "$dir" "k8s.io/kubernetes/cmd/$c" "$vf"; done
+}
+
+build_k8s() { k8s_commands "$SRC/k8s-$K8S_VERSION" kube-apiserver kube-controller-manager kube-scheduler kubectl; }
+
+# The real node (docs/e2e.md, "The real node"): the Debian packages it runs on, kubelet and
+# kube-proxy (a wrapper of their own beside the control plane's: same modules, same Go build cache),
+# the pause image's binary from the kubernetes module's own build/pause/linux/pause.c (gcc -static),
+# and kube-router for NetworkPolicy.
+build_node() {
+  local missing
+  if ! missing=$(node_missing 2>/dev/null | grep Debian); then :; fi
+  if [[ -n $missing ]]; then
+    log "installing Debian packages: $NODE_DEBS"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $NODE_DEBS >/dev/null ||
+      { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $NODE_DEBS >/dev/null; } ||
+      die "apt-get install $NODE_DEBS failed"
+  fi
+  k8s_commands "$SRC/k8s-node-$K8S_VERSION" kubelet kube-proxy
+  local pause; pause=$(bin_path pause "$PAUSE_VERSION")
+  if [[ ! -x $pause ]]; then
+    local moddir; moddir=$(cd "$SRC/k8s-node-$K8S_VERSION" && go list -m -f '{{.Dir}}' k8s.io/kubernetes)
+    [[ -f $moddir/build/pause/linux/pause.c ]] || die "k8s.io/kubernetes v$K8S_VERSION has no build/pause/linux/pause.c"
+    mkdir -p "$(dirname "$pause")"
+    gcc -Os -Wall -Werror -static -DVERSION="v$PAUSE_VERSION" -o "$pause.tmp.$$" "$moddir/build/pause/linux/pause.c" || die "gcc pause.c failed"
+    strip "$pause.tmp.$$"; mv "$pause.tmp.$$" "$pause"; log "pause $PAUSE_VERSION: built (pause.c of kubernetes v$K8S_VERSION)"
+  fi
+  local kr=github.com/cloudnativelabs/kube-router/v2
+  wrapper "$SRC/kube-router-$KUBE_ROUTER_VERSION" "$kr" "v$KUBE_ROUTER_VERSION" "$kr/cmd/kube-router" < /dev/null
+  build kube-router "$KUBE_ROUTER_VERSION" "$SRC/kube-router-$KUBE_ROUTER_VERSION" "$kr/cmd/kube-router" "-X $kr/pkg/version.Version=v$KUBE_ROUTER_VERSION"
+  # The module's root package is the coredns command, with the plugins of its plugin.cfg.
+  wrapper "$SRC/coredns-$COREDNS_VERSION" github.com/coredns/coredns "v$COREDNS_VERSION" github.com/coredns/coredns < /dev/null
+  build coredns "$COREDNS_VERSION" "$SRC/coredns-$COREDNS_VERSION" github.com/coredns/coredns
 }
 
 build_etcd() {
@@ -105,12 +140,26 @@ build_helm() {
   build helm "$HELM_VERSION" "$dir" helm.sh/helm/v3/cmd/helm "-X helm.sh/helm/v3/internal/version.version=v$HELM_VERSION"
 }
 
+# The real node's images (tools/e2e/images): the products they take from test:products' cache
+# (n8n and opencode from npm, MinIO and mc built from the Go module proxy), then each image once
+# per recipe and inputs into $E2E_CACHE/images.
+build_images() {
+  node_missing >/dev/null || die "the real node's toolchain is not complete (build the node group first): $(node_missing | tr '\n' ' ')"
+  "$REPO_DIR/node_modules/.bin/tsx" "$REPO_DIR/tools/products/install.ts" n8n minio mc || die "tools/products/install.ts n8n minio mc failed"
+  E2E_CACHE=$E2E_CACHE COREDNS_VERSION=$COREDNS_VERSION PAUSE_VERSION=$PAUSE_VERSION \
+    "$REPO_DIR/node_modules/.bin/tsx" "$E2E_DIR/images/build.ts" || die "some images did not build (above)"
+}
+
+if [[ ${1:-} == --check-node ]]; then
+  if missing=$(node_missing); then exit 0; fi
+  echo "the real node lacks: $(echo $missing)"; exit 1
+fi
 if [[ ${1:-} == --check ]]; then
   if missing=$(toolchain_missing); then exit 0; fi
   echo "not in $E2E_CACHE: $(echo $missing)"; exit 1
 fi
 
-groups=("$@"); ((${#groups[@]})) || groups=(k8s etcd kwok pulumi provider)
+groups=("$@"); ((${#groups[@]})) || groups=(k8s etcd kwok pulumi provider node images)
 for g in "${groups[@]}"; do
   case $g in
     k8s) build_k8s ;;
@@ -119,7 +168,9 @@ for g in "${groups[@]}"; do
     pulumi) build_pulumi ;;
     provider) build_provider ;;
     helm) build_helm ;;
-    *) die "unknown group '$g' (expected k8s, etcd, kwok, pulumi, provider or helm)" ;;
+    node) build_node ;;
+    images) build_images ;;
+    *) die "unknown group '$g' (expected k8s, etcd, kwok, pulumi, provider, node, images or helm)" ;;
   esac
 done
 missing=$(toolchain_missing) || { log "still missing: $(echo $missing)"; exit 1; }

@@ -20,6 +20,11 @@ import * as dev from "./steps/dev";
 import { skipReason as addonChartsSkipReason } from "./steps/addons";
 import * as objects from "./steps/objects";
 import * as pulumi from "./steps/pulumi";
+import * as realnode from "./steps/realnode";
+import * as realnodeBackups from "./steps/realnodeBackups";
+import * as realnodeChat from "./steps/realnodeChat";
+import * as realnodeFlows from "./steps/realnodeFlows";
+import * as realnodeWorkflow from "./steps/realnodeWorkflow";
 import * as speed from "./steps/speed";
 import * as volumeGrowth from "./steps/volumeGrowth";
 
@@ -69,7 +74,8 @@ async function kubectlPath(run: Steps): Promise<void> {
     await run.step("delete every object of the render, nothing left", objects.teardown);
 }
 
-async function enginePath(ctx: Context, run: Steps): Promise<void> {
+/** The engine steps; the engine's state (its chart repository still serving) for the real node's steps. */
+async function enginePath(ctx: Context, run: Steps): Promise<pulumi.EngineState | undefined> {
     const setupName = "pulumi project, stacks ci and prod, secrets, add-on chart stand-ins";
     const absent = ctx.missing(ctx.tools.engine);
     if (absent.length) {
@@ -114,7 +120,60 @@ async function enginePath(ctx: Context, run: Steps): Promise<void> {
     const lines = [...pulumi.speedLines(ctx), ...fairSpeed, ...ratio];
     for (const l of lines) run.line(l);
     fs.writeFileSync(ctx.path("speed.txt"), lines.join("\n") + "\n");
-    engineState.charts.close();
+    return engineState;
+}
+
+const REALNODE_STEPS = [
+    "real node: containerd, images, kubelet, kube-proxy, kube-router; a pod runs",
+    "real node: search engine and column store kept on kwok",
+    "real node: pulumi up of ci, every pod Ready",
+    "real node: declared flows connect (declared-flows.json)",
+    "real node: undeclared flows refused (a sample per namespace)",
+    "real node path: a chat through the bridge to the agent server",
+    "real node path: a workflow run by the worker from the queue, its result in PostgreSQL",
+    "real node path: the object store's bucket made by its Job",
+    "real node fault: PostgreSQL's pod deleted mid-workflow",
+    "real node fault: the bridge killed during a stream",
+    "real node fault: a container OOM-killed",
+    "real node path: each backup run as a Job, restored by its restore Job, data compared",
+    "real node: pulumi destroy of ci, nothing left",
+] as const;
+
+/**
+ * The real node (steps/realnode.ts): joined beside the kwok nodes when its toolchain and images are
+ * in the cache, its steps skipped with the reason otherwise. Without `engine`: the engine set-up first (the
+ * E2E_LAB=realnode path, where the engine path did not run); the engine's chart repository is closed at the end.
+ */
+async function realNodePath(ctx: Context, run: Steps, engine?: pulumi.EngineState): Promise<void> {
+    const why = realnode.skipReason(ctx) ?? (ctx.missing(ctx.tools.engine).length ? `the engine is not built: ${ctx.missing(ctx.tools.engine).join(" ")}` : undefined);
+    if (why) {
+        for (const s of REALNODE_STEPS) run.skip(s, why);
+        return;
+    }
+    const rest = (from: number, reason: string) => REALNODE_STEPS.slice(from).forEach((s) => run.skip(s, reason));
+    if (!(await run.step(REALNODE_STEPS[0], realnode.start))) return rest(1, "the real node did not start (above)");
+    if (!(await run.step(REALNODE_STEPS[1], realnode.keepOnKwok))) return rest(2, "the search engine and the column store could not be kept on kwok (above)");
+    let state = engine;
+    if (!state && !(await run.step("pulumi project, stacks ci and prod, secrets, add-on chart stand-ins", async (c, io) => void (state = await pulumi.setup(c, io))))) return rest(2, "the engine set-up did not run (above)");
+    const ingress = pulumi.ingressStandIn(ctx);
+    try {
+        if (!(await run.step(REALNODE_STEPS[2], realnode.up))) return rest(3, "pulumi up of ci onto the real node failed (above)");
+        await run.step(REALNODE_STEPS[3], realnodeFlows.declaredStep);
+        await run.step(REALNODE_STEPS[4], realnodeFlows.refusedStep);
+        await run.step(REALNODE_STEPS[5], realnodeChat.chatPath);
+        await run.step(REALNODE_STEPS[6], realnodeWorkflow.workflowPath);
+        await run.step(REALNODE_STEPS[7], realnodeBackups.bucketJob);
+        await run.step(REALNODE_STEPS[8], realnodeWorkflow.dataStoreDeleted);
+        await run.step(REALNODE_STEPS[9], realnodeChat.bridgeKilled);
+        await run.step(REALNODE_STEPS[10], realnodeWorkflow.oomKilled);
+        await run.step(REALNODE_STEPS[11], realnodeBackups.backupsRestored);
+        await run.step(REALNODE_STEPS[12], realnode.destroy);
+        for (const l of realnode.phaseLines(ctx)) run.line(l);
+    } finally {
+        ingress.stop();
+        state?.charts.close();
+        await realnode.stopUpstream();
+    }
 }
 
 /** E2E_LAB=volume-growth (issue 29) or namespace-move (4c, issue 42): the control plane, pulumi up ci, and that step only. */
@@ -142,10 +201,16 @@ async function main(): Promise<number> {
         if (process.env.E2E_LAB === "levers") return (await leverLab.labPath(ctx, run), run.finish());
         if (process.env.E2E_LAB === "volume-growth") return (await labStepPath(ctx, run, 4), run.finish());
         if (process.env.E2E_LAB === "namespace-move") return (await labStepPath(ctx, run, 9), run.finish());
+        if (process.env.E2E_LAB === "realnode") return (await realNodePath(ctx, run), run.finish());
         await kubectlPath(run);
-        await enginePath(ctx, run);
+        const engine = await enginePath(ctx, run);
         // After the teardown: the stack's own admission policies are gone, only the harness's policies judge the cases.
         await run.step("admission policies agree with CrossGuard on the real API server", admission.agree);
+        // The real-node tier has its own command (npm run e2e:realnode): it adds image imports, a node,
+        // a second up and the paths to a run CI already spends most of its 90 minutes on.
+        if (!engine) for (const s of REALNODE_STEPS) run.skip(s, "the engine steps did not run (above)");
+        else if (process.env.E2E_REALNODE === "1") await realNodePath(ctx, run, engine);
+        else for (const s of REALNODE_STEPS) run.skip(s, "the real-node tier is its own command: npm run e2e:realnode (or E2E_REALNODE=1 npm run e2e)");
     } catch (err) {
         if (!(err instanceof RunEnded)) throw err;
     }

@@ -19,6 +19,18 @@ KUBERNETES_PROVIDER_MODULE=v4.0.0-20260115033456-f47bc2d6f199
 # helm (helm.sh/helm/v3): packages the real add-on and GitOps child charts the e2e serves when
 # OPS_CHART_SOURCES names their sources, and renders the children as Argo CD would (helm template).
 HELM_VERSION=3.19.0
+# The real node (docs/e2e.md, "The real node"): kubelet and kube-proxy of K8S_VERSION, kube-router
+# for NetworkPolicy (firewall only; the proxy serves only v2.1.0 of v2, for which security flaws are
+# reported: it runs inside the run's own network namespace, never on the host's network).
+KUBE_ROUTER_VERSION=2.1.0
+# The pause image: its binary compiled from build/pause/linux/pause.c of k8s.io/kubernetes at
+# K8S_VERSION, whose build/pause/Makefile tags it 3.10.2 (kubeadm's PauseVersion of 1.36).
+PAUSE_VERSION=3.10.2
+# The cluster DNS the pods' NetworkPolicies name (kube-system, k8s-app: kube-dns): CoreDNS at
+# kubeadm 1.36's CoreDNSVersion, run as a pod on the real node.
+COREDNS_VERSION=1.14.2
+# The Debian packages the real node runs on (bookworm: runc 1.1.5, containerd 1.6.20, CNI 1.1.1).
+NODE_DEBS="runc containerd containernetworking-plugins iptables ipset conntrack umoci mmdebstrap"
 
 # Build outputs live outside the repository, one folder per binary and version.
 E2E_CACHE=${OPS_E2E_CACHE:-$HOME/.cache/ops-e2e}
@@ -49,6 +61,28 @@ engine_missing() {
   while read -r name version; do
     if [[ ! -x $(bin_path "$name" "$version") ]]; then echo "$name-$version"; missing=1; fi
   done < <(e2e_engine)
+  return $missing
+}
+
+# The real node's binaries, as "name version" lines (tools/e2e/build.sh node).
+e2e_node() {
+  echo "kubelet $K8S_VERSION"
+  echo "kube-proxy $K8S_VERSION"
+  echo "kube-router $KUBE_ROUTER_VERSION"
+  echo "pause $PAUSE_VERSION"
+  echo "coredns $COREDNS_VERSION"
+}
+
+# node_missing -> prints what the real node lacks (cached binaries, Debian commands); status 0 when all are there.
+node_missing() {
+  local name version missing=0 c
+  while read -r name version; do
+    if [[ ! -x $(bin_path "$name" "$version") ]]; then echo "$name-$version"; missing=1; fi
+  done < <(e2e_node)
+  for c in runc containerd ctr iptables ipset umoci mmdebstrap unshare nsenter; do
+    command -v "$c" >/dev/null 2>&1 || { echo "$c (Debian)"; missing=1; }
+  done
+  [[ -x /usr/lib/cni/bridge ]] || { echo "/usr/lib/cni/bridge (Debian containernetworking-plugins)"; missing=1; }
   return $missing
 }
 

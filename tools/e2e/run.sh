@@ -5,8 +5,31 @@
 # prepares the work folder and the environment, runs them, and supervises what they start: every
 # process the run starts is listed in $WORK/pids and stopped on exit, whatever failed.
 # Each step prints its time; the last line is `e2e: N passed, N failed, N skipped`.
-# E2E_KEEP=1 keeps the work folder.
+# E2E_KEEP=1 keeps the work folder. The run happens in namespaces of its own (namespace.sh): the
+# host's network, mounts and cgroups are checked afterwards to be as they were.
 . "$(dirname "$0")/lib.sh"
+. "$E2E_DIR/namespace.sh"
+
+if [[ ${E2E_INSIDE:-} != 1 ]]; then
+  ns_cleanup_stale
+  ID=ops-e2e-$$
+  BEFORE=$(ns_snapshot "$ID")
+  HOLDER=
+  forward() { local c; [[ -n $HOLDER ]] && for c in $(pgrep -P "$HOLDER"); do kill -TERM "$c" 2>/dev/null || true; done; }
+  trap forward INT TERM
+  ns_enter "$ID" env E2E_INSIDE=1 bash "$0" "$@" &
+  HOLDER=$!
+  rc=0
+  while :; do rc=0; wait "$HOLDER" || rc=$?; kill -0 "$HOLDER" 2>/dev/null || break; done
+  ns_cleanup_cgroups "$ID" || echo "host: the run's cgroups $ID could not all be removed"
+  if changed=$(diff <(echo "$BEFORE") <(ns_snapshot "$ID")); then
+    echo "host: left as it was (interfaces, addresses, routes, iptables rules, mounts, cgroups compared before and after)"
+  else
+    echo "host: NOT as it was:"; echo "$changed" | sed 's/^/  /'; ((rc)) || rc=1
+  fi
+  exit "$rc"
+fi
+ns_inside
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ops-e2e.XXXXXX")
 mkdir -p "$WORK/logs" "$WORK/pki" "$WORK/bin"
@@ -46,6 +69,9 @@ export OPS_JS_CACHE="${OPS_JS_CACHE:-$E2E_CACHE/js}"
 # The toolchain for the driver (lib.sh holds the versions).
 export E2E_WORK="$WORK" E2E_CACHE K8S_VERSION ETCD_VERSION KWOK_VERSION PULUMI_VERSION KUBERNETES_PROVIDER_VERSION HELM_VERSION
 E2E_REQUIRED=$(e2e_required); E2E_ENGINE=$(e2e_engine); export E2E_REQUIRED E2E_ENGINE
+# The real node (steps/realnode.ts): its addresses in this namespace, its toolchain, what it lacks.
+export E2E_NODE_IP=$NODE_IP E2E_INTERNET_IP=$INTERNET_IP KUBE_ROUTER_VERSION COREDNS_VERSION PAUSE_VERSION
+E2E_NODE_MISSING=$(node_missing | tr '\n' ';' || true); export E2E_NODE_MISSING
 
 set +e
 "$REPO_DIR/node_modules/.bin/tsx" "$E2E_DIR/driver.ts" &

@@ -55,26 +55,40 @@ function kubeconfig(server: string, dir: string, user: string): string {
     }, null, 1);
 }
 
+/** A certificate of the run's CA in <work>/pki (NAME.key, NAME.crt): a server's with SANs, else a client's. */
+export async function issueCert(ctx: Context, name: string, subject: string, san?: string): Promise<void> {
+    const dir = ctx.path("pki");
+    const ssl = (...args: string[]) => ctx.run("openssl", args, { cwd: dir });
+    await ssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", subject);
+    fs.writeFileSync(path.join(dir, `${name}.ext`), san ? `subjectAltName=${san}\nextendedKeyUsage=serverAuth\n` : "extendedKeyUsage=clientAuth\n");
+    await ssl("x509", "-req", "-in", `${name}.csr`, "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-days", "1", "-out", `${name}.crt`, "-extfile", `${name}.ext`);
+}
+
+/** A kubeconfig of one client certificate of <work>/pki, for this run's API server. */
+export function writeKubeconfig(ctx: Context, user: string): string {
+    const file = ctx.path("pki", `${user}.kubeconfig`);
+    fs.writeFileSync(file, kubeconfig(`https://127.0.0.1:${ctx.ports.api}`, ctx.path("pki"), user));
+    return file;
+}
+
+/**
+ * The real node's address (tools/e2e/namespace.sh NODE_IP, exported by run.sh): the run is in its
+ * own network namespace, where the API server also listens on it (pods reach it there).
+ */
+export const nodeIp = () => process.env.E2E_NODE_IP ?? "";
+
 /** A CA, the API server's serving certificate and one client certificate per component. */
 export async function pki(ctx: Context, io: StepIO): Promise<void> {
     const dir = ctx.path("pki");
-    const ssl = (...args: string[]) => ctx.run("openssl", args, { cwd: dir });
-    await ssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-keyout", "ca.key", "-out", "ca.crt", "-subj", "/CN=ops-e2e-ca");
-    const cert = async (name: string, subject: string, san?: string) => {
-        await ssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", subject);
-        fs.writeFileSync(path.join(dir, `${name}.ext`), san ? `subjectAltName=${san}\nextendedKeyUsage=serverAuth\n` : "extendedKeyUsage=clientAuth\n");
-        await ssl("x509", "-req", "-in", `${name}.csr`, "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-days", "1", "-out", `${name}.crt`, "-extfile", `${name}.ext`);
-    };
-    await cert("apiserver", "/CN=kube-apiserver", "IP:127.0.0.1,IP:10.96.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local");
-    await cert("admin", "/O=system:masters/CN=ops-e2e-admin");
-    await cert("controller-manager", "/CN=system:kube-controller-manager");
-    await cert("scheduler", "/CN=system:kube-scheduler");
-    await cert("kwok", "/O=system:masters/CN=kwok");
-    await ssl("genrsa", "-out", "sa.key", "2048");
-    await ssl("rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub");
-    const server = `https://127.0.0.1:${ctx.ports.api}`;
-    for (const c of ["admin", "controller-manager", "scheduler", "kwok"]) fs.writeFileSync(path.join(dir, `${c}.kubeconfig`), kubeconfig(server, dir, c));
-    io.result(`CA, serving certificate for 127.0.0.1:${ctx.ports.api}, client certificates: admin, controller-manager, scheduler, kwok`);
+    await ctx.run("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-keyout", "ca.key", "-out", "ca.crt", "-subj", "/CN=ops-e2e-ca"], { cwd: dir });
+    const ip = nodeIp();
+    await issueCert(ctx, "apiserver", "/CN=kube-apiserver", `IP:127.0.0.1,IP:10.96.0.1,${ip ? `IP:${ip},` : ""}DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local`);
+    const clients: Array<[string, string]> = [["admin", "/O=system:masters/CN=ops-e2e-admin"], ["controller-manager", "/CN=system:kube-controller-manager"], ["scheduler", "/CN=system:kube-scheduler"], ["kwok", "/O=system:masters/CN=kwok"], ["apiserver-kubelet-client", "/O=system:masters/CN=kube-apiserver-kubelet-client"]];
+    for (const [name, subject] of clients) await issueCert(ctx, name, subject);
+    await ctx.run("openssl", ["genrsa", "-out", "sa.key", "2048"], { cwd: dir });
+    await ctx.run("openssl", ["rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub"], { cwd: dir });
+    for (const c of ["admin", "controller-manager", "scheduler", "kwok"]) writeKubeconfig(ctx, c);
+    io.result(`CA, serving certificate for 127.0.0.1:${ctx.ports.api}${ip ? ` and ${ip}` : ""}, client certificates: ${clients.map(([n]) => n).join(", ")}`);
 }
 
 const httpOk = async (url: string) => (await fetch(url).catch(() => undefined))?.ok === true;
@@ -93,13 +107,19 @@ export async function etcd(ctx: Context, io: StepIO): Promise<void> {
 
 export async function apiserver(ctx: Context, io: StepIO): Promise<void> {
     const p = (f: string) => ctx.path("pki", f);
+    // In the run's own network namespace (run.sh) the API server also listens on the node's address,
+    // which the kubernetes Service's endpoint names (pods reach it there); it reaches the kubelet there.
+    const ip = nodeIp();
+    const where = ip
+        ? ["--bind-address", "0.0.0.0", "--advertise-address", ip, "--kubelet-preferred-address-types", "InternalIP", "--kubelet-client-certificate", p("apiserver-kubelet-client.crt"), "--kubelet-client-key", p("apiserver-kubelet-client.key")]
+        : ["--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1", "--endpoint-reconciler-type", "none"];
     ctx.start("kube-apiserver", ctx.bin("kube-apiserver", ctx.tools.k8s), [
-        "--etcd-servers", `http://127.0.0.1:${ctx.ports.etcd}`, "--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1",
+        "--etcd-servers", `http://127.0.0.1:${ctx.ports.etcd}`, ...where,
         "--secure-port", String(ctx.ports.api), "--tls-cert-file", p("apiserver.crt"), "--tls-private-key-file", p("apiserver.key"),
         "--client-ca-file", p("ca.crt"), "--authorization-mode", "Node,RBAC", "--anonymous-auth=false",
         "--service-account-issuer", "https://kubernetes.default.svc.cluster.local",
         "--service-account-key-file", p("sa.pub"), "--service-account-signing-key-file", p("sa.key"),
-        "--service-cluster-ip-range", "10.96.0.0/16", "--endpoint-reconciler-type", "none", "--profiling=false",
+        "--service-cluster-ip-range", "10.96.0.0/16", "--profiling=false",
         // As kubeadm sets it: privileged and hostProcess fixtures reach admission instead of validation.
         "--allow-privileged=true",
     ]);
