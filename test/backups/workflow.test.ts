@@ -131,6 +131,8 @@ const opt = (name) => (args.find((a) => a.startsWith('--' + name + '=')) || '').
 const store = process.env.WF_STUB_STORE;
 const [cmd] = args;
 if (process.env.WF_STUB_FAIL === cmd) { console.error('Error: There was an error exporting: connect ECONNREFUSED 127.0.0.1:5432'); process.exit(1); }
+// n8n 1.68.0 on an instance without any (run here against the real n8n: exit 1, no file written, these two lines).
+if (process.env.WF_STUB_NONE === cmd) { const kind = cmd.split(':')[1].replace(/^workflow$/, 'workflows'); console.log('Error exporting ' + kind + '. See log messages for details.'); console.log('No ' + kind + ' found with specified filters'); process.exit(1); }
 if (cmd === 'export:workflow' || cmd === 'export:credentials') {
   const kind = cmd.split(':')[1];
   fs.copyFileSync(store + '/' + kind + '.json', opt('output'));
@@ -192,5 +194,37 @@ describe('workflow backup, cli mode (stub workflow CLI)', () => {
     const missing = await runScript('workflow-backup', { ...env, WF_CLI: 'no-such-cli' });
     assert.notEqual(missing.code, 0);
     assert.match(missing.stderr, /workflow CLI 'no-such-cli' not found/);
+  });
+
+  test('an instance without credentials or workflows (the tool refuses an export of nothing) is backed up as empty lists its import reads', async () => {
+    const bin = tempDir('wf-cli-none').dir;
+    const cli = path.join(bin, 'wf-cli');
+    fs.writeFileSync(cli, STUB_CLI, { mode: 0o755 });
+    const store = tempDir('wf-store-none').dir;
+    const workflows = JSON.stringify([{ id: '1', name: 'Daily report', nodes: [] }]);
+    fs.writeFileSync(path.join(store, 'workflow.json'), workflows);
+    const log = path.join(tempDir('wf-log-none').dir, 'calls.jsonl');
+    const backupDir = tempDir('wf-cli-backups-none').dir;
+    const env = { BACKUP_DIR: backupDir, RETENTION_DAYS: '7', WF_BACKUP_MODE: 'cli', WF_CLI: cli, WF_STUB_LOG: log, WF_STUB_STORE: store };
+
+    const r = await runScript('workflow-backup', { ...env, WF_STUB_NONE: 'export:credentials' });
+    assert.equal(r.code, 0, describeRun(r));
+    assert.match(r.stdout + r.stderr, /the tool has no credentials: an empty list/);
+    const [folder] = backupEntries(backupDir);
+    const dir = path.join(backupDir, folder);
+    assert.equal(fs.readFileSync(path.join(dir, 'workflows.json'), 'utf8'), workflows);
+    assert.deepEqual(JSON.parse(fs.readFileSync(path.join(dir, 'credentials.json'), 'utf8')), []);
+    const rr = await runScript('workflow-restore', env);
+    assert.equal(rr.code, 0, describeRun(rr));
+    assert.deepEqual(JSON.parse(fs.readFileSync(path.join(store, 'credentials.json'), 'utf8')), []);
+
+    // A fresh instance: no workflows either.
+    const again = await runScript('workflow-backup', { ...env, WF_STUB_NONE: 'export:workflow' });
+    assert.equal(again.code, 0, describeRun(again));
+    assert.match(again.stdout + again.stderr, /the tool has no workflows: an empty list/);
+    // Any other failure of the export still fails the backup.
+    const bad = await runScript('workflow-backup', { ...env, WF_STUB_FAIL: 'export:workflow' });
+    assert.notEqual(bad.code, 0);
+    assert.match(bad.stderr, /workflow export \(.*wf-cli export:workflow\) failed: Error: There was an error exporting/);
   });
 });
