@@ -55,24 +55,23 @@ if [ "$MODE" = database ]; then
   log "dump ok: $(grep -c ' TABLE DATA ' "$work/toc" || true) tables with data"
   rm -f "$work/err" "$work/toc"
 else
-  # export_all <workflow|credentials> <plural> <file>: the tool's export of every item into <file>.
-  # n8n 1.68.0 refuses an export of nothing (exit 1, "No workflows found with specified filters",
-  # "No credentials found ..."): a fresh instance is backed up as an empty list, which its import reads.
-  export_all() {
-    if out=$("$WF_CLI" "export:$1" --all --output="$3" 2>&1); then
-      [ -s "$3" ] || die "$1 export wrote no file: $(oneline "$out" | tail -c 500)"
-    elif printf '%s\n' "$out" | grep -qx "No $2 found with specified filters"; then
-      log "cli mode: the tool has no $2: an empty list"
-      printf '[]\n' > "$3"
-    else
-      die "$1 export ($WF_CLI export:$1) failed: $(oneline "$out" | tail -c 500)"
-    fi
+  # nothing_to_export <plural> <file> <output>: n8n 1.68.0 refuses an export of nothing (exit 1, "No
+  # workflows found with specified filters", no file): a fresh instance is backed up as an empty
+  # list, which its import reads. Any other failure: false.
+  nothing_to_export() {
+    printf '%s\n' "$3" | grep -qx "No $1 found with specified filters" || return 1
+    log "cli mode: the tool has no $1: an empty list"
+    printf '[]\n' > "$2"
   }
   log "cli mode: exporting workflows with $WF_CLI"
-  export_all workflow workflows "$work/workflows.json"
+  out=$("$WF_CLI" export:workflow --all --output="$work/workflows.json" 2>&1) || nothing_to_export workflows "$work/workflows.json" "$out" \
+    || die "workflow export ($WF_CLI export:workflow) failed: $(oneline "$out" | tail -c 500)"
+  [ -s "$work/workflows.json" ] || die "workflow export wrote no file: $(oneline "$out" | tail -c 500)"
   if [ "${WF_EXPORT_CREDENTIALS:-true}" = true ]; then
     log "cli mode: exporting credentials (encrypted with the tool's encryption key)"
-    export_all credentials credentials "$work/credentials.json"
+    out=$("$WF_CLI" export:credentials --all --output="$work/credentials.json" 2>&1) || nothing_to_export credentials "$work/credentials.json" "$out" \
+      || die "credentials export ($WF_CLI export:credentials) failed: $(oneline "$out" | tail -c 500)"
+    [ -s "$work/credentials.json" ] || die "credentials export wrote no file"
   fi
   for f in "$work"/*.json; do
     case $(head -c 1 "$f") in '['|'{') ;; *) die "$(basename "$f") is not JSON" ;; esac
