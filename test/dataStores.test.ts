@@ -161,6 +161,7 @@ test("backups (section 8.3): PostgreSQL at 03:00 and the object store at 04:00 d
         const c = pod.containers[0];
         assert.deepEqual(c.command, ["sh", "/scripts/backup.sh"]);
         assert.equal(env(c, "RETENTION_DAYS").value, "7");
+        assert.equal(env(c, "CONNECT_WAIT_SECONDS").value, "60", "the first connection is tried again for a minute (a new pod's policy sync)");
         assert.equal(env(c, "BACKUP_DIR").value, "/backup");
         assert.ok(c.resources.requests && c.resources.limits);
         assert.equal(c.securityContext.readOnlyRootFilesystem, true);

@@ -61,7 +61,7 @@ trap 'rm -rf -- "$work"' EXIT
 out=$(mkdir -p "$work" 2>&1) || die "creating $work failed: $(write_cause "$out" "$BACKUP_DIR")"
 
 log "connecting to Redis at $TARGET"
-out=$(cli PING 2>&1) || redis_fail "connection check" "$out"
+connect_check cli PING || redis_fail "connection check" "$out"
 [ "$(oneline "$out" | sed 's/ *$//')" = PONG ] || redis_fail "connection check" "$out"
 
 inf=$(info)
