@@ -19,7 +19,8 @@
 #   REDIS_PERSISTENCE_MODE      rdb (default: BGSAVE) or aof (BGREWRITEAOF; the server must have appendonly yes)
 #   REDIS_SAVE_TIMEOUT          seconds to wait for the save/rewrite (default 600)
 set -eu
-umask 077
+# Group-readable: the restore runs as the redis user, in the group this job runs as (components/redis.ts).
+umask 027
 SCRIPT=redis-backup
 . "$(dirname -- "$0")/lib/prelude.sh"  # @prelude: run by hand, the file reads the shared prelude; backups/scripts.ts joins it in here for the CronJobs
 

@@ -103,6 +103,9 @@ describeNeeding('redis backup scripts (real redis-server)', { skip: skipUnless(R
     assert.ok(!r.stdout.includes(redis.password) && !r.stderr.includes(redis.password), 'password printed');
     const [folder] = backupEntries(backupDir);
     assert.ok(fs.statSync(path.join(backupDir, folder, 'dump.rdb')).size > 50_000, 'dump has the data');
+    // The restore runs as the redis user, in the group the backup runs as: the group reads, others nothing.
+    assert.equal(fs.statSync(path.join(backupDir, folder)).mode & 0o777, 0o750);
+    for (const f of ['dump.rdb', 'SHA256SUMS']) assert.equal(fs.statSync(path.join(backupDir, folder, f)).mode & 0o777, 0o640, f);
     // the server's own dump.rdb was written by the BGSAVE, too
     assert.ok(fs.existsSync(path.join(redis.dataDir, 'dump.rdb')));
 
