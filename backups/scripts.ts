@@ -77,7 +77,7 @@ function read(name: string): string {
     return joinPrelude(name, fs.readFileSync(path.join(DIR, name), "utf8"), fs.readFileSync(PRELUDE_FILE, "utf8"));
 }
 
-const PG_CONN = ["PGHOST", "PGPORT", "PGUSER", "PGPASSWORD", "PGSSLMODE"] as const;
+const PG_CONN = ["PGHOST", "PGPORT", "PGUSER", "PGPASSWORD", "PGSSLMODE", "CONNECT_WAIT_SECONDS"] as const;
 const OBJ_CONN = ["OBJECTSTORE_URL", "OBJECTSTORE_ACCESS_KEY", "OBJECTSTORE_SECRET_KEY", "OBJECTSTORE_INSECURE"] as const;
 const SEARCH_CONN = ["SEARCH_URL", "SNAPSHOT_REPOSITORY", "SEARCH_USERNAME", "SEARCH_PASSWORD", "SEARCH_CA_CERT", "SEARCH_TIMEOUT"] as const;
 const GIT_AUTH = ["GIT_USERNAME", "GIT_PASSWORD", "GIT_SSH_COMMAND"] as const;
@@ -95,7 +95,7 @@ const DEFS: readonly Def[] = [
     },
     {
         name: "redis-backup.sh", kind: "backup", service: "in-memory-cache", image: "redis",
-        env: ["BACKUP_DIR", "RETENTION_DAYS", "REDIS_HOST", "REDIS_PORT", "REDIS_USERNAME", "REDISCLI_AUTH", "REDIS_PERSISTENCE_MODE", "REDIS_SAVE_TIMEOUT"],
+        env: ["BACKUP_DIR", "RETENTION_DAYS", "REDIS_HOST", "REDIS_PORT", "REDIS_USERNAME", "REDISCLI_AUTH", "REDIS_PERSISTENCE_MODE", "REDIS_SAVE_TIMEOUT", "CONNECT_WAIT_SECONDS"],
         secrets: ["REDISCLI_AUTH"],
     },
     {

@@ -141,6 +141,9 @@ function backupArgs(cfg: StackConfig, host: string, auth: k8s.core.v1.Secret, to
             script: scriptFile("redis-backup.sh"),
             env: { ...connect, REDIS_PERSISTENCE_MODE: "rdb" },
             secretEnv: { REDISCLI_AUTH: { secretName: auth.metadata.name, key: "password" } },
+            // In the redis group, so that the restore (the redis user) reads the folder and files
+            // (0750/0640): its read-only mount of the backup volume gets no fsGroup change.
+            runAsGroup: REDIS_UID,
             egress: toServer,
         },
         restore: {

@@ -161,6 +161,7 @@ test("backups (section 8.3): PostgreSQL at 03:00 and the object store at 04:00 d
         const c = pod.containers[0];
         assert.deepEqual(c.command, ["sh", "/scripts/backup.sh"]);
         assert.equal(env(c, "RETENTION_DAYS").value, "7");
+        assert.equal(env(c, "CONNECT_WAIT_SECONDS").value, "60", "the first connection is tried again for a minute (a new pod's policy sync)");
         assert.equal(env(c, "BACKUP_DIR").value, "/backup");
         assert.ok(c.resources.requests && c.resources.limits);
         assert.equal(c.securityContext.readOnlyRootFilesystem, true);
@@ -190,6 +191,12 @@ test("restores: a suspended CronJob <name>-restore per store, runnable with kube
     assert.equal(redis.volumes.find((v: any) => v.name === "redis-data").persistentVolumeClaim.claimName, "data-redis-0");
     assert.equal(redis.containers[0].securityContext.runAsUser, 999);
     assert.equal(env(redis.containers[0], "REDIS_PERSISTENCE_MODE").value, "aof");
+    // It reads what the backup wrote (user 10001, folder 0750, files 0640): through the redis group, which
+    // the backup runs as. A read-only mount gets no fsGroup change (the kubelet skips it), and the real
+    // node's run found the backup's folder closed to the restore (0700, 10001:10001).
+    const backup = podSpecOf(find(r, "CronJob", "redis-backup", NS));
+    assert.equal(redis.securityContext.runAsGroup, 999);
+    assert.equal(backup.securityContext.runAsGroup, 999);
 });
 
 test("backup credentials come only from the stores' Secrets (secretKeyRef), never literals", async () => {

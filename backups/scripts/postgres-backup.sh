@@ -36,7 +36,7 @@ trap 'rc=$?; rm -rf -- "$work"; [ "$rc" -eq 0 ] || [ -n "${DIED:-}" ] || warn "s
 out=$(mkdir -p "$work/databases" 2>&1) || die "creating $work failed: $(write_cause "$out" "$BACKUP_DIR")"
 
 log "connecting to PostgreSQL at $TARGET as '${PGUSER:-}'"
-out=$(psql -X -A -t -v ON_ERROR_STOP=1 -c 'SELECT version()' 2>&1) || pg_fail "connection check" "$out"
+connect_check psql -X -A -t -v ON_ERROR_STOP=1 -c 'SELECT version()' || pg_fail "connection check" "$out"
 log "server: $(oneline "$out")"
 # Backups may overlap each other, never a restore of this server (refuses, naming the restore).
 pg_lock shared

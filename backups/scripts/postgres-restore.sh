@@ -65,7 +65,7 @@ while IFS="$TAB" read -r file db rest; do
 done < "$src/databases.tsv"
 
 log "connecting to PostgreSQL at $TARGET as '${PGUSER:-}'"
-out=$(psql -X -A -t -v ON_ERROR_STOP=1 -c 'SELECT version()' 2>&1) || pg_fail "connection check" "$out"
+connect_check psql -X -A -t -v ON_ERROR_STOP=1 -c 'SELECT version()' || pg_fail "connection check" "$out"
 # One backup or restore of this server at a time (refuses, naming the holder, before anything changes).
 pg_lock exclusive
 # Databases an earlier restore left behind when it was killed (the originals it had renamed aside, or its

@@ -19,7 +19,8 @@
 #   REDIS_PERSISTENCE_MODE      rdb (default: BGSAVE) or aof (BGREWRITEAOF; the server must have appendonly yes)
 #   REDIS_SAVE_TIMEOUT          seconds to wait for the save/rewrite (default 600)
 set -eu
-umask 077
+# Group-readable: the restore runs as the redis user, in the group this job runs as (components/redis.ts).
+umask 027
 SCRIPT=redis-backup
 . "$(dirname -- "$0")/lib/prelude.sh"  # @prelude: run by hand, the file reads the shared prelude; backups/scripts.ts joins it in here for the CronJobs
 
@@ -61,7 +62,7 @@ trap 'rm -rf -- "$work"' EXIT
 out=$(mkdir -p "$work" 2>&1) || die "creating $work failed: $(write_cause "$out" "$BACKUP_DIR")"
 
 log "connecting to Redis at $TARGET"
-out=$(cli PING 2>&1) || redis_fail "connection check" "$out"
+connect_check cli PING || redis_fail "connection check" "$out"
 [ "$(oneline "$out" | sed 's/ *$//')" = PONG ] || redis_fail "connection check" "$out"
 
 inf=$(info)

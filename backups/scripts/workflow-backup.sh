@@ -44,7 +44,7 @@ out=$(mkdir -p "$work" 2>&1) || die "creating $work failed: $(write_cause "$out"
 
 if [ "$MODE" = database ]; then
   log "database mode: connecting to PostgreSQL at $TARGET as '${PGUSER:-}'"
-  out=$(psql -X -A -t -v ON_ERROR_STOP=1 -F "$TAB" -c "SELECT current_database(), pg_get_userbyid(datdba), pg_encoding_to_char(encoding), datcollate, datctype FROM pg_database WHERE datname = current_database()" 2>&1) \
+  connect_check psql -X -A -t -v ON_ERROR_STOP=1 -F "$TAB" -c "SELECT current_database(), pg_get_userbyid(datdba), pg_encoding_to_char(encoding), datcollate, datctype FROM pg_database WHERE datname = current_database()" \
     || pg_fail "connection check" "$out"
   # Backups may overlap each other, never a restore of this server (refuses, naming the restore).
   pg_lock shared

@@ -36,7 +36,7 @@ if [ -f "$src/workflow-db.dump" ]; then
   export PGDATABASE=postgres
   IFS="$TAB" read -r _orig owner enc coll ctype < "$src/database.tsv"
   log "database mode: restoring $src/workflow-db.dump into '$db' at $TARGET"
-  out=$(psql -X -A -t -v ON_ERROR_STOP=1 -c 'SELECT 1' 2>&1) || pg_fail "connection check" "$out"
+  connect_check psql -X -A -t -v ON_ERROR_STOP=1 -c 'SELECT 1' || pg_fail "connection check" "$out"
   # One backup or restore of this server at a time (refuses, naming the holder, before anything changes).
   pg_lock exclusive
   pg_restore_verified "$db" "$owner" "$enc" "$coll" "$ctype" "$src/workflow-db.dump"

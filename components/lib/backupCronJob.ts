@@ -191,6 +191,7 @@ function jobTemplate(t: TemplateArgs): k8s.types.input.batch.v1.JobTemplateSpec 
     const env: EnvVar[] = [
         { name: "BACKUP_DIR", value: b.mountPath },
         { name: "RETENTION_DAYS", value: String(args.retentionDays ?? b.retentionDays) },
+        { name: "CONNECT_WAIT_SECONDS", value: String(b.job.connectWait) },
         { name: "HOME", value: "/tmp" },
         ...Object.entries(side.env ?? {}).map(([name, value]) => ({ name, value })),
         ...Object.entries(side.secretEnv ?? {}).map(([name, ref]) => ({ name, valueFrom: { secretKeyRef: { name: ref.secretName, key: ref.key } } })),

@@ -4,6 +4,7 @@ import {
 
 const jobRun = {
     backoffLimit: int("backoffLimit of every backup/restore Job (retries before the Job fails)", 1, { min: 0, max: 10 }),
+    connectWait: seconds("how long a backup/restore Job's first connection to its server is tried again while refused or timed out (CONNECT_WAIT_SECONDS): a network policy engine may admit a new pod only at its next sync (kube-router does)", 60, 3600),
     activeDeadline: seconds("activeDeadlineSeconds of every backup/restore Job: a hung run is killed after this", 3600, 86400),
     startingDeadline: seconds("startingDeadlineSeconds of every backup CronJob: a run missed by more than this is skipped", 3600, 86400),
     successfulJobsHistoryLimit: int("successfulJobsHistoryLimit of every backup CronJob", 3, { min: 0, max: 100 }),

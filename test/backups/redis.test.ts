@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 import {
-  REDIS_NEEDS, Resp, assertBinaries, backupEntries, describeRun, runScript, skipUnless, describeNeeding, startRedis, tempDir,
+  REDIS_NEEDS, Resp, assertBinaries, backupEntries, describeRun, runScript, skipUnless, describeNeeding, sleep, startRedis, startScript, tempDir,
   agedBackups, treeHashes, type RedisServer, type RespValue,
 } from './servers';
 
@@ -103,6 +103,9 @@ describeNeeding('redis backup scripts (real redis-server)', { skip: skipUnless(R
     assert.ok(!r.stdout.includes(redis.password) && !r.stderr.includes(redis.password), 'password printed');
     const [folder] = backupEntries(backupDir);
     assert.ok(fs.statSync(path.join(backupDir, folder, 'dump.rdb')).size > 50_000, 'dump has the data');
+    // The restore runs as the redis user, in the group the backup runs as: the group reads, others nothing.
+    assert.equal(fs.statSync(path.join(backupDir, folder)).mode & 0o777, 0o750);
+    for (const f of ['dump.rdb', 'SHA256SUMS']) assert.equal(fs.statSync(path.join(backupDir, folder, f)).mode & 0o777, 0o640, f);
     // the server's own dump.rdb was written by the BGSAVE, too
     assert.ok(fs.existsSync(path.join(redis.dataDir, 'dump.rdb')));
 
@@ -220,5 +223,34 @@ describeNeeding('redis backup scripts (real redis-server)', { skip: skipUnless(R
     assert.match(down.stderr, /Redis server unreachable at 127\.0\.0\.1:\d+/);
     assert.deepEqual(treeHashes(backupDir), hashes2, 'earlier backups byte-identical');
     assert.deepEqual(fs.readdirSync(backupDir).filter((n) => n.startsWith('.partial')), []);
+  });
+
+  // A network policy engine may admit a new pod only at its next sync (kube-router: the e2e's real node saw
+  // every backup Job's first connection refused), so the first connection is tried again for CONNECT_WAIT_SECONDS.
+  test('first connection refused: tried again for CONNECT_WAIT_SECONDS, then the backup runs; bounded; one try without it', async () => {
+    const dir = tempDir('redis-connect-wait').dir;
+    await redis.stop();
+    const once = await runScript('redis-backup', { ...env(), BACKUP_DIR: dir });
+    assert.notEqual(once.code, 0, 'unset: one try, as before');
+    assert.doesNotMatch(once.stdout, /trying again/);
+
+    const t0 = Date.now();
+    const bounded = await runScript('redis-backup', { ...env(), BACKUP_DIR: dir, CONNECT_WAIT_SECONDS: '3' });
+    const took = Date.now() - t0;
+    assert.notEqual(bounded.code, 0);
+    assert.match(bounded.stderr, /ERROR: connection check: Redis server unreachable at 127\.0\.0\.1:\d+/);
+    assert.ok(took >= 3000 && took < 15_000, `a server that stays down fails after the wait (${took} ms)`);
+
+    const bad = await runScript('redis-backup', { ...env(), BACKUP_DIR: dir, CONNECT_WAIT_SECONDS: 'soon' });
+    assert.notEqual(bad.code, 0);
+    assert.match(bad.stderr, /CONNECT_WAIT_SECONDS must be a whole number of seconds \(0 to 99999\), got 'soon'/);
+
+    const job = startScript('redis-backup', { ...env(), BACKUP_DIR: dir, CONNECT_WAIT_SECONDS: '60' });
+    await sleep(3000);
+    await redis.start();
+    const r = await job.done;
+    assert.equal(r.code, 0, describeRun(r));
+    assert.match(r.stdout, /connection refused or unreachable \(try 1\); trying again in 2 s, for up to 60 s: Could not connect to Redis/);
+    assert.equal(backupEntries(dir).length, 1, 'the backup was written once the server answered');
   });
 });

@@ -169,6 +169,32 @@ check_retention() {
   fi
   RETENTION_DAYS=$_r
 }
+# connect_check CMD...: the first call to the server; CMD's output is left in out, its status returned.
+# While that output says the connection was refused or timed out, CMD runs again every 2 s for up to
+# CONNECT_WAIT_SECONDS (unset or 0: one try): a network policy engine may admit a new pod only at its
+# next sync (kube-router does; seen on the e2e's real node), so a Job's first connection can be
+# refused for some seconds. Other failures (authentication, a refused role) end it at once.
+connect_check() {
+  case ${CONNECT_WAIT_SECONDS:-0} in
+    *[!0-9]*|??????*) die "CONNECT_WAIT_SECONDS must be a whole number of seconds (0 to 99999), got '${CONNECT_WAIT_SECONDS}'" ;;
+  esac
+  _cwait=${CONNECT_WAIT_SECONDS:-0}
+  while [ "${#_cwait}" -gt 1 ] && [ "${_cwait#0}" != "$_cwait" ]; do _cwait=${_cwait#0}; done
+  _cend=$(($(date +%s) + _cwait))
+  _ctries=1
+  while :; do
+    out=$("$@" 2>&1) && return 0
+    _crc=$?
+    case $out in
+      *"Connection refused"*|*"Could not connect"*|*"No route to host"*|*"timed out"*|*"timeout expired"*) ;;
+      *) return "$_crc" ;;
+    esac
+    [ "$(date +%s)" -lt "$_cend" ] || return "$_crc"
+    log "connection refused or unreachable (try $_ctries); trying again in 2 s, for up to ${_cwait} s: $(oneline "$out")"
+    _ctries=$((_ctries + 1))
+    sleep 2
+  done
+}
 # Delete dated folders in $BACKUP_DIR whose modification time is more than RETENTION_DAYS days ago. Run
 # only after a successful backup. Needs date -r (coreutils, busybox).
 retention() {

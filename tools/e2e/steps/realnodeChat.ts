@@ -9,7 +9,7 @@ import * as fs from "node:fs";
 import type { Context, StepIO } from "../harness/context";
 import { since, sleep } from "../harness/context";
 import { startUpstream } from "./realnode";
-import { clientPod, containerPids, httpFrom, inPod, secretValue } from "./realnodePod";
+import { clientPod, containerPids, httpFrom, inPod, secretValue, streamedText } from "./realnodePod";
 import { replyText, SLOW_MARKER } from "../../../test/products/fakeModelApi";
 
 async function bridge(ctx: Context): Promise<{ url: string; key: string }> {
@@ -75,7 +75,7 @@ export async function bridgeKilled(ctx: Context, io: StepIO): Promise<void> {
     const body = JSON.stringify({ messages: [{ role: "user", content: `${SLOW_MARKER}: count slowly` }], stream: true });
     // The stream in the background; killed by `timeout` only if it hangs.
     const curl = inPod(ctx, client.uid, ["curl", "-sS", "-N", "-o", out, "-H", `@${ctx.path("stream.headers")}`, "--data-binary", body, url], { timeoutSeconds: 150 });
-    await ctx.waitFor(120, "the streamed answer's first pieces at the client", async () => up.calls.length > before && fs.existsSync(out) && (fs.readFileSync(out, "utf8").match(/word\d+/g) ?? []).length >= 3);
+    await ctx.waitFor(120, "the streamed answer's first pieces at the client", async () => up.calls.length > before && fs.existsSync(out) && words(fs.readFileSync(out, "utf8")) >= 3);
     const victims = await bridgePods(ctx);
     const pids = victims.flatMap((p) => containerPids(p.uid, p.containerId));
     if (!pids.length) throw new Error(`no process of the bridge's containers in ${victims.map((p) => p.name).join(", ")}`);
@@ -84,8 +84,8 @@ export async function bridgeKilled(ctx: Context, io: StepIO): Promise<void> {
     const r = await curl;
     const ended = since(t0);
     const got = fs.readFileSync(out, "utf8");
-    const pieces = (got.match(/word\d+/g) ?? []).length;
-    io.result(`fault bridge killed during a stream: SIGKILL of ${pods(pids)} in ${victims.map((p) => `agent/${p.name}`).join(", ")} after ${pieces} piece(s); the client's stream ended ${r.code === 0 ? "WITHOUT an error" : `with curl exit ${r.code} (${r.out.trim().split("\n").pop()})`} ${ended} s after the kill, ${got.includes("[DONE]") ? "WITH" : "without"} [DONE]`);
+    const pieces = words(got);
+    io.result(`fault bridge killed during a stream: SIGKILL of ${pods(pids)} in ${victims.map((p) => `agent/${p.name}`).join(", ")} after ${pieces} word(s); the client's stream ended ${r.code === 0 ? "WITHOUT an error" : `with curl exit ${r.code} (${r.out.trim().split("\n").pop()})`} ${ended} s after the kill, ${got.includes("[DONE]") ? "WITH" : "without"} [DONE]`);
     if (r.code === 0 || r.code === 124 || r.code === 137 || got.includes("[DONE]")) throw new Error(`the client did not get an error when the bridge was killed (curl exit ${r.code}${r.code === 124 || r.code === 137 ? ": it hung until the timeout" : ""})`);
     if (ended > 30) throw new Error(`the client's stream ended ${ended} s after the bridge was killed (expected within seconds)`);
     // The agent server's stream to the upstream: closed when the bridge died, or left to run out.
@@ -100,4 +100,6 @@ export async function bridgeKilled(ctx: Context, io: StepIO): Promise<void> {
     await oneChat(ctx, io, "chat after the bridge's restart");
 }
 
+/** Whole words ("word<n> ") of the fake upstream's slow stream the client has assembled. */
+const words = (sse: string) => (streamedText(sse).match(/word\d+ /g) ?? []).length;
 const pods = (pids: number[]) => `pid${pids.length > 1 ? "s" : ""} ${pids.join(", ")}`;

@@ -103,6 +103,25 @@ async function request(ctx: Context, podUid: string, args: string[]): Promise<Ht
     return { code: r.code, ...parseDump(r.out), seconds: Math.round((Date.now() - t0) / 100) / 10 };
 }
 
+/**
+ * The text of an OpenAI-style event stream as its client assembles it: every `data:` event's
+ * choices[0].delta.content joined (a cut-off last event and [DONE] are passed over). The pieces do not
+ * keep the upstream's cuts: the fake upstream sends "word0 ", the client got "word", "0", " wor", "d1".
+ */
+export function streamedText(sse: string): string {
+    let text = "";
+    for (const line of sse.split("\n")) {
+        const m = /^data: ?(.*)$/.exec(line.replace(/\r$/, ""));
+        if (!m || m[1] === "[DONE]") continue;
+        try {
+            text += JSON.parse(m[1]).choices?.[0]?.delta?.content ?? "";
+        } catch {
+            // the last event, cut off mid-line
+        }
+    }
+    return text;
+}
+
 /** curl -D - output: the last status line's code (after any 1xx blocks), its headers (names lower-cased), the body. */
 export function parseDump(out: string): { status?: number; headers: Record<string, string[]>; body: string } {
     let rest = out;
