@@ -13,30 +13,19 @@
  *   - every bad template is named at once.
  */
 import assert from "node:assert/strict";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { test } from "node:test";
 import { createEvaluator, loadConstraintSet } from "../policies/gatekeeper/engine";
 import { loadWasmTemplate, loadWasmTemplates, modulePaths, type CompiledTemplateRule } from "../policies/gatekeeper/wasm/rule";
 import type { RuleContext } from "../policies/gatekeeper/types";
+import { teamFolder as teamFolderOf, TESTDATA } from "../policies/pack/teamFolder";
 import { packTemplatesWith } from "../policies/pack/templates";
 import { main as gatekeeperWasm, refreshCompiledPlan } from "../tools/gatekeeper/wasm";
 
-const TESTDATA = path.resolve(__dirname, "..", "policies", "gatekeeper", "wasm", "testdata");
 
-/** A folder with copies of test templates and their generated files. */
-function teamFolder(names: string[]): string {
-    const dir = mkdtempSync(path.join(tmpdir(), "team-safety-"));
-    mkdirSync(path.join(dir, "wasm"));
-    for (const n of names) {
-        const from = path.join(TESTDATA, `${n}.yaml`);
-        const to = path.join(dir, `${n}.yaml`);
-        copyFileSync(from, to);
-        for (const which of ["wasm", "manifest", "plan", "js"] as const) if (existsSync(modulePaths(from)[which])) copyFileSync(modulePaths(from)[which], modulePaths(to)[which]);
-    }
-    return dir;
-}
+const teamFolder = (names: string[]) => teamFolderOf(names, "team-safety-");
 
 /** An inventory of many Deployments of one namespace, in Gatekeeper's layout. */
 function bigInventory(n: number): RuleContext["inventory"] {

@@ -1,28 +1,15 @@
 import assert from "node:assert/strict";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync } from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
 import { generateAdmissionPolicies } from "../admission/generate";
 import { admit } from "../admission/simulate";
 import { createEvaluator, loadConstraintSet } from "../gatekeeper/engine";
-import { modulePaths } from "../gatekeeper/wasm/rule";
+import { teamFolder as teamFolderOf } from "./teamFolder";
 import { templateRegistryWith } from "./templates";
 
-const TESTDATA = path.resolve(__dirname, "..", "gatekeeper", "wasm", "testdata");
 
-function teamFolder(names: string[]): string {
-    const dir = mkdtempSync(path.join(tmpdir(), "team-templates-"));
-    mkdirSync(path.join(dir, "wasm"));
-    for (const n of names) {
-        const from = path.join(TESTDATA, `${n}.yaml`);
-        const to = path.join(dir, `${n}.yaml`);
-        copyFileSync(from, to);
-        // Every generated file there is (a template whose plan the compiler refuses has no .plan.js).
-        for (const which of ["wasm", "manifest", "plan", "js"] as const) if (existsSync(modulePaths(from)[which])) copyFileSync(modulePaths(from)[which], modulePaths(to)[which]);
-    }
-    return dir;
-}
+const teamFolder = (names: string[]) => teamFolderOf(names, "team-templates-");
 
 const CONSTRAINTS = `apiVersion: config.gatekeeper.sh/v1alpha1
 kind: Config
