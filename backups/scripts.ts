@@ -100,7 +100,7 @@ const DEFS: readonly Def[] = [
     },
     {
         name: "redis-restore.sh", kind: "restore", service: "in-memory-cache", image: "redis",
-        env: ["BACKUP_DIR", "RESTORE_FROM", "RESTORE_ALLOW_UNVERIFIED", "REDIS_DATA_DIR", "REDIS_RDB_FILENAME", "REDIS_PERSISTENCE_MODE", "REDIS_AOF_DIRNAME", "REDIS_AOF_FILENAME", "REDIS_HOST", "REDIS_PORT"],
+        env: ["BACKUP_DIR", "RESTORE_FROM", "RESTORE_ALLOW_UNVERIFIED", "REDIS_DATA_DIR", "REDIS_RDB_FILENAME", "REDIS_PERSISTENCE_MODE", "REDIS_AOF_DIRNAME", "REDIS_AOF_FILENAME", "REDIS_SERVER_LOCK", "REDIS_HOST", "REDIS_PORT"],
         secrets: [],
     },
     {

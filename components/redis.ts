@@ -33,6 +33,17 @@ const APP = "redis";
 /** The uid/gid of the redis user in the official image. */
 const REDIS_UID = 999;
 const DATA_DIR = "/data";
+/**
+ * The file in the data folder that the running server holds a lock on (flock): the restore's sign
+ * that Redis is stopped, which no network policy engine can blur. While a restore holds it, a
+ * starting server waits for it.
+ */
+export const SERVER_LOCK = ".redis-server.lock";
+/** The server's command: take the lock on fd 9, then exec redis-server, which keeps fd 9 (and the lock) while it runs. */
+export function serverCommand(dataDir: string, configFile: string): string[] {
+    const start = 'exec 9>>"$1" || exit 1; flock -n 9 || { echo "waiting for the restore that holds $1" >&2; flock 9 || exit 1; }; exec redis-server "$2"';
+    return ["sh", "-c", start, "redis-server", `${dataDir}/${SERVER_LOCK}`, configFile];
+}
 
 export class Redis extends pulumi.ComponentResource {
     public readonly namespace: string;
@@ -91,7 +102,7 @@ export class Redis extends pulumi.ComponentResource {
     }
 }
 
-/** The server's pod: redis-server with the generated config and the password's include file. */
+/** The server's pod: redis-server, holding the server lock, with the generated config and the password's include file. */
 function serverPod(cfg: StackConfig, auth: k8s.core.v1.Secret, conf: k8s.core.v1.ConfigMap): Omit<PodArgs, "spreadSelector"> {
     const r = cfg.redis;
     const ping = `redis-cli -h 127.0.0.1 -p ${r.port} ping`;
@@ -100,7 +111,7 @@ function serverPod(cfg: StackConfig, auth: k8s.core.v1.Secret, conf: k8s.core.v1
         image: r.image,
         runAsUser: REDIS_UID,
         runAsGroup: REDIS_UID,
-        command: ["redis-server", "/etc/redis/redis.conf"],
+        command: serverCommand(DATA_DIR, "/etc/redis/redis.conf"),
         ports: [{ name: "redis", containerPort: r.port }],
         env: [{ name: "REDISCLI_AUTH", valueFrom: { secretKeyRef: { name: auth.metadata.name, key: "password" } } }],
         resources: r,
@@ -148,8 +159,8 @@ function backupArgs(cfg: StackConfig, host: string, auth: k8s.core.v1.Secret, to
         },
         restore: {
             script: scriptFile("redis-restore.sh"),
-            // REDIS_HOST lets the script refuse to run while Redis is up.
-            env: { ...connect, REDIS_DATA_DIR: DATA_DIR, REDIS_PERSISTENCE_MODE: r.appendOnly ? "aof" : "rdb" },
+            // The server's lock (and REDIS_HOST) let the script refuse to run while Redis is up.
+            env: { ...connect, REDIS_DATA_DIR: DATA_DIR, REDIS_SERVER_LOCK: SERVER_LOCK, REDIS_PERSISTENCE_MODE: r.appendOnly ? "aof" : "rdb" },
             volumes: [{
                 volume: { name: "redis-data", persistentVolumeClaim: { claimName: `data-${APP}-0` } },
                 mount: { name: "redis-data", mountPath: DATA_DIR },

@@ -2,6 +2,11 @@ import { test } from "node:test";
 import * as assert from "node:assert/strict";
 import { all, containersOf, find, podSpecOf, renderStack, qosPart } from "./render";
 import type { K8sObject } from "../policies/gatekeeper/types";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { backupScript } from "../backups/scripts";
+import { REDIS_NEEDS, describeRun, freePort, run, runScript, skipUnless, sleep, tempDir } from "./backups/servers";
 
 const NS = "data";
 const env = (c: any, name: string) => c.env?.find((e: any) => e.name === name);
@@ -90,7 +95,9 @@ test("Redis 7: AOF and RDB persistence, noeviction, password through an included
     const sts = find(r, "StatefulSet", "redis", NS);
     const c = podSpecOf(sts).containers[0];
     assert.match(c.image, /redis:7\./);
-    assert.deepEqual(c.command, ["redis-server", "/etc/redis/redis.conf"]);
+    // redis-server (exec'd by sh, which first takes the server lock) reads the generated file.
+    assert.deepEqual([c.command.slice(0, 2), c.command.at(-1)], [["sh", "-c"], "/etc/redis/redis.conf"]);
+    assert.match(c.command[2], /; exec redis-server "\$2"$/);
     const conf = find(r, "ConfigMap", "redis-config", NS).data["redis.conf"];
     assert.match(conf, /^appendonly yes$/m);
     assert.match(conf, /^save \d+ \d+/m);
@@ -161,7 +168,6 @@ test("backups (section 8.3): PostgreSQL at 03:00 and the object store at 04:00 d
         const c = pod.containers[0];
         assert.deepEqual(c.command, ["sh", "/scripts/backup.sh"]);
         assert.equal(env(c, "RETENTION_DAYS").value, "7");
-        assert.equal(env(c, "CONNECT_WAIT_SECONDS").value, "60", "the first connection is tried again for a minute (a new pod's policy sync)");
         assert.equal(env(c, "BACKUP_DIR").value, "/backup");
         assert.ok(c.resources.requests && c.resources.limits);
         assert.equal(c.securityContext.readOnlyRootFilesystem, true);
@@ -236,4 +242,97 @@ test("object store: when the stack sets the search engine's s3 key pair, that pa
     assert.equal(owned.length, 1);
     assert.notEqual(owned[0].metadata.labels["app.kubernetes.io/name"], "object-store");
     assert.equal(find(r, "Secret", "object-store-snapshot-key", NS).stringData["access-key"], "GIVENACCESSKEY000001");
+});
+
+test("redis: the rendered server holds the server lock its restore reads: the restore refuses while it runs, whatever the network says, and a server started during a restore waits for it (real redis-server)", { skip: skipUnless(REDIS_NEEDS) }, async () => {
+    const r = await renderStack("prod");
+    const server = podSpecOf(find(r, "StatefulSet", "redis", NS)).containers[0];
+    const restore = podSpecOf(find(r, "CronJob", "redis-backup-restore", NS)).containers[0];
+    const dataMount = server.volumeMounts.find((m: any) => m.name === "data").mountPath;
+    assert.equal(env(restore, "REDIS_DATA_DIR").value, dataMount);
+    const lockName = env(restore, "REDIS_SERVER_LOCK").value;
+    const data = tempDir("redis-lock-data").dir;
+    const conf = path.join(tempDir("redis-lock-conf").dir, "redis.conf");
+    const port = await freePort();
+    fs.writeFileSync(conf, `port ${port}\nbind 127.0.0.1\ndir ${data}\nsave ""\nappendonly no\n`);
+    // The rendered command, its data folder moved to the test's.
+    const command: string[] = server.command.map((a: string) => a.startsWith(`${dataMount}/`) ? path.join(data, a.slice(dataMount.length + 1)) : a === "/etc/redis/redis.conf" ? conf : a);
+    assert.ok(command.includes(path.join(data, lockName)), `the server's command names the restore's lock ${lockName}: ${server.command.join(" ")}`);
+    const start = () => {
+        const child = spawn(command[0], command.slice(1), { stdio: ["ignore", "ignore", "pipe"] });
+        let stderr = "";
+        child.stderr!.on("data", (d) => (stderr += d));
+        return { child, stderr: () => stderr, exited: new Promise<void>((res) => child.once("exit", () => res())) };
+    };
+    const answers = async (deadlineMs: number) => {
+        for (const end = Date.now() + deadlineMs; Date.now() < end; await sleep(50)) {
+            try { if ((await run("redis-cli", ["-p", String(port), "PING"])).trim() === "PONG") return true; } catch { /* not yet */ }
+        }
+        return false;
+    };
+    const backups = tempDir("redis-lock-backups").dir;
+    const folder = path.join(backups, "2026-01-01T000000Z");
+    fs.mkdirSync(folder);
+    fs.writeFileSync(path.join(folder, "dump.rdb"), "REDIS0011 the backup");
+    execFileSync("sh", ["-c", "sha256sum ./dump.rdb > SHA256SUMS"], { cwd: folder });
+    // REDIS_HOST that cannot be reached: the network says nothing either way, as under a policy engine.
+    const restoreEnv = { BACKUP_DIR: backups, REDIS_DATA_DIR: data, REDIS_SERVER_LOCK: lockName, REDIS_PERSISTENCE_MODE: "rdb", REDIS_HOST: "redis.invalid", REDIS_PORT: String(port) };
+
+    const s1 = start();
+    try {
+        assert.ok(await answers(15_000), `the rendered command did not start redis-server: ${s1.stderr()}`);
+        fs.writeFileSync(path.join(data, "dump.rdb"), "live data");
+        const refused = await runScript("redis-restore", restoreEnv);
+        assert.equal(refused.code, 1, describeRun(refused));
+        assert.match(refused.stderr, /Redis is still running: its server holds .*\.redis-server\.lock; stop it first/);
+        assert.equal(fs.readFileSync(path.join(data, "dump.rdb"), "utf8"), "live data");
+    } finally {
+        s1.child.kill("SIGTERM");
+        await s1.exited;
+    }
+    const ok = await runScript("redis-restore", restoreEnv);
+    assert.equal(ok.code, 0, describeRun(ok));
+    assert.match(ok.stdout + ok.stderr, /no Redis server holds .* \(stopped\), good/);
+    assert.equal(fs.readFileSync(path.join(data, "dump.rdb"), "utf8"), "REDIS0011 the backup");
+
+    // A restore holds the lock (here a stand-in, until its stdin closes): the server waits for it, then starts.
+    const lock = path.join(data, lockName);
+    const holder = spawn("flock", [lock, "sh", "-c", "read x"], { stdio: ["pipe", "ignore", "ignore"] });
+    const held = new Promise<void>((res) => holder.once("exit", () => res()));
+    const isHeld = () => spawnSync("flock", ["-n", lock, "true"]).status === 1;
+    for (const end = Date.now() + 15_000; !isHeld(); await sleep(50)) assert.ok(Date.now() < end, "the stand-in never took the lock");
+    fs.rmSync(path.join(data, "dump.rdb"));
+    const s2 = start();
+    try {
+        for (const end = Date.now() + 15_000; !/waiting for the restore that holds .*\.redis-server\.lock/.test(s2.stderr()); await sleep(50))
+            assert.ok(Date.now() < end, `the server did not say it waits for the lock: ${s2.stderr()}`);
+        assert.equal(await answers(1_000), false, "the server started while the lock was held");
+        holder.stdin!.end();
+        await held;
+        assert.ok(await answers(15_000), `the server did not start once the lock was free: ${s2.stderr()}`);
+    } finally {
+        s2.child.kill("SIGTERM");
+        await s2.exited;
+    }
+});
+
+test("backup and restore Jobs: RETENTION_DAYS and CONNECT_WAIT_SECONDS set exactly where the script reads them; the first connection is tried again for a minute (a new pod's policy sync)", async () => {
+    const r = await renderStack("prod");
+    const jobs = all(r, "CronJob").filter((cj) => /^\/scripts\/(backup|restore)\.sh$/.test(podSpecOf(cj).containers[0].command?.[1] ?? ""));
+    assert.ok(jobs.length >= 10, `backup and restore CronJobs found: ${jobs.length}`);
+    const seen: string[] = [];
+    for (const cj of jobs as any[]) {
+        const pod = podSpecOf(cj);
+        const c = pod.containers[0];
+        const file = c.command[1].slice("/scripts/".length);
+        const scripts = find(r, "ConfigMap", pod.volumes.find((v: any) => v.name === "scripts").configMap.name, cj.metadata.namespace);
+        const name = /^#!\/bin\/sh\n# ([\w-]+\.sh)/.exec(scripts.data[file])![1];
+        const reads = backupScript(name).env;
+        for (const v of ["RETENTION_DAYS", "CONNECT_WAIT_SECONDS"]) assert.equal(env(c, v) !== undefined, reads.includes(v), `${cj.metadata.namespace}/${cj.metadata.name} (${name}): ${v}`);
+        if (reads.includes("CONNECT_WAIT_SECONDS")) {
+            assert.equal(env(c, "CONNECT_WAIT_SECONDS").value, "60", cj.metadata.name);
+            seen.push(cj.metadata.name);
+        }
+    }
+    assert.deepEqual(seen.sort(), ["postgres-backup", "postgres-backup-restore", "redis-backup", "workflow-backup", "workflow-backup-restore"]);
 });

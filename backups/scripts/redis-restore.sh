@@ -3,8 +3,12 @@
 # then the Redis pod is (re)started and loads it.
 #
 # Run it in a Job that mounts the Redis data volume while Redis is STOPPED (StatefulSet scaled to 0):
-# a running Redis would overwrite dump.rdb with its current data set on shutdown. When REDIS_HOST is
-# set the script checks that nothing answers there and refuses otherwise.
+# a running Redis would overwrite dump.rdb with its current data set on shutdown. The program's Redis
+# holds a lock (flock) on $REDIS_SERVER_LOCK in the data folder while it runs: the restore refuses
+# while it is held, and holds it itself until it is done, so a server starting meanwhile waits. That
+# sign does not pass through the network, where a network policy engine can refuse or drop a
+# connection to a running server. When REDIS_HOST is set, a server that answers there refuses too;
+# without the lock file (a server never started with it), only a refused connection counts as stopped.
 #
 #   REDIS_PERSISTENCE_MODE=rdb (default): the dump becomes $REDIS_DATA_DIR/$REDIS_RDB_FILENAME.
 #   REDIS_PERSISTENCE_MODE=aof: Redis 7 ignores dump.rdb when appendonly is on, so the dump becomes the
@@ -24,6 +28,7 @@
 #   REDIS_PERSISTENCE_MODE rdb or aof (must match the server's appendonly setting)
 #   REDIS_AOF_DIRNAME     appenddirname (default appendonlydir)
 #   REDIS_AOF_FILENAME    appendfilename (default appendonly.aof)
+#   REDIS_SERVER_LOCK     the server's lock file in REDIS_DATA_DIR (default .redis-server.lock)
 #   REDIS_HOST REDIS_PORT optional: address checked to make sure Redis is stopped
 set -eu
 umask 027
@@ -40,6 +45,8 @@ AOF_NAME="${REDIS_AOF_FILENAME:-appendonly.aof}"
 plain_name REDIS_RDB_FILENAME "$RDB_NAME" "the Redis data directory $REDIS_DATA_DIR"
 plain_name REDIS_AOF_DIRNAME "$AOF_DIR" "the Redis data directory $REDIS_DATA_DIR"
 plain_name REDIS_AOF_FILENAME "$AOF_NAME" "the AOF directory $AOF_DIR"
+SERVER_LOCK="${REDIS_SERVER_LOCK:-.redis-server.lock}"
+plain_name REDIS_SERVER_LOCK "$SERVER_LOCK" "the Redis data directory $REDIS_DATA_DIR"
 for n in "$RDB_NAME" "$AOF_DIR"; do
   case $n in .restore-*) die "'$n' (REDIS_RDB_FILENAME / REDIS_AOF_DIRNAME) is a name this restore keeps for its lock and temporary files; nothing was changed" ;; esac
 done
@@ -54,14 +61,27 @@ remove_leftovers "$REDIS_DATA_DIR" '.restore-[0-9]*.rdb' "restore"
 remove_leftovers "$REDIS_DATA_DIR" '.restore-[0-9]*.aofdir' "restore"
 verify_sums "$src"
 
+# The server's lock (made by the server, never here): held means running. Taken and kept (fd 8)
+# until the restore is done.
+server_lock="$REDIS_DATA_DIR/$SERVER_LOCK"
+guarded=""
+if [ -f "$server_lock" ]; then
+  out=$( { exec 8>> "$server_lock"; } 2>&1) || die "cannot open the server lock $server_lock: $(oneline "$out"); nothing was changed"
+  exec 8>> "$server_lock"
+  flock -n 8 || die "Redis is still running: its server holds $server_lock; stop it first (scale the StatefulSet to 0), otherwise it overwrites the restored file on shutdown; nothing was changed"
+  guarded=y
+  log "no Redis server holds $server_lock (stopped), good"
+fi
+
 if [ -n "${REDIS_HOST:-}" ]; then
-  # Only a refused connection shows that Redis is stopped: an unknown host (a typo in REDIS_HOST) or
-  # any other failure says nothing about the server that holds the data.
+  # An answer means a server runs there. Without the lock file, only a refused connection shows that
+  # Redis is stopped: an unknown host (a typo in REDIS_HOST) or any other failure says nothing.
   out=$(redis-cli -h "$REDIS_HOST" -p "${REDIS_PORT:-6379}" PING 2>&1) || true
   case $out in
     *"Connection refused"*) log "Redis at $REDIS_HOST:${REDIS_PORT:-6379} refuses connections (stopped), good" ;;
     *"Could not connect"*|'')
-      die "cannot tell whether Redis at $REDIS_HOST:${REDIS_PORT:-6379} is stopped: $(oneline "${out:-no answer}") (is REDIS_HOST right?); nothing was changed" ;;
+      [ -n "$guarded" ] || die "cannot tell whether Redis at $REDIS_HOST:${REDIS_PORT:-6379} is stopped: $(oneline "${out:-no answer}") (is REDIS_HOST right?), and no server lock $server_lock shows it; nothing was changed"
+      log "Redis at $REDIS_HOST:${REDIS_PORT:-6379} does not answer: $(oneline "$out")" ;;
     *) die "Redis at $REDIS_HOST:${REDIS_PORT:-6379} is still running; stop it first (scale the StatefulSet to 0), otherwise it overwrites the restored file on shutdown" ;;
   esac
 fi

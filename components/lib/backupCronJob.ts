@@ -36,7 +36,7 @@ type VolumeMount = k8s.types.input.core.v1.VolumeMount;
 type EnvVar = k8s.types.input.core.v1.EnvVar;
 
 /** A script of the catalogue (backups/scripts.ts): its file name, its text and the credentials it reads. */
-export type ScriptSource = Pick<BackupScript, "name" | "content"> & Partial<Pick<BackupScript, "secrets">>;
+export type ScriptSource = Pick<BackupScript, "name" | "content" | "env"> & Partial<Pick<BackupScript, "secrets">>;
 
 /** An environment variable filled from a key of one of the owning component's Secrets. */
 export interface SecretEnv {
@@ -188,10 +188,14 @@ function jobTemplate(t: TemplateArgs): k8s.types.input.batch.v1.JobTemplateSpec 
         throw new Error(`backup job of ${args.app}: ${literal.join(", ")} of ${side.script.name} are credentials; pass them in secretEnv (a secretKeyRef), never as env literals`);
     const b = cfg.backups;
     const tmp = scratch("tmp", "/tmp", b.job.tmpSize);
-    const env: EnvVar[] = [
-        { name: "BACKUP_DIR", value: b.mountPath },
+    // The settings every job could take, each set only where the script reads it.
+    const common: { name: string; value: string }[] = [
         { name: "RETENTION_DAYS", value: String(args.retentionDays ?? b.retentionDays) },
         { name: "CONNECT_WAIT_SECONDS", value: String(b.job.connectWait) },
+    ];
+    const env: EnvVar[] = [
+        { name: "BACKUP_DIR", value: b.mountPath },
+        ...common.filter((e) => side.script.env.includes(e.name)),
         { name: "HOME", value: "/tmp" },
         ...Object.entries(side.env ?? {}).map(([name, value]) => ({ name, value })),
         ...Object.entries(side.secretEnv ?? {}).map(([name, ref]) => ({ name, valueFrom: { secretKeyRef: { name: ref.secretName, key: ref.key } } })),

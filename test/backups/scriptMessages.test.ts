@@ -44,7 +44,7 @@ describeNeeding('backup script messages', { skip: skipUnless([...SQLITE_NEEDS, .
     fs.writeFileSync(path.join(data, 'dump.rdb'), 'live data');
     const r = await runScript('redis-restore', { BACKUP_DIR: backups, REDIS_DATA_DIR: data, REDIS_HOST: 'redsi.invalid', REDIS_PORT: '6379' });
     assert.equal(r.code, 1, describeRun(r));
-    assert.match(r.stderr, /cannot tell whether Redis at redsi\.invalid:6379 is stopped: .*\(is REDIS_HOST right\?\); nothing was changed/);
+    assert.match(r.stderr, /cannot tell whether Redis at redsi\.invalid:6379 is stopped: .*\(is REDIS_HOST right\?\), and no server lock .*\.redis-server\.lock shows it; nothing was changed/);
     assert.equal(fs.readFileSync(path.join(data, 'dump.rdb'), 'utf8'), 'live data');
   });
 });
