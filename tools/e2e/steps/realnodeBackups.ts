@@ -62,6 +62,8 @@ interface Case {
     /** The runbook's steps around the restore Job (stop the store, start it). */
     stop?: (ctx: Context) => Promise<void>;
     start?: (ctx: Context) => Promise<void>;
+    /** The restore's refusal while the store still runs (tried before stop), as its log says it. */
+    refusedWhileRunning?: RegExp;
 }
 
 /** booking's data volume: the stand-in's folder of claim booking-data (the booking stand-in writes no database: the harness writes one). */
@@ -100,6 +102,8 @@ function cases(): Case[] {
             read: (ctx) => redisCli(ctx, ["GET", "e2e:marker"]),
             stop: (ctx) => scale(ctx, DATA_NS, "statefulset/redis", 0),
             start: (ctx) => scale(ctx, DATA_NS, "statefulset/redis", 1),
+            // The server's lock, seen from the restore's own pod on the same volume.
+            refusedWhileRunning: /Redis is still running: its server holds \/data\/\.redis-server\.lock/,
         },
         {
             store: "object store (bucket search-snapshots)", ns: DATA_NS, cronJob: "object-store-backup",
@@ -170,6 +174,13 @@ export async function backupsRestored(ctx: Context, io: StepIO): Promise<void> {
             if (!b.ok) throw new Error(`backup job failed: ${b.last}`);
             await c.change(ctx);
             const changed = await c.read(ctx);
+            if (c.refusedWhileRunning) {
+                const early = await runJob(ctx, c.ns, `${c.cronJob}-restore`, c.options);
+                const kept = await c.read(ctx);
+                const refused = !early.ok && c.refusedWhileRunning.test(early.log) && kept === changed;
+                io.result(`restore ${c.ns}/${c.cronJob}-restore while the store runs: ${early.ok ? "COMPLETED (should have refused)" : "refused"} in ${early.seconds} s: ${early.last.slice(0, 200)}; data ${kept === changed ? "unchanged" : `CHANGED to ${JSON.stringify(kept)}`}`);
+                if (!refused) throw new Error("the restore did not refuse while the store runs, as expected");
+            }
             await c.stop?.(ctx);
             const r = await runJob(ctx, c.ns, `${c.cronJob}-restore`, c.options);
             await c.start?.(ctx);
