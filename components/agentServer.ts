@@ -10,9 +10,9 @@ import * as random from "@pulumi/random";
 import type { StackConfig } from "../config";
 import { disruptionBudget } from "./lib/availability";
 import { hostOf, webIngress } from "./lib/ingress";
-import { appLabels, reloaderAnnotations } from "./lib/labels";
+import { AppLabels, appLabels, reloaderAnnotations } from "./lib/labels";
 import { allowOnly, Flow, ingressController, internet, namespace as inNamespace, podsIn } from "./lib/network";
-import { hardenedContainer, hardenedPodSpec, httpProbe, scratch, tcpProbe } from "./lib/pod";
+import { hardenedContainer, hardenedPodSpec, httpProbe, PodArgs, scratch, tcpProbe } from "./lib/pod";
 import { AGENT_PATHS, agentConfigFile, agentServerFlags, ENV, GLOBAL_CONFIG_README } from "./agentServerConfig";
 import { withoutSettlingWait } from "./lib/engineOrder";
 
@@ -50,171 +50,23 @@ export class AgentServer extends pulumi.ComponentResource {
         super("ops:apps:AgentServer", name, {}, opts);
         const cfg = args.config;
         const a = cfg.agentServer;
-        const g = cfg.gatewayTool;
-        const ns = a.namespace;
         const child = { parent: this };
         const common = appLabels(cfg, { name: APP, component: "server", instance: APP });
 
-        const password = new random.RandomPassword(`${name}-password`, { length: a.passwordLength, special: false, upper: true, lower: true, numeric: true }, child);
-        const authSecret = new k8s.core.v1.Secret(`${name}-auth`, {
-            metadata: { name: AGENT_AUTH_SECRET.name, namespace: ns, labels: common.labels },
-            type: "Opaque",
-            stringData: { [AGENT_AUTH_SECRET.usernameKey]: a.username, [AGENT_AUTH_SECRET.passwordKey]: password.result },
-        }, child);
-        const modelSecret = new k8s.core.v1.Secret(`${name}-model`, {
-            metadata: { name: `${APP}-model`, namespace: ns, labels: common.labels },
-            type: "Opaque",
-            stringData: { "api-key": a.provider.apiKey },
-        }, child);
-        const gatewaySecret = new k8s.core.v1.Secret(`${name}-gateway-admin`, {
-            metadata: { name: "gateway-admin", namespace: ns, labels: common.labels },
-            type: "Opaque",
-            stringData: { "admin-api-key": g.adminApiKey },
-        }, child);
-
-        // A proxy with credentials: the whole URL is a secret, read from this Secret (never an env literal).
-        const proxySecret = a.httpProxy && a.httpProxyCredentials
-            ? new k8s.core.v1.Secret(`${name}-proxy`, {
-                metadata: { name: `${APP}-proxy`, namespace: ns, labels: common.labels },
-                type: "Opaque",
-                stringData: { url: pulumi.secret(proxyUrlWithCredentials(a.httpProxy, a.httpProxyCredentials)) },
-            }, child)
-            : undefined;
-
+        const secrets = serverSecrets(name, cfg, common.labels, child);
         const configMap = new k8s.core.v1.ConfigMap(`${name}-config`, {
-            metadata: { name: `${APP}-config`, namespace: ns, labels: common.labels },
+            metadata: { name: `${APP}-config`, namespace: a.namespace, labels: common.labels },
             data: { "config.json": agentConfigFile(cfg), [CONFIG_ITEMS.globalReadme.key]: GLOBAL_CONFIG_README },
         }, child);
+        const oauth = a.oauthProxy.enabled ? oauthProxySecret(name, cfg, common.labels, child) : undefined;
 
-        let oauthSecret: k8s.core.v1.Secret | undefined;
-        if (a.oauthProxy.enabled) {
-            const cookie = new random.RandomPassword(`${name}-cookie-secret`, { length: a.oauthProxy.cookieSecretLength, special: false }, child);
-            oauthSecret = new k8s.core.v1.Secret(`${name}-oauth`, {
-                metadata: { name: `${APP}-oauth`, namespace: ns, labels: common.labels },
-                type: "Opaque",
-                stringData: {
-                    "client-id": a.oauthProxy.clientId!,
-                    "client-secret": a.oauthProxy.clientSecret!,
-                    "cookie-secret": cookie.result,
-                },
-            }, child);
-        }
-
+        // One instance per port, each with its own volumes, Deployment, Service and host.
         this.urls = [];
         this.serviceNames = [];
         a.ports.forEach((port, index) => {
-            const instance = `${APP}-${port}`;
-            const l = appLabels(cfg, { name: APP, component: "server", instance });
-            const pvc = (suffix: string, size: string) =>
-                new k8s.core.v1.PersistentVolumeClaim(`${name}-${port}-${suffix}`, {
-                    metadata: { name: `${instance}-${suffix}`, namespace: ns, labels: l.labels },
-                    spec: { accessModes: ["ReadWriteOnce"], storageClassName: a.storageClass, resources: { requests: { storage: size } } },
-                }, { ...child, protect: cfg.environment.tier === "prod" });
-            const data = pvc("data", a.dataVolumeSize);
-            const workspace = pvc("workspace", a.workspaceVolumeSize);
-            const tmp = scratch("tmp", "/tmp");
-            // HOME is writable scratch (opencode writes below it); its cache is a larger scratch (the
-            // file tree and tool caches); data and state are on the volume.
-            const home = scratch("home", AGENT_PATHS.home);
-            const cache = scratch("cache", AGENT_PATHS.cache, "1Gi");
-
-            const env = [
-                { name: ENV.serverUsername, valueFrom: { secretKeyRef: { name: authSecret.metadata.name, key: "username" } } },
-                { name: ENV.serverPassword, valueFrom: { secretKeyRef: { name: authSecret.metadata.name, key: "password" } } },
-                { name: ENV.modelApiKey, valueFrom: { secretKeyRef: { name: modelSecret.metadata.name, key: "api-key" } } },
-                { name: ENV.gatewayAdminKey, valueFrom: { secretKeyRef: { name: gatewaySecret.metadata.name, key: "admin-api-key" } } },
-                ...agentPathEnv(),
-                ...agentServerFlags(),
-                ...proxyEnv(cfg, proxySecret?.metadata.name),
-            ];
-            // Basic authentication covers every route but OPTIONS, /global/health included (opencode's
-            // server middleware), so an HTTP probe without credentials gets 401: the kubelet probes
-            // the TCP port, and no credential goes into the pod spec.
-            const probe = (t: { initialDelay?: number; period?: number; failureThreshold?: number }) => tcpProbe("http", t);
-            const server = hardenedContainer({
-                name: "server",
-                image: a.image,
-                args: ["serve", "--port", String(port), "--hostname", a.bindAddress],
-                ports: [{ name: "http", containerPort: port }],
-                env,
-                resources: a,
-                startupProbe: probe({ period: a.startup.period, failureThreshold: a.startup.failureThreshold }),
-                livenessProbe: probe(a.liveness),
-                readinessProbe: probe(a.readiness),
-                preStopDelay: a.preStopDelay,
-                workingDir: AGENT_PATHS.workspace,
-                volumeMounts: [
-                    { name: "config", mountPath: AGENT_PATHS.configDir, readOnly: true },
-                    { name: "data", mountPath: AGENT_PATHS.data },
-                    { name: "workspace", mountPath: AGENT_PATHS.workspace },
-                    tmp.mount,
-                    home.mount,
-                    cache.mount,
-                ],
-            });
-            const containers = [server];
-            let servicePort = port;
-            if (oauthSecret) {
-                servicePort = a.oauthProxy.port;
-                containers.push(oauthProxyContainer(cfg, port, oauthSecret.metadata.name));
-            }
-
-            new k8s.apps.v1.Deployment(`${name}-${port}`, {
-                metadata: {
-                    name: instance,
-                    namespace: ns,
-                    labels: l.labels,
-                    annotations: reloaderAnnotations(cfg, { configMaps: [`${APP}-config`], secrets: [`${APP}-auth`, `${APP}-model`, "gateway-admin", ...(oauthSecret ? [`${APP}-oauth`] : [])] }),
-                },
-                spec: {
-                    replicas: 1,
-                    // The configuration is read only at start (section 9.6): stop the old pod before the new one starts.
-                    strategy: { type: "Recreate" },
-                    selector: { matchLabels: l.selector },
-                    template: {
-                        metadata: { labels: l.labels },
-                        spec: hardenedPodSpec(cfg, {
-                            terminationGracePeriodSeconds: a.terminationGracePeriod,
-                            containers,
-                            volumes: [
-                                { name: "config", configMap: { name: configMap.metadata.name, defaultMode: 0o444, items: Object.values(CONFIG_ITEMS) } },
-                                { name: "data", persistentVolumeClaim: { claimName: data.metadata.name } },
-                                { name: "workspace", persistentVolumeClaim: { claimName: workspace.metadata.name } },
-                                tmp.volume,
-                                home.volume,
-                                cache.volume,
-                            ],
-                        }),
-                    },
-                },
-            }, { ...child, dependsOn: [authSecret, modelSecret, gatewaySecret] });
-
-            // The bridge calls opencode itself: behind the OAuth proxy its instance's Service also
-            // publishes the server port, which only the bridge's pods may reach (network policy below).
-            const bridgeTarget = port === cfg.bridge.agentServerPort;
-            const servicePorts = [{ name: "http", port: servicePort, targetPort: servicePort, protocol: "TCP" }];
-            if (bridgeTarget && servicePort !== port) servicePorts.push({ name: "server", port, targetPort: port, protocol: "TCP" });
-            const service = new k8s.core.v1.Service(`${name}-${port}`, {
-                metadata: withoutSettlingWait({ name: instance, namespace: ns, labels: l.labels }),
-                spec: { type: "ClusterIP", selector: l.selector, ports: servicePorts },
-            }, child);
-
             const hostLabel = index === 0 ? a.hostLabel : `${a.hostLabel}-${port}`;
-            webIngress(instance, cfg, { namespace: ns, hostLabel, serviceName: instance, servicePort, labels: l.labels }, { ...child, dependsOn: [service] });
-
-            disruptionBudget(instance, { namespace: ns, labels: l.labels, selector: l.selector, replicas: 1 }, child);
-            allowOnly(instance, {
-                namespace: ns,
-                podSelector: l.selector,
-                labels: l.labels,
-                ingress: [
-                    { peer: ingressController(cfg.ingress.controllerNamespace), ports: [{ port: servicePort }] },
-                    ...(bridgeTarget ? [{ peer: podsIn(args.bridge.namespace, args.bridge.selector, "the model bridge"), ports: [{ port }] }] : []),
-                ],
-                egress: egressFlows(cfg),
-            }, child);
-
-            this.serviceNames.push(instance);
+            const serviceName = serverInstance(`${name}-${port}`, cfg, { port, hostLabel, secrets: { ...secrets, oauth }, configMap, bridge: args.bridge }, child);
+            this.serviceNames.push(serviceName);
             this.urls.push(pulumi.output(`https://${hostOf(cfg, hostLabel)}`));
         });
 
@@ -222,6 +74,165 @@ export class AgentServer extends pulumi.ComponentResource {
         this.configMapName = `${APP}-config`;
         this.registerOutputs({ urls: this.urls, serviceNames: this.serviceNames, passwordSecretName: this.passwordSecretName });
     }
+}
+
+/** The Secrets an instance reads (the OAuth proxy's only when it is enabled). */
+type ServerSecrets = ReturnType<typeof serverSecrets> & { oauth?: k8s.core.v1.Secret };
+
+/** Basic authentication (a generated password), the model API key, the gateway admin key and, when it carries credentials, the proxy URL. */
+function serverSecrets(name: string, cfg: StackConfig, labels: Record<string, string>, opts: pulumi.CustomResourceOptions) {
+    const a = cfg.agentServer;
+    const secret = (suffix: string, secretName: string, stringData: Record<string, pulumi.Input<string>>) =>
+        new k8s.core.v1.Secret(`${name}-${suffix}`, { metadata: { name: secretName, namespace: a.namespace, labels }, type: "Opaque", stringData }, opts);
+    const password = new random.RandomPassword(`${name}-password`, { length: a.passwordLength, special: false, upper: true, lower: true, numeric: true }, opts);
+    return {
+        auth: secret("auth", AGENT_AUTH_SECRET.name, { [AGENT_AUTH_SECRET.usernameKey]: a.username, [AGENT_AUTH_SECRET.passwordKey]: password.result }),
+        model: secret("model", `${APP}-model`, { "api-key": a.provider.apiKey }),
+        gateway: secret("gateway-admin", "gateway-admin", { "admin-api-key": cfg.gatewayTool.adminApiKey }),
+        // A proxy with credentials: the whole URL is a secret, read from this Secret (never an env literal).
+        proxy: a.httpProxy && a.httpProxyCredentials
+            ? secret("proxy", `${APP}-proxy`, { url: pulumi.secret(proxyUrlWithCredentials(a.httpProxy, a.httpProxyCredentials)) })
+            : undefined,
+    };
+}
+
+/** The OAuth 2.0 proxy's client and its generated cookie secret. */
+function oauthProxySecret(name: string, cfg: StackConfig, labels: Record<string, string>, opts: pulumi.CustomResourceOptions): k8s.core.v1.Secret {
+    const o = cfg.agentServer.oauthProxy;
+    const cookie = new random.RandomPassword(`${name}-cookie-secret`, { length: o.cookieSecretLength, special: false }, opts);
+    return new k8s.core.v1.Secret(`${name}-oauth`, {
+        metadata: { name: `${APP}-oauth`, namespace: cfg.agentServer.namespace, labels },
+        type: "Opaque",
+        stringData: { "client-id": o.clientId!, "client-secret": o.clientSecret!, "cookie-secret": cookie.result },
+    }, opts);
+}
+
+interface InstanceArgs {
+    port: number;
+    hostLabel: string;
+    secrets: ServerSecrets;
+    configMap: k8s.core.v1.ConfigMap;
+    bridge: AgentServerArgs["bridge"];
+}
+
+/**
+ * The instance on one port: its Deployment and volumes, its Service and host, and its network
+ * policy. Behind the OAuth proxy the Service and the host serve the proxy's port; the bridge calls
+ * opencode itself, so the bridge's instance also publishes the server port, which only the
+ * bridge's pods may reach. Returns the Service's name.
+ */
+function serverInstance(name: string, cfg: StackConfig, args: InstanceArgs, opts: pulumi.CustomResourceOptions): string {
+    const ns = cfg.agentServer.namespace;
+    const instance = `${APP}-${args.port}`;
+    const l = appLabels(cfg, { name: APP, component: "server", instance });
+    const servicePort = args.secrets.oauth ? cfg.agentServer.oauthProxy.port : args.port;
+    const bridgeTarget = args.port === cfg.bridge.agentServerPort;
+
+    serverDeployment(name, cfg, instance, l, args, opts);
+    const ports = [{ name: "http", port: servicePort, targetPort: servicePort, protocol: "TCP" }];
+    if (bridgeTarget && servicePort !== args.port) ports.push({ name: "server", port: args.port, targetPort: args.port, protocol: "TCP" });
+    const service = new k8s.core.v1.Service(name, {
+        metadata: withoutSettlingWait({ name: instance, namespace: ns, labels: l.labels }),
+        spec: { type: "ClusterIP", selector: l.selector, ports },
+    }, opts);
+    webIngress(instance, cfg, { namespace: ns, hostLabel: args.hostLabel, serviceName: instance, servicePort, labels: l.labels }, { ...opts, dependsOn: [service] });
+    disruptionBudget(instance, { namespace: ns, labels: l.labels, selector: l.selector, replicas: 1 }, opts);
+    allowOnly(instance, {
+        namespace: ns,
+        podSelector: l.selector,
+        labels: l.labels,
+        ingress: [
+            { peer: ingressController(cfg.ingress.controllerNamespace), ports: [{ port: servicePort }] },
+            ...(bridgeTarget ? [{ peer: podsIn(args.bridge.namespace, args.bridge.selector, "the model bridge"), ports: [{ port: args.port }] }] : []),
+        ],
+        egress: egressFlows(cfg),
+    }, opts);
+    return instance;
+}
+
+/** The instance's data and workspace volumes and its one pod, restarted when its configuration or Secrets change. */
+function serverDeployment(name: string, cfg: StackConfig, instance: string, l: AppLabels, args: InstanceArgs, opts: pulumi.CustomResourceOptions): k8s.apps.v1.Deployment {
+    const a = cfg.agentServer;
+    const claim = (suffix: string, size: string) => new k8s.core.v1.PersistentVolumeClaim(`${name}-${suffix}`, {
+        metadata: { name: `${instance}-${suffix}`, namespace: a.namespace, labels: l.labels },
+        spec: { accessModes: ["ReadWriteOnce"], storageClassName: a.storageClass, resources: { requests: { storage: size } } },
+    }, { ...opts, protect: cfg.environment.tier === "prod" });
+    const claims = { data: claim("data", a.dataVolumeSize), workspace: claim("workspace", a.workspaceVolumeSize) };
+    const { auth, model, gateway, oauth } = args.secrets;
+    return new k8s.apps.v1.Deployment(name, {
+        metadata: {
+            name: instance,
+            namespace: a.namespace,
+            labels: l.labels,
+            annotations: reloaderAnnotations(cfg, { configMaps: [`${APP}-config`], secrets: [`${APP}-auth`, `${APP}-model`, "gateway-admin", ...(oauth ? [`${APP}-oauth`] : [])] }),
+        },
+        spec: {
+            replicas: 1,
+            // The configuration is read only at start (section 9.6): stop the old pod before the new one starts.
+            strategy: { type: "Recreate" },
+            selector: { matchLabels: l.selector },
+            template: { metadata: { labels: l.labels }, spec: hardenedPodSpec(cfg, serverPod(cfg, args, claims)) },
+        },
+    }, { ...opts, dependsOn: [auth, model, gateway] });
+}
+
+/**
+ * An instance's pod: opencode on the configuration, data and workspace volumes (HOME and its cache
+ * are writable scratch: opencode writes below them), and the OAuth proxy in front when enabled.
+ */
+function serverPod(cfg: StackConfig, args: InstanceArgs, claims: Record<"data" | "workspace", k8s.core.v1.PersistentVolumeClaim>): PodArgs {
+    const a = cfg.agentServer;
+    const scratches = [scratch("tmp", "/tmp"), scratch("home", AGENT_PATHS.home), scratch("cache", AGENT_PATHS.cache, "1Gi")];
+    const server = serverContainer(cfg, args.port, args.secrets, scratches.map((s) => s.mount));
+    const oauth = args.secrets.oauth;
+    return {
+        terminationGracePeriodSeconds: a.terminationGracePeriod,
+        containers: oauth ? [server, oauthProxyContainer(cfg, args.port, oauth.metadata.name)] : [server],
+        volumes: [
+            { name: "config", configMap: { name: args.configMap.metadata.name, defaultMode: 0o444, items: Object.values(CONFIG_ITEMS) } },
+            { name: "data", persistentVolumeClaim: { claimName: claims.data.metadata.name } },
+            { name: "workspace", persistentVolumeClaim: { claimName: claims.workspace.metadata.name } },
+            ...scratches.map((s) => s.volume),
+        ],
+    };
+}
+
+/**
+ * opencode serving on `port`. Basic authentication covers every route but OPTIONS, /global/health
+ * included (opencode's server middleware), so an HTTP probe without credentials gets 401: the
+ * kubelet probes the TCP port, and no credential goes into the pod spec.
+ */
+function serverContainer(cfg: StackConfig, port: number, secrets: ServerSecrets, scratchMounts: { name: string; mountPath: string }[]) {
+    const a = cfg.agentServer;
+    const fromSecret = (envName: string, secret: k8s.core.v1.Secret, key: string) => ({ name: envName, valueFrom: { secretKeyRef: { name: secret.metadata.name, key } } });
+    const probe = (t: { initialDelay?: number; period?: number; failureThreshold?: number }) => tcpProbe("http", t);
+    return hardenedContainer({
+        name: "server",
+        image: a.image,
+        args: ["serve", "--port", String(port), "--hostname", a.bindAddress],
+        ports: [{ name: "http", containerPort: port }],
+        env: [
+            fromSecret(ENV.serverUsername, secrets.auth, "username"),
+            fromSecret(ENV.serverPassword, secrets.auth, "password"),
+            fromSecret(ENV.modelApiKey, secrets.model, "api-key"),
+            fromSecret(ENV.gatewayAdminKey, secrets.gateway, "admin-api-key"),
+            ...agentPathEnv(),
+            ...agentServerFlags(),
+            ...proxyEnv(cfg, secrets.proxy?.metadata.name),
+        ],
+        resources: a,
+        startupProbe: probe({ period: a.startup.period, failureThreshold: a.startup.failureThreshold }),
+        livenessProbe: probe(a.liveness),
+        readinessProbe: probe(a.readiness),
+        preStopDelay: a.preStopDelay,
+        workingDir: AGENT_PATHS.workspace,
+        volumeMounts: [
+            { name: "config", mountPath: AGENT_PATHS.configDir, readOnly: true },
+            { name: "data", mountPath: AGENT_PATHS.data },
+            { name: "workspace", mountPath: AGENT_PATHS.workspace },
+            ...scratchMounts,
+        ],
+    });
 }
 
 function egressFlows(cfg: StackConfig): Flow[] {

@@ -20,7 +20,7 @@ import { AUTOSCALED_REPLICAS } from "./lib/fieldOwnership";
 import { webIngress } from "./lib/ingress";
 import { appLabels, reloaderAnnotations } from "./lib/labels";
 import { allowOnly, ingressController, podsIn } from "./lib/network";
-import { hardenedContainer, hardenedPodSpec, httpProbe, scratch } from "./lib/pod";
+import { hardenedContainer, hardenedPodSpec, httpProbe, PodArgs, scratch } from "./lib/pod";
 import { withoutSettlingWait } from "./lib/engineOrder";
 
 export interface BridgeArgs {
@@ -95,7 +95,6 @@ export class Bridge extends pulumi.ComponentResource {
         const l = appLabels(cfg, { name: APP, component: "bridge", instance: APP });
 
         const agent = agentServerInstance(cfg, b.agentServerPort);
-        const tmp = scratch("tmp", "/tmp");
 
         // Rotation: replace this resource (pulumi up --replace <its URN>) or edit the Secret; the
         // bridge reads the mounted file again when the kubelet updates it. The agent server is not involved.
@@ -105,8 +104,6 @@ export class Bridge extends pulumi.ComponentResource {
             type: "Opaque",
             stringData: { [BRIDGE_KEYS.key]: pulumi.interpolate`${apiKey.result}\n` },
         }, child);
-        const fromAgentSecret = (envName: string, key: string) => ({ name: envName, valueFrom: { secretKeyRef: { name: AGENT_AUTH_SECRET.name, key } } });
-
         const deployment = new k8s.apps.v1.Deployment(name, {
             // The agent server's password is an environment variable here: a new one restarts the bridge.
             metadata: { name: APP, namespace: ns, labels: l.labels, annotations: reloaderAnnotations(cfg, { secrets: [AGENT_AUTH_SECRET.name] }) },
@@ -114,33 +111,7 @@ export class Bridge extends pulumi.ComponentResource {
                 replicas: b.replicas,
                 strategy: { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
                 selector: { matchLabels: l.selector },
-                template: {
-                    metadata: { labels: l.labels },
-                    spec: hardenedPodSpec(cfg, {
-                        terminationGracePeriodSeconds: bridgeGracePeriodSeconds(cfg),
-                        spreadSelector: l.selector,
-                        containers: [hardenedContainer({
-                            name: "bridge",
-                            image: b.image,
-                            // A stand-in (the ci stack) brings its own command line in args.
-                            command: b.args ? undefined : [...BRIDGE_START],
-                            args: b.args ? [...b.args] : undefined,
-                            ports: [{ name: "http", containerPort: b.port }],
-                            env: [
-                                ...Object.entries(bridgeEnv(cfg)).map(([envName, value]) => ({ name: envName, value })),
-                                fromAgentSecret(ENV_NAMES.agentUsername, AGENT_AUTH_SECRET.usernameKey),
-                                fromAgentSecret(ENV_NAMES.agentPassword, AGENT_AUTH_SECRET.passwordKey),
-                            ],
-                            resources: b,
-                            // /health: the process answers; /ready: the agent server answers the bridge's credentials.
-                            readinessProbe: httpProbe("/ready", "http", { period: 10, timeout: 6 }),
-                            livenessProbe: httpProbe("/health", "http", { initialDelay: 10, period: 30 }),
-                            preStopDelay: b.preStopDelay,
-                            volumeMounts: [tmp.mount, { name: "api-keys", mountPath: BRIDGE_KEYS.mountPath, readOnly: true }],
-                        })],
-                        volumes: [tmp.volume, { name: "api-keys", secret: { secretName: keys.metadata.name, defaultMode: 0o440 } }],
-                    }),
-                },
+                template: { metadata: { labels: l.labels }, spec: hardenedPodSpec(cfg, bridgePod(cfg, l.selector, keys)) },
             },
         }, { ...child, ...AUTOSCALED_REPLICAS });
 
@@ -170,4 +141,35 @@ export class Bridge extends pulumi.ComponentResource {
         this.apiKeysSecretName = BRIDGE_KEYS.secret;
         this.registerOutputs({ baseUrl: this.baseUrl, apiKeysSecretName: this.apiKeysSecretName });
     }
+}
+
+/** The bridge's pod: the client keys as a mounted folder, the agent server's credentials from its Secret. */
+function bridgePod(cfg: StackConfig, spreadSelector: Record<string, string>, keys: k8s.core.v1.Secret): PodArgs {
+    const b = cfg.bridge;
+    const tmp = scratch("tmp", "/tmp");
+    const fromAgentSecret = (envName: string, key: string) => ({ name: envName, valueFrom: { secretKeyRef: { name: AGENT_AUTH_SECRET.name, key } } });
+    return {
+        terminationGracePeriodSeconds: bridgeGracePeriodSeconds(cfg),
+        spreadSelector,
+        containers: [hardenedContainer({
+            name: "bridge",
+            image: b.image,
+            // A stand-in (the ci stack) brings its own command line in args.
+            command: b.args ? undefined : [...BRIDGE_START],
+            args: b.args ? [...b.args] : undefined,
+            ports: [{ name: "http", containerPort: b.port }],
+            env: [
+                ...Object.entries(bridgeEnv(cfg)).map(([envName, value]) => ({ name: envName, value })),
+                fromAgentSecret(ENV_NAMES.agentUsername, AGENT_AUTH_SECRET.usernameKey),
+                fromAgentSecret(ENV_NAMES.agentPassword, AGENT_AUTH_SECRET.passwordKey),
+            ],
+            resources: b,
+            // /health: the process answers; /ready: the agent server answers the bridge's credentials.
+            readinessProbe: httpProbe("/ready", "http", { period: 10, timeout: 6 }),
+            livenessProbe: httpProbe("/health", "http", { initialDelay: 10, period: 30 }),
+            preStopDelay: b.preStopDelay,
+            volumeMounts: [tmp.mount, { name: "api-keys", mountPath: BRIDGE_KEYS.mountPath, readOnly: true }],
+        })],
+        volumes: [tmp.volume, { name: "api-keys", secret: { secretName: keys.metadata.name, defaultMode: 0o440 } }],
+    };
 }
