@@ -180,7 +180,8 @@ connect_check() {
   esac
   _cwait=${CONNECT_WAIT_SECONDS:-0}
   while [ "${#_cwait}" -gt 1 ] && [ "${_cwait#0}" != "$_cwait" ]; do _cwait=${_cwait#0}; done
-  _cend=$(($(date +%s) + _cwait))
+  # date +%s counts whole seconds: one more, so that a wait is never shorter than asked (0: one try).
+  _cend=$(($(date +%s) + _cwait + (_cwait > 0)))
   _ctries=1
   while :; do
     out=$("$@" 2>&1) && return 0
