@@ -26,6 +26,7 @@
  * a real jq (ghApiStub), never by matching its text.
  */
 import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -484,16 +485,13 @@ export interface CliStepRun { status: number | null; output: string; installed: 
 export function runCliStep(run: string, checksums: (sha256: string) => string, { version = "3.1.4", shadow = false, reports = "v3.1.4" }: { version?: string; shadow?: boolean; reports?: string } = {}): CliStepRun {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "wf-pulumi-cli-"));
     try {
-        const [rel, bin, fake, src] = ["rel", "bin", "fake", "src"].map((d) => path.join(root, d));
-        for (const d of [rel, bin, fake, path.join(src, "pulumi")]) fs.mkdirSync(d, { recursive: true });
+        const [rel, bin, fake] = ["rel", "bin", "fake"].map((d) => path.join(root, d));
+        for (const d of [rel, bin, fake]) fs.mkdirSync(d, { recursive: true });
         fs.writeFileSync(path.join(root, ".pulumi.version"), `${version}\n`);
-        fs.writeFileSync(path.join(src, "pulumi", "pulumi"), `#!/bin/sh\necho ${reports}\n`, { mode: 0o755 });
-        fs.writeFileSync(path.join(src, "pulumi", "pulumi-language-nodejs"), "#!/bin/sh\n", { mode: 0o755 });
         fs.writeFileSync(path.join(fake, "sudo"), '#!/bin/sh\nexec "$@"\n', { mode: 0o755 });
         if (shadow) fs.writeFileSync(path.join(fake, "pulumi"), "#!/bin/sh\necho v3.1.4\n", { mode: 0o755 });
-        const tarball = path.join(rel, "pulumi-v3.1.4-linux-x64.tar.gz");
-        spawnSync("tar", ["-czf", tarball, "-C", src, "pulumi"]);
-        const sha256 = spawnSync("sha256sum", [tarball], { encoding: "utf8" }).stdout.split(" ")[0];
+        const { tarball, sha256 } = fakeCliTarball(reports);
+        fs.writeFileSync(path.join(rel, "pulumi-v3.1.4-linux-x64.tar.gz"), tarball);
         fs.writeFileSync(path.join(rel, "pulumi-3.1.4-checksums.txt"), checksums(sha256));
         const summary = path.join(root, "summary");
         const r = spawnSync("bash", ["-e", "-c", run], { cwd: root, encoding: "utf8", timeout: 10_000, env: { PATH: `${fake}:${bin}:/usr/bin:/bin`, RELEASES: `file://${rel}`, BIN: bin, GITHUB_STEP_SUMMARY: summary } });
@@ -501,6 +499,25 @@ export function runCliStep(run: string, checksums: (sha256: string) => string, {
     } finally {
         fs.rmSync(root, { recursive: true, force: true });
     }
+}
+
+/** The fake CLI's release tarball (pulumi/pulumi printing `reports`, pulumi/pulumi-language-nodejs) and its sha256: made once per `reports` in a process (the mutation test runs the step 8 times per script). */
+const cliTarballs = new Map<string, { tarball: Buffer; sha256: string }>();
+function fakeCliTarball(reports: string): { tarball: Buffer; sha256: string } {
+    if (!cliTarballs.has(reports)) {
+        const src = fs.mkdtempSync(path.join(os.tmpdir(), "wf-pulumi-tarball-"));
+        try {
+            fs.mkdirSync(path.join(src, "pulumi"));
+            fs.writeFileSync(path.join(src, "pulumi", "pulumi"), `#!/bin/sh\necho ${reports}\n`, { mode: 0o755 });
+            fs.writeFileSync(path.join(src, "pulumi", "pulumi-language-nodejs"), "#!/bin/sh\n", { mode: 0o755 });
+            const r = spawnSync("tar", ["-czf", "-", "-C", src, "pulumi"], { maxBuffer: 1 << 20 });
+            if (r.status !== 0) throw new Error(`tar of the fake Pulumi CLI failed: ${r.stderr}`);
+            cliTarballs.set(reports, { tarball: r.stdout, sha256: createHash("sha256").update(r.stdout).digest("hex") });
+        } finally {
+            fs.rmSync(src, { recursive: true, force: true });
+        }
+    }
+    return cliTarballs.get(reports)!;
 }
 
 /**

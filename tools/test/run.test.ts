@@ -4,30 +4,35 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { test } from "node:test";
-import { discover, groupSource, JOBS, plan } from "./run";
+import { deal, discover, groupSource, JOBS, plan, WEIGHTS } from "./run";
 
-test("every test file runs exactly once, and every file JOBS names is a test file", () => {
+test("every test file runs exactly once, and every file JOBS and WEIGHTS name is a test file", () => {
     const files = discover();
     assert.ok(files.length > 100, `${files.length} test files`);
     for (const f of JOBS.flatMap((j) => j.files ?? [])) assert.ok(files.includes(f), `JOBS names ${f}, which is not a test file`);
+    for (const f of Object.keys(WEIGHTS)) assert.ok(files.includes(f), `WEIGHTS names ${f}, which is not a test file`);
     assert.deepEqual(plan(files).flatMap((j) => j.files).sort(), files);
 });
 
-test("a file goes to the job naming it, else the longest prefix of its path, else the job without either; a split job round-robin", () => {
+test("a file goes to the job naming it, else the longest prefix of its path, else the job without either; a split job dealt by weight; the heaviest process first", () => {
     const jobs = [
         { name: "program", prefixes: ["test/"], split: 2 },
         { name: "backups", prefixes: ["test/backups/"] },
         { name: "alone", files: ["test/alone.test.ts"] },
         { name: "units" },
     ];
-    const files = ["cli/a.test.ts", "test/a.test.ts", "test/b.test.ts", "test/backups/c.test.ts", "test/c.test.ts", "test/alone.test.ts"];
-    assert.deepEqual(plan(files, jobs), [
-        { name: "program-1", files: ["test/a.test.ts", "test/c.test.ts"] },
-        { name: "program-2", files: ["test/b.test.ts"] },
-        { name: "backups", files: ["test/backups/c.test.ts"] },
-        { name: "alone", files: ["test/alone.test.ts"] },
+    const files = ["cli/a.test.ts", "test/a.test.ts", "test/b.test.ts", "test/backups/c.test.ts", "test/c.test.ts", "test/d.test.ts", "test/alone.test.ts"];
+    // test/c alone outweighs a, b and d together: it gets a process of its own, the others share the other one.
+    const weights = { "test/c.test.ts": 9, "test/a.test.ts": 3, "test/b.test.ts": 2, "test/alone.test.ts": 4, "cli/a.test.ts": 30 };
+    assert.deepEqual(plan(files, jobs, weights), [
         { name: "units", files: ["cli/a.test.ts"] },
+        { name: "program-1", files: ["test/c.test.ts"] },
+        { name: "program-2", files: ["test/a.test.ts", "test/b.test.ts", "test/d.test.ts"] },
+        { name: "alone", files: ["test/alone.test.ts"] },
+        { name: "backups", files: ["test/backups/c.test.ts"] },
     ]);
+    // Heaviest first, each to the lightest process so far: 5 -> 1, 4 -> 2, 3 -> 2 (4 < 5), 2 -> 1; each in path order.
+    assert.deepEqual(deal(["w/2", "w/3", "w/4", "w/5"], 2, { "w/2": 2, "w/3": 3, "w/4": 4, "w/5": 5 }), [["w/2", "w/5"], ["w/3", "w/4"]]);
     assert.throws(() => plan(["cli/a.test.ts"], [{ name: "program", prefixes: ["test/"] }]), /cli\/a\.test\.ts belongs to no job/);
 });
 

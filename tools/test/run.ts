@@ -7,7 +7,7 @@
  * test's time. Here the files of a job share one process: a group file (written to a temporary
  * folder for the run) requires each member file inside a suite named by its path, so its tests
  * and hooks run as they would alone, one file after the other. The processes run side by side,
- * the slowest first.
+ * the heaviest first.
  *
  *   npm test                          every test file
  *   npm test -- test/diff.test.ts     only these files (in their jobs); --flags go to node --test
@@ -24,17 +24,17 @@ const ROOT = path.resolve(__dirname, "..", "..");
 export const DIRS = ["test", "components", "config", "policies", "cli", "tools", "bridge"];
 
 /**
- * The processes of a run, in the order they start (node:test starts its files sorted by name: the
- * group files are numbered in this order). A file goes to the job that names it in `files`, else to
- * the job with the longest prefix of its path, else to the job without either; a job with `split`
- * is dealt round-robin into that many processes. The program tests (test/) render stacks, most of
- * npm test's time, so they start first. claimGuard.test runs the whole program a dozen times (a
- * third of a program process's time): alone, it runs beside the others instead of after its share
- * of them. The files named alone wait on child processes of their
- * own (the render CLI, a compiled policy pack) while the others go on; agreement.test runs the
- * template and spec rule tests again inside itself to record their fixtures (in a shared process
- * those files would be loaded once, by whichever came first). A named file that is not a test file
- * is an error.
+ * The processes of a run. A file goes to the job that names it in `files`, else to the job with the
+ * longest prefix of its path, else to the job without either; a job with `split` is dealt into that
+ * many processes by weight (below), heaviest file first, each to the lightest process so far. The
+ * processes start heaviest first (node:test starts its files sorted by name: the group files are
+ * numbered in this order), so that the longest one does not start last and make the run's tail.
+ * The program tests (test/) render stacks, most of npm test's time. claimGuard.test runs the whole
+ * program a dozen times: alone, it runs beside the others from the start. The files named alone
+ * wait on child processes of their own (the render CLI, a compiled policy pack) while the others go
+ * on; agreement.test runs the template and spec rule tests again inside itself to record their
+ * fixtures (in a shared process those files would be loaded once, by whichever came first). A named
+ * file that is not a test file is an error.
  */
 export interface Job {
     name: string;
@@ -67,8 +67,56 @@ export function discover(root = ROOT): string[] {
     return out.sort();
 }
 
-/** Which files each process runs, in the order they start (empty ones left out). */
-export function plan(files: string[], jobs = JOBS): Array<{ name: string; files: string[] }> {
+/**
+ * CPU seconds of the heavier test files (user+sys with their child processes, from a CI=true run
+ * with a cold render cache; a render shared through the render cache counts for the file that
+ * asks for it first). Only the dealing and the start order read them: a stale figure makes a run
+ * slower, never wrong. Every other file weighs DEFAULT_WEIGHT (the others average 0.3 s, the unit tests 0.15 s).
+ */
+export const WEIGHTS: Record<string, number> = {
+    "test/claimGuard.test.ts": 38,
+    "test/workflowMutations.test.ts": 17,
+    "test/render.test.ts": 17,
+    "test/planCodeCache.test.ts": 16,
+    "test/backups/shellcheck.test.ts": 12,
+    "test/agentServer.test.ts": 12,
+    "test/outSafety.test.ts": 11,
+    "test/platform.test.ts": 10,
+    "test/workflowScripts.test.ts": 9,
+    "test/bridge.test.ts": 8,
+    "test/searchEngine.test.ts": 7,
+    "test/volumeGrowth.test.ts": 7,
+    "tools/e2e/analyzerShim.test.ts": 7,
+    "test/addonAdmission.test.ts": 7,
+    "bridge/test/bridge.test.ts": 6,
+    "test/columnStore.test.ts": 5,
+    "test/output.test.ts": 5,
+    "test/backupCronJob.test.ts": 5,
+    "test/backups/workflow.test.ts": 5,
+    "test/proxyCredentials.test.ts": 5,
+    "test/psp-cases.test.ts": 4,
+    "test/addonPreviousAdmission.test.ts": 4,
+    "test/backups/objectstore.test.ts": 4,
+    "tools/e2e/children.test.ts": 4,
+    "policies/gatekeeper/plan/builtins.test.ts": 4,
+    "policies/admission/agreement.test.ts": 2,
+};
+export const DEFAULT_WEIGHT = 0.2;
+export const weightOf = (file: string, weights = WEIGHTS): number => weights[file] ?? DEFAULT_WEIGHT;
+
+/** Files dealt into n processes: heaviest first, each to the lightest process so far (ties: the first). Each process's files in path order. */
+export function deal(files: string[], n: number, weights = WEIGHTS): string[][] {
+    const bins = Array.from({ length: n }, () => ({ weight: 0, files: [] as string[] }));
+    for (const f of [...files].sort((a, b) => weightOf(b, weights) - weightOf(a, weights) || (a < b ? -1 : 1))) {
+        const bin = bins.reduce((min, b) => (b.weight < min.weight ? b : min));
+        bin.files.push(f);
+        bin.weight += weightOf(f, weights);
+    }
+    return bins.map((b) => b.files.sort());
+}
+
+/** Which files each process runs, in the order they start: heaviest first (empty ones left out). */
+export function plan(files: string[], jobs = JOBS, weights = WEIGHTS): Array<{ name: string; files: string[] }> {
     const members = jobs.map(() => [] as string[]);
     for (const f of files) {
         let best = jobs.findIndex((j) => j.files?.includes(f));
@@ -82,12 +130,13 @@ export function plan(files: string[], jobs = JOBS): Array<{ name: string; files:
         if (best === -1) throw new Error(`${f} belongs to no job (tools/test/run.ts JOBS has no job without files and prefixes)`);
         members[best].push(f);
     }
-    const out: Array<{ name: string; files: string[] }> = [];
+    const out: Array<{ name: string; files: string[]; weight: number }> = [];
     jobs.forEach((j, i) => {
         const n = j.split ?? 1;
-        for (let k = 0; k < n; k++) out.push({ name: n > 1 ? `${j.name}-${k + 1}` : j.name, files: members[i].filter((_, x) => x % n === k) });
+        deal(members[i], n, weights).forEach((part, k) => out.push({ name: n > 1 ? `${j.name}-${k + 1}` : j.name, files: part, weight: part.reduce((w, f) => w + weightOf(f, weights), 0) }));
     });
-    return out.filter((j) => j.files.length > 0);
+    // Heaviest first; Array.prototype.sort is stable, so equal weights keep the order of JOBS.
+    return out.filter((j) => j.files.length > 0).sort((a, b) => b.weight - a.weight).map(({ name, files }) => ({ name, files }));
 }
 
 /**
