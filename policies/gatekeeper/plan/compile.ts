@@ -23,7 +23,7 @@ import { templateTimeBudgetMs } from "../budget";
 import { PLAN_BUILTINS } from "./builtins";
 import type { Plan } from "./ir";
 import { PLAN_JS_FIRST_LINE, planToJavaScript } from "./toJavaScript";
-import * as values from "./values";
+import * as values from "../rego/values";
 
 export type { Plan } from "./ir";
 export { missingPlanBuiltins, PLAN_JS_FIRST_LINE, planToJavaScript, UnsupportedPlan } from "./toJavaScript";

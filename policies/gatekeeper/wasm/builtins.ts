@@ -1,24 +1,25 @@
 /**
  * The built-in functions the pack's Wasm host provides to policies compiled by `opa build -t wasm`
- * (those OPA's Wasm library leaves to its host), each with OPA 1.17.1's topdown meaning. A
- * function throws on an operand of the wrong type; the host turns that into undefined, as
- * Gatekeeper's non-strict built-in errors do.
+ * (those OPA's Wasm library leaves to its host), each with OPA 1.17.1's topdown meaning, on the
+ * values of ../rego/values.ts (./value.ts reads the module's into them): the compiled plans call
+ * the same functions (../plan/builtins.ts). A function throws on an operand of the wrong type;
+ * the host turns that into undefined, as Gatekeeper's non-strict built-in errors do.
  */
-import { regoSprintf } from "./sprintf";
-import { TOPDOWN_BUILTINS } from "./topdownBuiltins";
-import { RegoNumber, type RegoValue } from "./value";
+import { regoSprintf } from "../rego/sprintf";
+import { TOPDOWN_BUILTINS, unitsParse } from "../rego/topdownBuiltins";
+import * as values from "../rego/values";
 
-export type HostBuiltin = (args: RegoValue[]) => RegoValue | undefined;
+export type HostBuiltin = (...args: unknown[]) => unknown;
 
-function str(v: RegoValue, pos: number): string {
+function str(v: unknown, pos: number): string {
     if (typeof v !== "string") throw new TypeError(`operand ${pos} must be string`);
     return v;
 }
 
 /** topdown's StringSliceOperand over a string, an array or a set of strings. */
-function strings(v: RegoValue, pos: number): string[] {
+function stringsOf(v: unknown, pos: number): string[] {
     if (typeof v === "string") return [v];
-    if (Array.isArray(v) || v instanceof Set) return [...v].map((x) => str(x, pos));
+    if (Array.isArray(v) || v instanceof values.RegoSet) return (Array.isArray(v) ? v : v.values()).map((x) => str(x, pos));
     throw new TypeError(`operand ${pos} must be one of {string, set, array}`);
 }
 
@@ -111,21 +112,28 @@ export function semverCompare(a: unknown, b: unknown): number {
 }
 
 /** strings.any_prefix_match / any_suffix_match on their operands read as lists of strings. */
-export function anyMatch(xs: readonly string[], ys: readonly string[], suffix: boolean): boolean {
+function anyMatch(xs: readonly string[], ys: readonly string[], suffix: boolean): boolean {
     return xs.some((x) => ys.some((y) => (suffix ? x.endsWith(y) : x.startsWith(y))));
 }
 
-export const HOST_BUILTINS: ReadonlyMap<string, HostBuiltin> = new Map<string, HostBuiltin>([
-    [
-        "sprintf",
-        ([format, args]) => {
-            if (!Array.isArray(args)) throw new TypeError("operand 2 must be array");
-            return regoSprintf(str(format, 1), args);
-        },
-    ],
-    ["semver.is_valid", ([v]) => semverIsValid(v)],
-    ["semver.compare", ([a, b]) => new RegoNumber(String(semverCompare(a, b)))],
-    ["strings.any_prefix_match", ([a, b]) => anyMatch(strings(a, 1), strings(b, 2), false)],
-    ["strings.any_suffix_match", ([a, b]) => anyMatch(strings(a, 1), strings(b, 2), true)],
+/** sprintf(format, args) (../rego/sprintf.ts). */
+function sprintf(format: unknown, args: unknown): string {
+    if (!Array.isArray(args)) throw new TypeError("operand 2 must be array");
+    return regoSprintf(str(format, 1), args);
+}
+
+/** The built-ins the compiled plans take as they are (../plan/builtins.ts). */
+export const SHARED_BUILTINS: ReadonlyMap<string, HostBuiltin> = new Map<string, HostBuiltin>([
+    ["sprintf", sprintf],
+    ["semver.is_valid", semverIsValid],
+    ["semver.compare", semverCompare],
+    ["strings.any_prefix_match", (a, b) => anyMatch(stringsOf(a, 1), stringsOf(b, 2), false)],
+    ["strings.any_suffix_match", (a, b) => anyMatch(stringsOf(a, 1), stringsOf(b, 2), true)],
     ...TOPDOWN_BUILTINS,
+]);
+
+export const HOST_BUILTINS: ReadonlyMap<string, HostBuiltin> = new Map<string, HostBuiltin>([
+    ...SHARED_BUILTINS,
+    // The module keeps units.parse's decimal as OPA's text of it (0.0010000000), as topdown does; the plans a float64.
+    ["units.parse", (s) => values.numberFromText(unitsParse(str(s, 1)), true)],
 ]);

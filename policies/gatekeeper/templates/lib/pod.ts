@@ -2,10 +2,9 @@
  * Helpers shared by the Pod templates: container iteration, exemptImages, and the
  * Rego-compatible bits that keep messages and violation counts identical to Gatekeeper's.
  */
-import { compare } from "../../plan/values";
+import { regoSprintf } from "../../rego/sprintf";
+import { compare, isObject, objectGet, objectKeys, RegoObject, RegoSet } from "../../rego/values";
 import type { K8sObject, Violation } from "../../types";
-import { regoSprintf } from "../../wasm/sprintf";
-import { toHost } from "../../wasm/value";
 
 export type ContainerKind = "container" | "initContainer" | "ephemeralContainer";
 
@@ -71,13 +70,27 @@ export function isSet(value: unknown): boolean {
 }
 
 /**
- * Renders a value as Rego's sprintf("%v") does (../../rego/text.ts, ../../wasm/sprintf.ts): a
- * top-level string bare, a number as Go prints Gatekeeper's float64 (1e+06), everything else in
- * OPA's term syntax (quoted strings, ", " separators, object keys and set members sorted).
+ * Renders a value as Rego's sprintf("%v") does (../../rego/sprintf.ts): a top-level string bare, a
+ * number as Go prints Gatekeeper's float64 (1e+06), everything else in OPA's term syntax (quoted
+ * strings, ", " separators, object keys and set members sorted).
  */
 export function regoFormat(value: unknown): string {
     if (typeof value === "string") return value;
-    return value === undefined ? "" : regoSprintf("%v", [toHost(value)]);
+    return value === undefined ? "" : regoSprintf("%v", [regoValue(value)]);
+}
+
+/** A template's value with its JavaScript Sets as Rego sets. */
+function regoValue(v: unknown): unknown {
+    if (v instanceof Set) {
+        const s = new RegoSet();
+        for (const x of v) s.add(regoValue(x));
+        return s;
+    }
+    if (Array.isArray(v)) return v.map(regoValue);
+    if (!isObject(v) || v instanceof RegoSet) return v;
+    const o = new RegoObject();
+    for (const k of objectKeys(v)) o.set(regoValue(k), regoValue(objectGet(v, k)));
+    return o;
 }
 
 /**

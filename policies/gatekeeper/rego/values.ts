@@ -1,7 +1,8 @@
 /**
- * Rego values for policies compiled from OPA's plan IR to JavaScript (./compile.ts), kept as
- * JavaScript values so that the review and data.inventory are read where they are, never
- * serialised: null, booleans, numbers, strings and arrays as themselves; an object of the input
+ * Rego values, for policies compiled from OPA's plan IR to JavaScript (../plan/compile.ts), for
+ * the Wasm host's built-ins (../wasm/value.ts reads the module's values into these) and for the
+ * TypeScript templates' helpers. Kept as JavaScript values so that the review and
+ * data.inventory are read where they are, never serialised: null, booleans, numbers, strings and arrays as themselves; an object of the input
  * or data as a plain object (never changed); an object the policy builds as RegoObject (any key);
  * a set as RegoSet. A local that is not defined is `undefined`.
  *
@@ -10,10 +11,10 @@
  * iterate in their keys' order, as topdown's do (ast object/set Iter use sorted keys).
  */
 
-import * as text from "../rego/text";
+import * as text from "./text";
 
 // Taken once as a plain function: some TypeScript runners give a module's exports through getters, one call each.
-const { compareStrings } = text;
+const { compareStrings, goFloatText } = text;
 const hasOwn = Object.prototype.hasOwnProperty;
 
 type Primitive = null | boolean | number | string | bigint;
@@ -24,10 +25,35 @@ type Primitive = null | boolean | number | string | bigint;
  * bigint (exact beyond 2^53, as OPA's). A number of Gatekeeper's input (the review, the
  * parameters, data.inventory) is a Go float64, which OPA writes as Go does (1000000 as 1e+06):
  * the number as it is. The two are equal, ordered and hashed as numbers; they differ where OPA
- * prints them (sprintf, ../wasm/sprintf.ts).
+ * prints them (numberText; sprintf, ./sprintf.ts).
  */
 export function isBigNumber(v: unknown): boolean {
     return typeof v === "bigint" || (typeof v === "number" && Number.isInteger(v) && (v >= 1e6 || v <= -1e6));
+}
+
+/** OPA's text of a number: a bigint's digits, a float64 of at least 1e6 as Go writes it (1e+06), else JavaScript's. */
+export function numberText(v: number | bigint | NumberText): string {
+    if (typeof v === "bigint") return v.toString();
+    if (typeof v === "object") return v.text;
+    return isBigNumber(v) ? goFloatText(v) : String(v);
+}
+
+/**
+ * A number of the Wasm host whose OPA text is not numberText of its value (a literal `1.0`,
+ * units.parse's `0.0010000000`): kept as that text, which sprintf reads (`1.0` is a float64 to
+ * %d) and prints. Ordered as a number (valueOf); the compiled plans never hold one.
+ */
+export class NumberText {
+    constructor(readonly text: string) {}
+    valueOf(): number {
+        return Number(this.text);
+    }
+}
+
+/** A number from OPA's text of it: digits as computedInteger, other text as a float64; `exact`: as NumberText where that would print otherwise. */
+export function numberFromText(text: string, exact = false): number | bigint | NumberText {
+    const n = /^-?\d+$/.test(text) ? computedInteger(text) : Number(text);
+    return !exact || numberText(n) === text ? n : new NumberText(text);
 }
 
 /** The other representation of an integer of at least 1e6 (a set holding one finds the other). */
@@ -532,7 +558,7 @@ function rank(v: unknown): number {
     }
     if (Array.isArray(v)) return 6;
     if (v instanceof RegoSet) return 8;
-    return 7;
+    return v instanceof NumberText ? 2 : 7;
 }
 
 function compareSeq(a: readonly unknown[], b: readonly unknown[]): number {
