@@ -1,5 +1,5 @@
 /**
- * The plan engine's built-ins (./builtins.ts) and its own operations (./compile.ts, ./values.ts)
+ * The plan engine's built-ins (./builtins.ts) and its own operations (./compile.ts, ../rego/values.ts)
  * against OPA itself: one Rego module of rules `c<N> := <expression>`, compiled once by
  * `opa build -t plan` and run through compilePlan, and evaluated once by `opa eval` (topdown,
  * non-strict built-in errors: a rule whose expression errors is absent, as in Gatekeeper).

@@ -1,6 +1,6 @@
 /**
  * Rego's built-in functions for policies compiled from OPA's plan IR (./compile.ts), on the
- * values of ./values.ts, each with the meaning of OPA 1.17.1's topdown (v1/topdown/*.go). A
+ * values of ../rego/values.ts, each with the meaning of OPA 1.17.1's topdown (v1/topdown/*.go). A
  * function throws on an operand it does not accept; the compiled policy turns that into
  * undefined, as Gatekeeper's Rego engine runs with non-strict built-in errors.
  *

@@ -280,7 +280,7 @@ export class RegoSet {
 
     /**
      * The members and the values added since the set was last asked, some maybe twice: for a
-     * scan whose order cannot be seen (./compile.ts orderFreeScans), where an element seen
+     * scan whose order cannot be seen (../plan/compile.ts orderFreeScans), where an element seen
      * twice changes nothing (its body only adds to sets, assigns or inserts once, and makes its
      * own arrays and objects).
      */
@@ -480,13 +480,13 @@ export function scanKeys(src: unknown, keep = false): unknown[] | null {
 const sortedDataKeys = new WeakMap<object, unknown[]>();
 const EMPTY: unknown[] = [];
 
-/** The keys a scan whose order cannot be seen visits (./compile.ts orderFreeScans): as scanKeys, in any order. */
+/** The keys a scan whose order cannot be seen visits (../plan/compile.ts orderFreeScans): as scanKeys, in any order. */
 export function scanKeysAnyOrder(src: unknown, keep = false): readonly unknown[] | null {
     if (typeof src !== "object" || src === null) return EMPTY;
     if (Array.isArray(src)) return null;
     if (src instanceof RegoSet) return src.valuesSeenOnceOrMore();
     if (src instanceof RegoObject) return src.sortedKeys();
-    // Keys holding undefined included: the scan skips them (./compile.ts). Kept for the data
+    // Keys holding undefined included: the scan skips them (../plan/compile.ts). Kept for the data
     // document's objects (`keep`) and large objects.
     const cached = largeObjectScanKeys.get(src);
     if (cached !== undefined) return cached;
@@ -497,7 +497,7 @@ export function scanKeysAnyOrder(src: unknown, keep = false): readonly unknown[]
 /** The key lists of large objects scanned (data.inventory's maps), undefined-valued keys included. */
 const largeObjectScanKeys = new WeakMap<object, string[]>();
 
-/** The keys a scan pinned to one key visits (./specialize.ts pinnedScanKey): that key, where src has it (never an array's: the key is a string or boolean). */
+/** The keys a scan pinned to one key visits (../plan/specialize.ts pinnedScanKey): that key, where src has it (never an array's: the key is a string or boolean). */
 export function scanKeysPinned(src: unknown, key: string | boolean): readonly unknown[] {
     if (typeof src !== "object" || src === null || Array.isArray(src)) return EMPTY;
     const found = src instanceof RegoSet ? src.has(key) : src instanceof RegoObject ? src.get(key) !== undefined : typeof key === "string" && hasOwn.call(src, key) && (src as Record<string, unknown>)[key] !== undefined;
@@ -509,7 +509,7 @@ export function scanKeysPinned(src: unknown, key: string | boolean): readonly un
 /** The one-key lists of pinned scans (their keys are literals of the compiled code: few). */
 const pinnedKeys = new Map<string | boolean, readonly unknown[]>();
 
-/** object.get(o, key, fallback) for a key that is not a path (compiled in place, ./compile.ts): undefined where o is no object (the built-in's error). */
+/** object.get(o, key, fallback) for a key that is not a path (compiled in place, ../plan/compile.ts): undefined where o is no object (the built-in's error). */
 export function objectGetOr(o: unknown, key: unknown, fallback: unknown): unknown {
     if (!isObject(o)) return undefined;
     const v = objectGet(o, key);
@@ -732,7 +732,7 @@ export function resultSet(added: unknown[]): unknown[] {
     return set.sortedValues();
 }
 
-/** The empty collections a policy makes and never adds to, shared (./compile.ts). */
+/** The empty collections a policy makes and never adds to, shared (../plan/compile.ts). */
 export const EMPTY_ARRAY: readonly unknown[] = Object.freeze([]);
 export const EMPTY_OBJECT = new RegoObject();
 export const EMPTY_SET = new RegoSet();
@@ -740,7 +740,7 @@ export const EMPTY_SET = new RegoSet();
 const NO_TUPLES: readonly unknown[][] = [];
 
 /**
- * A join's index (./join.ts): what a nest of scans over the data document found for each element,
+ * A join's index (../plan/join.ts): what a nest of scans over the data document found for each element,
  * by the value it compares; a look-up gives the elements whose value equals the given one
  * (equal, as the comparison it replaces), in the order they were added.
  */

@@ -120,7 +120,7 @@ export function violations(messages: readonly (string | undefined)[]): Violation
 }
 
 /**
- * OPA's ordering of values (ast.Compare, the compiled plans' ../../plan/values.ts), the order of a
+ * OPA's ordering of values (ast.Compare, ../../rego/values.ts), the order of a
  * set's members and of its rendering: by type first (null < boolean < number < string < array <
  * object < set), then false < true, numbers by value, strings by their code points, arrays element
  * by element (a prefix first), objects by their sorted keys and then the values under them.
