@@ -141,7 +141,8 @@ export function toJSON(v: unknown): unknown {
     if (Array.isArray(v)) return v.map(toJSON);
     if (v instanceof RegoSet) return v.sortedValues().map(toJSON);
     const out: Record<string, unknown> = {};
-    for (const k of v instanceof RegoObject ? objectKeys(v) : Object.keys(v)) out[typeof k === "string" ? k : termString(k)] = toJSON(objectGet(v, k));
+    if (v instanceof RegoObject) for (const k of objectKeys(v)) out[typeof k === "string" ? k : termString(k)] = toJSON(objectGet(v, k));
+    else for (const k of Object.keys(v)) out[k] = toJSON((v as Record<string, unknown>)[k]);
     return out;
 }
 
