@@ -4,13 +4,13 @@
  * function throws on an operand it does not accept; the compiled policy turns that into
  * undefined, as Gatekeeper's Rego engine runs with non-strict built-in errors.
  *
- * sprintf, semver, strings.any_*_match, time, units and regex.find_n are the Wasm host's
- * functions (../wasm/builtins.ts SHARED_BUILTINS), on the same values.
+ * sprintf, semver, strings.any_*_match, time, units and regex.find_n are the Rego runtime's,
+ * shared with the Wasm host (../rego/builtins.ts).
  */
 import { createHash } from "node:crypto";
 import { RE2JS } from "re2js";
 import { regexSplit } from "../rego/topdownBuiltins";
-import { SHARED_BUILTINS } from "../wasm/builtins";
+import { SHARED_BUILTINS } from "../rego/builtins";
 import * as numbers from "./numbers";
 import * as values from "../rego/values";
 import { RegoObject, RegoSet } from "../rego/values";

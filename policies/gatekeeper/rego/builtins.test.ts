@@ -4,8 +4,8 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { test } from "node:test";
-import { HOST_BUILTINS } from "./builtins";
-import { opaBinary } from "./opa";
+import { SHARED_BUILTINS } from "./builtins";
+import { opaBinary } from "../wasm/opa";
 
 /** Versions around the edges of OPA's internal/semver Parse: prefix, signs, leading zeros, int64, identifiers. */
 const VERSIONS = [
@@ -17,7 +17,7 @@ const VERSIONS = [
 ];
 
 const opa = opaBinary();
-test("semver.is_valid and semver.compare of the Wasm host are OPA's (opa eval, every pair)", { skip: existsSync(opa) ? false : `opa is not at ${opa} (npm run gatekeeper:build -- opa)` }, () => {
+test("semver.is_valid and semver.compare of the plans and the Wasm host are OPA's (opa eval, every pair)", { skip: existsSync(opa) ? false : `opa is not at ${opa} (npm run gatekeeper:build -- opa)` }, () => {
     const dir = mkdtempSync(path.join(tmpdir(), "semver-oracle-"));
     try {
         writeFileSync(path.join(dir, "data.json"), JSON.stringify({ versions: VERSIONS }));
@@ -25,8 +25,8 @@ test("semver.is_valid and semver.compare of the Wasm host are OPA's (opa eval, e
         const r = spawnSync(opa, ["eval", "-f", "json", "-d", path.join(dir, "data.json"), query], { encoding: "utf8", maxBuffer: 64 * 1024 * 1024, timeout: 60_000 });
         assert.equal(r.status, 0, r.stderr);
         const expected = JSON.parse(r.stdout).result[0].bindings.x as { valid: [string, boolean][]; compare: [string, string, number][] };
-        const isValid = HOST_BUILTINS.get("semver.is_valid")!;
-        const compare = HOST_BUILTINS.get("semver.compare")!;
+        const isValid = SHARED_BUILTINS.get("semver.is_valid")!;
+        const compare = SHARED_BUILTINS.get("semver.compare")!;
         assert.deepEqual(VERSIONS.map((v) => [v, isValid(v)]), expected.valid);
         const mine = expected.compare.map(([a, b]) => [a, b, compare(a, b)]);
         assert.deepEqual(mine, expected.compare);
