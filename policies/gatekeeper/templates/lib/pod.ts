@@ -3,7 +3,7 @@
  * Rego-compatible bits that keep messages and violation counts identical to Gatekeeper's.
  */
 import { regoSprintf } from "../../rego/sprintf";
-import { compare, isObject, objectGet, objectKeys, RegoObject, RegoSet } from "../../rego/values";
+import { compare, RegoSet } from "../../rego/values";
 import type { K8sObject, Violation } from "../../types";
 
 export type ContainerKind = "container" | "initContainer" | "ephemeralContainer";
@@ -76,21 +76,12 @@ export function isSet(value: unknown): boolean {
  */
 export function regoFormat(value: unknown): string {
     if (typeof value === "string") return value;
-    return value === undefined ? "" : regoSprintf("%v", [regoValue(value)]);
-}
-
-/** A template's value with its JavaScript Sets as Rego sets. */
-function regoValue(v: unknown): unknown {
-    if (v instanceof Set) {
-        const s = new RegoSet();
-        for (const x of v) s.add(regoValue(x));
-        return s;
-    }
-    if (Array.isArray(v)) return v.map(regoValue);
-    if (!isObject(v) || v instanceof RegoSet) return v;
-    const o = new RegoObject();
-    for (const k of objectKeys(v)) o.set(regoValue(k), regoValue(objectGet(v, k)));
-    return o;
+    if (value === undefined) return "";
+    if (!(value instanceof Set)) return regoSprintf("%v", [value]);
+    // A template's Set as a Rego set (its members hold no Set: the templates make none).
+    const set = new RegoSet();
+    for (const x of value) set.add(x);
+    return regoSprintf("%v", [set]);
 }
 
 /**
