@@ -1,10 +1,10 @@
 /**
- * Rego values, for policies compiled from OPA's plan IR to JavaScript (../plan/compile.ts), for
- * the Wasm host's built-ins (../wasm/value.ts reads the module's values into these) and for the
- * TypeScript templates' helpers. Kept as JavaScript values so that the review and
- * data.inventory are read where they are, never serialised: null, booleans, numbers, strings and arrays as themselves; an object of the input
- * or data as a plain object (never changed); an object the policy builds as RegoObject (any key);
- * a set as RegoSet. A local that is not defined is `undefined`.
+ * Rego values, for policies compiled from OPA's plan IR to JavaScript (../plan/compile.ts), the
+ * Wasm host's built-ins (../wasm/value.ts reads a module's values into these) and the TypeScript
+ * templates' helpers. Kept as JavaScript values so that the review and data.inventory are read
+ * where they are, never serialised: null, booleans, numbers, strings and arrays as themselves;
+ * an object of the input or data as a plain object (never changed); an object the policy builds
+ * as RegoObject (any key); a set as RegoSet. A local that is not defined is `undefined`.
  *
  * The order of values, and so the order in which objects and sets are scanned, is OPA's
  * (ast.Compare): null < booleans < numbers < strings < arrays < objects < sets; objects and sets
