@@ -125,8 +125,11 @@ export function parseRegoValue(text: string): unknown {
 /** An object of string keys as a plain object (its keys in the module's order), of other keys as RegoObject. */
 function objectOf(entries: [unknown, unknown][]): object {
     if (entries.every(([k]) => typeof k === "string")) {
-        const o: Record<string, unknown> = Object.create(null);
-        for (const [k, x] of entries) o[k as string] = x;
+        const o: Record<string, unknown> = {};
+        for (const [k, x] of entries) {
+            if (k === "__proto__") Object.defineProperty(o, k, { value: x, enumerable: true, writable: true, configurable: true });
+            else o[k as string] = x;
+        }
         return o;
     }
     const o = new RegoObject();
