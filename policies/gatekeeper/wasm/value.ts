@@ -59,7 +59,7 @@ export function parseRegoValue(text: string): unknown {
             ws();
             if (text[i] === "}") {
                 i++;
-                return Object.create(null);
+                return new RegoObject();
             }
             const first = value();
             ws();
@@ -122,16 +122,9 @@ export function parseRegoValue(text: string): unknown {
     return v;
 }
 
-/** An object of string keys as a plain object (its keys in the module's order), of other keys as RegoObject. */
+/** An object as RegoObject (its sorted keys kept for ordering), its string keys in the module's order. */
 function objectOf(entries: [unknown, unknown][]): object {
-    if (entries.every(([k]) => typeof k === "string")) {
-        const o: Record<string, unknown> = {};
-        for (const [k, x] of entries) {
-            if (k === "__proto__") Object.defineProperty(o, k, { value: x, enumerable: true, writable: true, configurable: true });
-            else o[k as string] = x;
-        }
-        return o;
-    }
+    if (entries.every(([k]) => typeof k === "string")) return new RegoObject(entries.map(([k]) => k as string), entries.map(([, x]) => x));
     const o = new RegoObject();
     for (const [k, x] of entries) o.set(k, x);
     return o;
@@ -143,9 +136,9 @@ export function toJSON(v: unknown): unknown {
     if (v instanceof NumberText) return Number(v.text);
     if (Array.isArray(v)) return v.map(toJSON);
     if (v instanceof RegoSet) return v.sortedValues().map(toJSON);
+    const o = v as InstanceType<typeof RegoObject>;
     const out: Record<string, unknown> = {};
-    if (v instanceof RegoObject) for (const k of objectKeys(v)) out[typeof k === "string" ? k : termString(k)] = toJSON(objectGet(v, k));
-    else for (const k of Object.keys(v)) out[k] = toJSON((v as Record<string, unknown>)[k]);
+    for (const k of o.stringsOnly ? o.stringKeys() : objectKeys(o)) out[typeof k === "string" ? k : termString(k)] = toJSON(o.get(k));
     return out;
 }
 
