@@ -18,7 +18,7 @@ import { defaultIsClusterScoped, withDeclaredScopes } from "../policies/gatekeep
 import { PLAN_BUILTINS } from "../policies/gatekeeper/plan/builtins";
 import { missingPlanBuiltins } from "../policies/gatekeeper/plan/compile";
 import { OPA_BUILTINS, planRefusal } from "../policies/gatekeeper/plan/builtinStatus";
-import { RegoSet } from "../policies/gatekeeper/plan/values";
+import { RegoSet } from "../policies/gatekeeper/rego/values";
 import type { K8sObject, Review, TemplateRule } from "../policies/gatekeeper/types";
 import { judgeCel } from "../policies/cel/judge";
 import { goNumbersJSON } from "../policies/gatekeeper/wasm/host";

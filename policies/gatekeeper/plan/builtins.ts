@@ -1,26 +1,23 @@
 /**
  * Rego's built-in functions for policies compiled from OPA's plan IR (./compile.ts), on the
- * values of ./values.ts, each with the meaning of OPA 1.17.1's topdown (v1/topdown/*.go). A
+ * values of ../rego/values.ts, each with the meaning of OPA 1.17.1's topdown (v1/topdown/*.go). A
  * function throws on an operand it does not accept; the compiled policy turns that into
  * undefined, as Gatekeeper's Rego engine runs with non-strict built-in errors.
  *
- * semver and strings.any_*_match are the Wasm host's own functions (../wasm/builtins.ts), on
- * strings; sprintf's Go formatting and time, units and regex.find_n are the host's, through the
- * value form they take (../wasm/value.ts toHost/fromHost: they read the numbers' text).
+ * sprintf, semver, strings.any_*_match, time, units and regex.find_n are the Rego runtime's,
+ * shared with the Wasm host (../rego/builtins.ts).
  */
 import { createHash } from "node:crypto";
 import { RE2JS } from "re2js";
-import { anyMatch, HOST_BUILTINS, semverCompare, semverIsValid } from "../wasm/builtins";
-import { regexSplit, TOPDOWN_BUILTINS } from "../wasm/topdownBuiltins";
-import * as host from "../wasm/value";
+import { regexSplit } from "../rego/topdownBuiltins";
+import { SHARED_BUILTINS } from "../rego/builtins";
 import * as numbers from "./numbers";
-import * as values from "./values";
-import { RegoObject, RegoSet } from "./values";
+import * as values from "../rego/values";
+import { RegoObject, RegoSet } from "../rego/values";
 
 // Taken once as plain functions: some TypeScript runners give a module's exports through getters, one call each.
 const { compare, computedInteger, computedNumber, dot, equal, isBigNumber, isObject, objectGet, objectKeys } = values;
 const { opaArith, opaSum } = numbers;
-const { fromHost, toHost } = host;
 
 export type PlanBuiltin = (...args: unknown[]) => unknown;
 
@@ -63,13 +60,6 @@ function members(v: unknown, pos: number): unknown[] {
     if (Array.isArray(v)) return v;
     if (v instanceof RegoSet) return v.sortedValues();
     throw new TypeError(`operand ${pos} must be one of {array, set}`);
-}
-
-/** A string, or an array or set of strings, as a list (strings.any_prefix_match's operands, as ../wasm/builtins.ts reads them). */
-function stringsOf(v: unknown, pos: number): string[] {
-    if (typeof v === "string") return [v];
-    if (Array.isArray(v) || v instanceof RegoSet) return members(v, pos).map((x) => str(x, pos));
-    throw new TypeError(`operand ${pos} must be one of {string, set, array}`);
 }
 
 function setOf(values: Iterable<unknown>): RegoSet {
@@ -273,46 +263,6 @@ function arith(a: unknown, b: unknown, op: (x: number, y: number) => number): nu
     return op(num(a, 1), num(b, 2));
 }
 
-const hosted = (name: string): PlanBuiltin => {
-    const fn = HOST_BUILTINS.get(name)!;
-    return (...args) => {
-        const r = fn(args.map(toHost));
-        return r === undefined ? undefined : fromHost(r);
-    };
-};
-
-const hostedSprintf = hosted("sprintf");
-/** Formats made only of %v and %s, split around their verbs (null: another form). */
-const simpleFormats = new Map<string, { parts: string[]; verbs: string[] } | null>();
-
-/**
- * sprintf: Go's formatting (../wasm/sprintf.ts); a format of only %v and %s verbs with as many
- * strings (or integers for %v) as verbs is put together directly, as Go prints those.
- */
-function sprintf(format: unknown, args: unknown): unknown {
-    if (typeof format === "string" && Array.isArray(args)) {
-        let simple = simpleFormats.get(format);
-        if (simple === undefined) {
-            // A % ending the format is a verb of its own (Go prints %!(NOVERB)), never %v or %s.
-            const verbs = [...format.matchAll(/%(.?)/gs)].map((m) => m[1]);
-            simple = verbs.every((v) => v === "v" || v === "s") ? { parts: format.split(/%[vs]/), verbs } : null;
-            simpleFormats.set(format, simple);
-        }
-        if (simple !== null && simple.verbs.length === args.length) {
-            let out = simple.parts[0];
-            for (let i = 0; i < args.length; i++) {
-                const a = args[i];
-                if (typeof a === "string") out += a;
-                else if (typeof a === "number" && simple.verbs[i] === "v" && Number.isInteger(a) && a < 1e6 && a > -1e6) out += String(a);
-                else return hostedSprintf(format, args);
-                out += simple.parts[i + 1];
-            }
-            return out;
-        }
-    }
-    return hostedSprintf(format, args);
-}
-
 /** object.get's path lookup (ast.Value Find over objects, arrays and sets). */
 function findPath(v: unknown, path: readonly unknown[]): unknown {
     let cur = v;
@@ -440,13 +390,7 @@ export const PLAN_BUILTINS: ReadonlyMap<string, PlanBuiltin> = new Map<string, P
     ["trim_prefix", (s, p) => (str(s, 1).startsWith(str(p, 2)) ? (s as string).slice((p as string).length) : s)],
     ["trim_suffix", (s, p) => (str(s, 1).endsWith(str(p, 2)) && (p as string).length > 0 ? (s as string).slice(0, -(p as string).length) : s)],
     ["trim_space", (s) => str(s, 1).replace(SPACE, "")],
-    ["sprintf", sprintf],
-    ["strings.any_prefix_match", (a, b) => anyMatch(stringsOf(a, 1), stringsOf(b, 2), false)],
-    ["strings.any_suffix_match", (a, b) => anyMatch(stringsOf(a, 1), stringsOf(b, 2), true)],
-    ["semver.is_valid", semverIsValid],
-    ["semver.compare", semverCompare],
-    // time, units, regex.find_n: the host's (./../wasm/topdownBuiltins.ts), exact on the numbers' text
-    ...[...TOPDOWN_BUILTINS.keys()].map((name): [string, PlanBuiltin] => [name, hosted(name)]),
+    ...SHARED_BUILTINS,
     // more of topdown's deterministic built-ins (issue 43)
     [
         "strings.count",

@@ -11,7 +11,7 @@ import path from "node:path";
 import { test } from "node:test";
 import { opaBinary } from "../wasm/opa";
 import { compilePlan, planToJavaScript, UnsupportedPlan, type Plan } from "./compile";
-import { toJSON } from "./values";
+import { toJSON } from "../rego/values";
 
 const opa = opaBinary();
 const skip = existsSync(opa) ? false : `opa is not at ${opa} (npm run gatekeeper:build -- opa)`;

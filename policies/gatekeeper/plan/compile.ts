@@ -2,7 +2,7 @@
  * OPA's plan IR (`opa build -t plan`, v1/ir of OPA 1.17.1) compiled to JavaScript: the text of
  * one function per plan (planToJavaScript; npm run gatekeeper:wasm writes it beside the plan),
  * which the pack turns into the evaluator of the policy on the input and data as they are
- * (planEvaluator, ./values.ts): the same IR `opa build -t wasm` compiles, and the same control
+ * (planEvaluator, ../rego/values.ts): the same IR `opa build -t wasm` compiles, and the same control
  * flow as its Wasm compiler (internal/compiler/wasm/wasm.go), statement for statement:
  *   - a statement that is undefined leaves the innermost block (a scan's body: goes on to the
  *     next element); BreakStmt{index} leaves index+1 blocks, where a scan counts as two (its loop,
@@ -23,7 +23,7 @@ import { templateTimeBudgetMs } from "../budget";
 import { PLAN_BUILTINS } from "./builtins";
 import type { Plan } from "./ir";
 import { PLAN_JS_FIRST_LINE, planToJavaScript } from "./toJavaScript";
-import * as values from "./values";
+import * as values from "../rego/values";
 
 export type { Plan } from "./ir";
 export { missingPlanBuiltins, PLAN_JS_FIRST_LINE, planToJavaScript, UnsupportedPlan } from "./toJavaScript";

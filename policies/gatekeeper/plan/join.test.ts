@@ -9,7 +9,7 @@ import { test } from "node:test";
 import { compilePlan, planToJavaScript } from "./compile";
 import { raiseFreeFunctions } from "./join";
 import { compiled, opaMissing as skip, withOpa } from "./opaCompare";
-import { toJSON } from "./values";
+import { toJSON } from "../rego/values";
 
 /** Services by namespace, as Gatekeeper's sync holds them: selectors repeated, one missing, one an object of another shape. */
 function inventory(): unknown {

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { opaBinary } from "../wasm/opa";
 import { compilePlan, type Plan } from "./compile";
-import { toJSON } from "./values";
+import { toJSON } from "../rego/values";
 import { goNumbersJSON } from "../wasm/host";
 
 const opa = opaBinary();

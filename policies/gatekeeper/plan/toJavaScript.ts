@@ -333,7 +333,7 @@ class CodeWriter {
                 const text = strings[s.Index];
                 const n = Number(text);
                 if (!Number.isFinite(n)) throw new UnsupportedPlan(`uses the number ${text}`);
-                // An integer literal OPA writes as its digits: of at least 1e6, a bigint (./values.ts).
+                // An integer literal OPA writes as its digits: of at least 1e6, a bigint (../rego/values.ts).
                 const big = /^-?\d+$/.test(text) && (BigInt(text) >= 1_000_000n || BigInt(text) <= -1_000_000n);
                 return `l${s.target}=${big ? `${BigInt(text)}n` : n};`;
             }

@@ -1,9 +1,8 @@
 /**
- * Go's text and order of strings and numbers, as OPA 1.17.1 uses them, for every Rego evaluator
- * of the pack (the compiled plans, ../plan/values.ts; the Wasm host, ../wasm/value.ts and
- * ../wasm/sprintf.ts; and through those two the TypeScript templates' helpers,
- * ../templates/lib/pod.ts): one place to change the order of strings, the quoting of a term's
- * strings or the text of a float64.
+ * Go's text and order of strings and numbers, as OPA 1.17.1 uses them, for the Rego runtime
+ * (./values.ts, ./sprintf.ts) under the compiled plans, the Wasm host and the TypeScript
+ * templates' helpers (../templates/lib/pod.ts): one place to change the order of strings, the
+ * quoting of a term's strings or the text of a float64.
  */
 
 /** Go's strings.Compare: byte order of the UTF-8 encodings, which is code point order. */

@@ -15,7 +15,7 @@ import vm from "node:vm";
 import { templateTimeBudgetMs } from "../budget";
 import { goFloatText } from "../rego/text";
 import { HOST_BUILTINS, type HostBuiltin } from "./builtins";
-import { parseRegoValue, toJSON, valueText, type RegoValue } from "./value";
+import { parseRegoValue, toJSON, valueText } from "./value";
 
 /** An evaluation that ran past its time budget (templateTimeBudgetMs), stopped by V8. */
 export class WasmTimeout extends Error {
@@ -255,9 +255,9 @@ export class WasmPolicy {
         const builtin = this.builtinsById.get(id);
         if (!builtin) throw new WasmEvalError(`${this.source}: the module called built-in #${id}, which it did not declare`);
         const args = argAddrs.map((a) => parseRegoValue(this.readString(this.exports.opa_value_dump(a))));
-        let result: RegoValue | undefined;
+        let result: unknown;
         try {
-            result = builtin.fn(args);
+            result = builtin.fn(...args);
         } catch {
             // Gatekeeper's Rego runs with non-strict built-in errors: a failing call is undefined.
             return 0;

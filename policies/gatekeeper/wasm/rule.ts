@@ -23,7 +23,7 @@ import { ABSENT_PARAMETERS } from "../engine/parameter-schema";
 import { goNumbersJSON, missingBuiltins, missingBuiltinsMessage, WasmEvalError, WasmPolicy, WasmTimeout } from "./host";
 import { GENERATE_COMMAND, manifestBinding, parseTemplate, parseTemplateDocument, templateDigest, type ModuleManifest, type ParsedTemplate } from "./template";
 import { PlanEvalError, planEvaluator, PlanTimeout, type PlanEvaluator } from "../plan/compile";
-import { objectGet, RegoObject, RegoSet, resultsJSON, toJSON } from "../plan/values";
+import { objectGet, RegoObject, RegoSet, resultsJSON, toJSON } from "../rego/values";
 
 /** The opa version the modules are compiled with: the one Gatekeeper v3.23.1 vendors (tools/gatekeeper/build.sh). */
 export const OPA_VERSION = "1.17.1";

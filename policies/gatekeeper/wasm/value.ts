@@ -1,33 +1,19 @@
 /**
- * Rego values as OPA's Wasm module dumps them (opa_value_dump: JSON plus set literals `{a, b}` /
- * `set()` and non-string object keys), and OPA's rendering of a term (ast.Term.String(), what
- * sprintf's %v prints for anything but a string or a number); the conversions to and from the
- * compiled plans' values (../plan/values.ts), whose order (ast.Compare) both use.
+ * The Wasm host's boundary: OPA's Wasm module dumps values as text (opa_value_dump: JSON plus
+ * set literals `{a, b}` / `set()` and non-string object keys), read here into the values of
+ * ../rego/values.ts, on which the built-ins run; a built-in's result is written back as the text
+ * opa_value_parse reads, and a result set as JSON.
  */
-import * as plan from "../plan/values";
-import { goFloatText, goQuote } from "../rego/text";
+import { termString } from "../rego/sprintf";
+import * as values from "../rego/values";
 
 // Taken once as plain values: some TypeScript runners give a module's exports through getters, one call each.
-const { compare, computedInteger, isBigNumber, objectGet, objectKeys, RegoObject: PlanObject, RegoSet: PlanSet } = plan;
-
-/** A Rego number, kept as its text: sprintf prints it as OPA holds it (json.Number). */
-export class RegoNumber {
-    constructor(readonly text: string) {}
-    get value(): number {
-        return Number(this.text);
-    }
-}
-
-export class RegoObject {
-    constructor(readonly entries: [RegoValue, RegoValue][]) {}
-}
-
-export type RegoValue = null | boolean | string | RegoNumber | RegoValue[] | Set<RegoValue> | RegoObject;
+const { numberFromText, NumberText, numberText, objectGet, objectKeys, RegoObject, RegoSet } = values;
 
 const NUMBER = /-?[0-9][0-9.eE+-]*/y;
 
 /** Parses opa_value_dump's text. */
-export function parseRegoValue(text: string): RegoValue {
+export function parseRegoValue(text: string): unknown {
     let i = 0;
     const ws = () => {
         for (let c = text.charCodeAt(i); c === 32 || c === 10 || c === 9 || c === 13; c = text.charCodeAt(++i));
@@ -35,7 +21,7 @@ export function parseRegoValue(text: string): RegoValue {
     const fail = (what: string): never => {
         throw new Error(`cannot read the Wasm module's value at ${i}: ${what} in ${text.slice(0, 200)}`);
     };
-    const value = (): RegoValue => {
+    const value = (): unknown => {
         ws();
         const c = text[i];
         if (c === '"') {
@@ -52,7 +38,7 @@ export function parseRegoValue(text: string): RegoValue {
         }
         if (c === "[") {
             i++;
-            const items: RegoValue[] = [];
+            const items: unknown[] = [];
             ws();
             if (text[i] === "]") {
                 i++;
@@ -73,18 +59,18 @@ export function parseRegoValue(text: string): RegoValue {
             ws();
             if (text[i] === "}") {
                 i++;
-                return new RegoObject([]);
+                return new RegoObject();
             }
             const first = value();
             ws();
             if (text[i] === ":") {
                 i++;
-                const entries: [RegoValue, RegoValue][] = [[first, value()]];
+                const entries: [unknown, unknown][] = [[first, value()]];
                 for (;;) {
                     ws();
                     if (text[i] === "}") {
                         i++;
-                        return new RegoObject(entries);
+                        return objectOf(entries);
                     }
                     if (text[i] !== ",") fail("expected , or }");
                     i++;
@@ -95,21 +81,22 @@ export function parseRegoValue(text: string): RegoValue {
                     entries.push([k, value()]);
                 }
             }
-            const members: RegoValue[] = [first];
+            const members = new RegoSet();
+            members.add(first);
             for (;;) {
                 ws();
                 if (text[i] === "}") {
                     i++;
-                    return new Set(members);
+                    return members;
                 }
                 if (text[i] !== ",") fail("expected , or }");
                 i++;
-                members.push(value());
+                members.add(value());
             }
         }
         if (text.startsWith("set()", i)) {
             i += 5;
-            return new Set();
+            return new RegoSet();
         }
         if (text.startsWith("null", i)) {
             i += 4;
@@ -127,7 +114,7 @@ export function parseRegoValue(text: string): RegoValue {
         const m = NUMBER.exec(text);
         if (!m) return fail("unexpected character");
         i += m[0].length;
-        return new RegoNumber(m[0]);
+        return numberFromText(m[0], true);
     };
     const v = value();
     ws();
@@ -135,91 +122,42 @@ export function parseRegoValue(text: string): RegoValue {
     return v;
 }
 
-/** As JSON (sets as arrays in OPA's order, non-string keys as their text), as opa_json_dump gives. */
-export function toJSON(v: RegoValue): unknown {
-    if (v === null || typeof v === "boolean" || typeof v === "string") return v;
-    if (v instanceof RegoNumber) return v.value;
-    if (Array.isArray(v)) return v.map(toJSON);
-    if (v instanceof Set) return sorted(v).map(toJSON);
-    const out: Record<string, unknown> = {};
-    for (const [k, x] of v.entries) out[typeof k === "string" ? k : termString(k)] = toJSON(x);
-    return out;
-}
-
-/** A set's members in OPA's order (ast.Compare, ../plan/values.ts). */
-function sorted(s: Set<RegoValue>): RegoValue[] {
-    return inOrder([...s], (v) => v);
-}
-
-/** An object's entries in the order of their keys. */
-function sortedEntries(o: RegoObject): [RegoValue, RegoValue][] {
-    return inOrder([...o.entries], (e) => e[0]);
-}
-
-function inOrder<T>(list: T[], key: (t: T) => RegoValue): T[] {
-    if (list.length < 2) return list;
-    const keyed = list.map((t) => ({ k: fromHost(key(t)), t }));
-    keyed.sort((a, b) => compare(a.k, b.k));
-    return keyed.map((e) => e.t);
-}
-
-/** OPA's ordering of values (ast.Compare): the compiled plans' (../plan/values.ts compare). */
-export function compareRego(a: RegoValue, b: RegoValue): number {
-    return compare(fromHost(a), fromHost(b));
-}
-
-/**
- * A value of the compiled plans (../plan/values.ts), or plain JSON of Gatekeeper's input with
- * JavaScript Sets (the TypeScript templates'), as the host holds it: a number as OPA's text of
- * it (a computed integer's digits; a number of the input as Go writes a float64), objects as
- * entries in OPA's order.
- */
-export function toHost(v: unknown): RegoValue {
-    if (v === null) return null;
-    if (typeof v === "boolean" || typeof v === "string") return v;
-    if (typeof v === "bigint") return new RegoNumber(v.toString());
-    if (typeof v === "number") return new RegoNumber(isBigNumber(v) ? goFloatText(v) : String(v));
-    if (Array.isArray(v)) return v.map(toHost);
-    if (v instanceof PlanSet) return new Set(v.sortedValues().map(toHost));
-    if (v instanceof Set) return new Set([...v].map(toHost));
-    return new RegoObject(objectKeys(v).map((k) => [toHost(k), toHost(objectGet(v, k))]));
-}
-
-/** A host value as the compiled plans hold it (an integer of at least 1e6 as a bigint). */
-export function fromHost(v: RegoValue): unknown {
-    if (v === null || typeof v === "boolean" || typeof v === "string") return v;
-    if (v instanceof RegoNumber) return /^-?\d+$/.test(v.text) ? computedInteger(v.text) : v.value;
-    if (Array.isArray(v)) return v.map(fromHost);
-    if (v instanceof Set) {
-        const s = new PlanSet();
-        for (const x of v) s.add(fromHost(x));
-        return s;
-    }
-    const o = new PlanObject();
-    for (const [k, x] of v.entries) o.set(fromHost(k), fromHost(x));
+/** An object as RegoObject (its sorted keys kept for ordering), its string keys in the module's order. */
+function objectOf(entries: [unknown, unknown][]): object {
+    if (entries.every(([k]) => typeof k === "string")) return new RegoObject(entries.map(([k]) => k as string), entries.map(([, x]) => x));
+    const o = new RegoObject();
+    for (const [k, x] of entries) o.set(k, x);
     return o;
 }
 
-/** OPA's ast term rendering: strings quoted, ", " separators, object keys and set members sorted. */
-export function termString(v: RegoValue): string {
-    if (v === null) return "null";
-    if (typeof v === "boolean") return String(v);
-    if (typeof v === "string") return goQuote(v);
-    if (v instanceof RegoNumber) return v.text;
-    if (Array.isArray(v)) return `[${v.map(termString).join(", ")}]`;
-    if (v instanceof Set) return v.size === 0 ? "set()" : `{${sorted(v).map(termString).join(", ")}}`;
-    return `{${sortedEntries(v)
-        .map(([k, x]) => `${termString(k)}: ${termString(x)}`)
-        .join(", ")}}`;
+/** As JSON (sets as arrays in OPA's order, non-string keys as their term text), as opa_json_dump gives. */
+export function toJSON(v: unknown): unknown {
+    if (v === null || typeof v !== "object") return typeof v === "bigint" ? Number(v) : v;
+    if (v instanceof NumberText) return Number(v.text);
+    if (Array.isArray(v)) return v.map(toJSON);
+    if (v instanceof RegoSet) return v.sortedValues().map(toJSON);
+    const o = v as InstanceType<typeof RegoObject>;
+    const out: Record<string, unknown> = {};
+    for (const k of o.stringsOnly ? o.stringKeys() : objectKeys(o)) out[typeof k === "string" ? k : termString(k)] = toJSON(o.get(k));
+    return out;
 }
 
 /** The text opa_value_parse reads: JSON with set literals (what the host hands back to a module). */
-export function valueText(v: RegoValue): string {
+export function valueText(v: unknown): string {
     if (v === null) return "null";
-    if (typeof v === "boolean") return String(v);
-    if (typeof v === "string") return JSON.stringify(v);
-    if (v instanceof RegoNumber) return v.text;
+    switch (typeof v) {
+        case "boolean":
+            return String(v);
+        case "string":
+            return JSON.stringify(v);
+        case "number":
+        case "bigint":
+            return numberText(v);
+    }
+    if (v instanceof NumberText) return v.text;
     if (Array.isArray(v)) return `[${v.map(valueText).join(",")}]`;
-    if (v instanceof Set) return v.size === 0 ? "set()" : `{${[...v].map(valueText).join(",")}}`;
-    return `{${v.entries.map(([k, x]) => `${valueText(k)}:${valueText(x)}`).join(",")}}`;
+    if (v instanceof RegoSet) return v.size === 0 ? "set()" : `{${v.values().map(valueText).join(",")}}`;
+    return `{${objectKeys(v)
+        .map((k) => `${valueText(k)}:${valueText(objectGet(v, k))}`)
+        .join(",")}}`;
 }

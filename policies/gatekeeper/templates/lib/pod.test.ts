@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { PLAN_BUILTINS } from "../../plan/builtins";
-import { RegoSet } from "../../plan/values";
+import { RegoSet } from "../../rego/values";
 import { regoCompare, regoFormat } from "./pod";
 
 const planSprintf = PLAN_BUILTINS.get("sprintf")!;

@@ -2,10 +2,9 @@
  * Helpers shared by the Pod templates: container iteration, exemptImages, and the
  * Rego-compatible bits that keep messages and violation counts identical to Gatekeeper's.
  */
-import { compare } from "../../plan/values";
+import { regoSprintf } from "../../rego/sprintf";
+import { compare, RegoSet } from "../../rego/values";
 import type { K8sObject, Violation } from "../../types";
-import { regoSprintf } from "../../wasm/sprintf";
-import { toHost } from "../../wasm/value";
 
 export type ContainerKind = "container" | "initContainer" | "ephemeralContainer";
 
@@ -71,13 +70,18 @@ export function isSet(value: unknown): boolean {
 }
 
 /**
- * Renders a value as Rego's sprintf("%v") does (../../rego/text.ts, ../../wasm/sprintf.ts): a
- * top-level string bare, a number as Go prints Gatekeeper's float64 (1e+06), everything else in
- * OPA's term syntax (quoted strings, ", " separators, object keys and set members sorted).
+ * Renders a value as Rego's sprintf("%v") does (../../rego/sprintf.ts): a top-level string bare, a
+ * number as Go prints Gatekeeper's float64 (1e+06), everything else in OPA's term syntax (quoted
+ * strings, ", " separators, object keys and set members sorted).
  */
 export function regoFormat(value: unknown): string {
     if (typeof value === "string") return value;
-    return value === undefined ? "" : regoSprintf("%v", [toHost(value)]);
+    if (value === undefined) return "";
+    if (!(value instanceof Set)) return regoSprintf("%v", [value]);
+    // A template's Set as a Rego set (its members hold no Set: the templates make none).
+    const set = new RegoSet();
+    for (const x of value) set.add(x);
+    return regoSprintf("%v", [set]);
 }
 
 /**
@@ -107,7 +111,7 @@ export function violations(messages: readonly (string | undefined)[]): Violation
 }
 
 /**
- * OPA's ordering of values (ast.Compare, the compiled plans' ../../plan/values.ts), the order of a
+ * OPA's ordering of values (ast.Compare, ../../rego/values.ts), the order of a
  * set's members and of its rendering: by type first (null < boolean < number < string < array <
  * object < set), then false < true, numbers by value, strings by their code points, arrays element
  * by element (a prefix first), objects by their sorted keys and then the values under them.

@@ -1,27 +1,77 @@
 /**
- * Rego's sprintf as OPA's topdown/strings.go builds it: each argument becomes a Go value (an
- * integer number an int, a larger integer a *big.Int, any other number a float64, a string a
- * string, anything else its term text), then Go's fmt.Sprintf formats them, with Go's error
- * texts (`%!d(string=x)`, `%!v(MISSING)`, `%!(EXTRA string=x)`, `%!(NOVERB)`).
+ * Rego's sprintf as OPA's topdown/strings.go builds it, on the values of ./values.ts (the compiled
+ * plans' and the Wasm host's): each argument becomes a Go value (a number whose OPA text is an
+ * integer an int, a larger integer a *big.Int, any other number a float64, a string a string,
+ * anything else its term text), then Go's fmt.Sprintf formats them, with Go's error texts
+ * (`%!d(string=x)`, `%!v(MISSING)`, `%!(EXTRA string=x)`, `%!(NOVERB)`).
  */
-import { goQuote } from "../rego/text";
-import { RegoNumber, termString, type RegoValue } from "./value";
+import { goQuote } from "./text";
+import * as values from "./values";
+
+// Taken once as plain functions: some TypeScript runners give a module's exports through getters, one call each.
+const { isBigNumber, NumberText, numberText, objectGet, objectKeys, RegoSet } = values;
 
 type GoArg = { type: "int" | "*big.Int"; v: bigint } | { type: "float64"; v: number } | { type: "string"; v: string };
 
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 
-function goArg(v: RegoValue): GoArg {
-    if (v instanceof RegoNumber) {
-        if (/^-?\d+$/.test(v.text)) {
-            const n = BigInt(v.text);
-            return { type: n >= INT64_MIN && n <= INT64_MAX ? "int" : "*big.Int", v: n };
-        }
-        return { type: "float64", v: v.value };
-    }
+const integer = (n: bigint): GoArg => ({ type: n >= INT64_MIN && n <= INT64_MAX ? "int" : "*big.Int", v: n });
+
+function goArg(v: unknown): GoArg {
     if (typeof v === "string") return { type: "string", v };
+    if (typeof v === "bigint") return integer(v);
+    // A float64 of the input of at least 1e6 is written 1e+06: no integer to Go.
+    if (typeof v === "number") return Number.isInteger(v) && !isBigNumber(v) ? integer(BigInt(v)) : { type: "float64", v };
+    if (v instanceof NumberText) return /^-?\d+$/.test(v.text) ? integer(BigInt(v.text)) : { type: "float64", v: Number(v.text) };
     return { type: "string", v: termString(v) };
+}
+
+/** OPA's ast term rendering (%v of a composite): strings quoted, ", " separators, object keys and set members sorted. */
+export function termString(v: unknown): string {
+    if (v === null) return "null";
+    switch (typeof v) {
+        case "boolean":
+            return String(v);
+        case "string":
+            return goQuote(v);
+        case "number":
+        case "bigint":
+            return numberText(v);
+    }
+    if (v instanceof NumberText) return v.text;
+    if (Array.isArray(v)) return `[${v.map(termString).join(", ")}]`;
+    if (v instanceof RegoSet) return v.size === 0 ? "set()" : `{${v.sortedValues().map(termString).join(", ")}}`;
+    return `{${objectKeys(v)
+        .map((k) => `${termString(k)}: ${termString(objectGet(v, k))}`)
+        .join(", ")}}`;
+}
+
+/** Formats made only of %v and %s, split around their verbs (null: another form). */
+const simpleFormats = new Map<string, { parts: string[]; verbs: string[] } | null>();
+
+/**
+ * A format of only %v and %s verbs with as many strings (or integers below 1e6 for %v) as verbs,
+ * put together directly, as Go prints those (the common case of a violation's message).
+ */
+function simpleSprintf(format: string, args: readonly unknown[]): string | undefined {
+    let simple = simpleFormats.get(format);
+    if (simple === undefined) {
+        // A % ending the format is a verb of its own (Go prints %!(NOVERB)), never %v or %s.
+        const verbs = [...format.matchAll(/%(.?)/gs)].map((m) => m[1]);
+        simple = verbs.every((v) => v === "v" || v === "s") ? { parts: format.split(/%[vs]/), verbs } : null;
+        simpleFormats.set(format, simple);
+    }
+    if (simple === null || simple.verbs.length !== args.length) return undefined;
+    let out = simple.parts[0];
+    for (let i = 0; i < args.length; i++) {
+        const a = args[i];
+        if (typeof a === "string") out += a;
+        else if (typeof a === "number" && simple.verbs[i] === "v" && Number.isInteger(a) && a < 1e6 && a > -1e6) out += String(a);
+        else return undefined;
+        out += simple.parts[i + 1];
+    }
+    return out;
 }
 
 interface Spec {
@@ -34,7 +84,9 @@ interface Spec {
     prec?: number;
 }
 
-export function regoSprintf(format: string, args: readonly RegoValue[]): string {
+export function regoSprintf(format: string, args: readonly unknown[]): string {
+    const simple = simpleSprintf(format, args);
+    if (simple !== undefined) return simple;
     const goArgs = args.map(goArg);
     let out = "";
     let argNum = 0;

@@ -2,9 +2,9 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { test } from "node:test";
-import { opaBinary } from "./opa";
+import { opaBinary } from "../wasm/opa";
 import { regoSprintf } from "./sprintf";
-import { parseRegoValue, type RegoValue } from "./value";
+import { parseRegoValue } from "../wasm/value";
 
 /** [format, arguments as Rego text, what Go's fmt (OPA's topdown sprintf) prints]. */
 const CASES: [string, string, string][] = [
@@ -34,9 +34,11 @@ const CASES: [string, string, string][] = [
     ["%.1f|%v", "[1e21, 1e21]", "1000000000000000000000.0|1e+21"],
     ["%.2f|%5.1f|%-4d|%x", '["null", "null", "ab", 1.5]', "%!f(string=nu)|%!f(string=    n)|%!d(string=ab  )|0x1.8p+00"],
     ["%X|%x|%b|%x", "[0.1, 1024.0, 1.5, 0.0]", "0X1.999999999999AP-04|0x1p+10|6755399441055744p-52|0x0p+00"],
+    // A number keeps OPA's text of it (NumberText where its float64 would print otherwise): 2.0 is no int to %d.
+    ["%v|%d|%v", '[[1.0, 1e6, 1000000, 0.50], 2.0, {1.0: "a"}]', '[1.0, 1e6, 1000000, 0.50]|%!d(float64=2)|{1.0: "a"}'],
 ];
 
-const parsed = (args: string) => parseRegoValue(args) as RegoValue[];
+const parsed = (args: string) => parseRegoValue(args) as unknown[];
 
 test("sprintf prints as Go's fmt does (OPA's topdown/strings.go): composites, errors, flags", () => {
     for (const [format, args, want] of CASES) assert.equal(regoSprintf(format, parsed(args)), want, `sprintf(${JSON.stringify(format)}, ${args})`);

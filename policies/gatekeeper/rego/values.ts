@@ -1,19 +1,20 @@
 /**
- * Rego values for policies compiled from OPA's plan IR to JavaScript (./compile.ts), kept as
- * JavaScript values so that the review and data.inventory are read where they are, never
- * serialised: null, booleans, numbers, strings and arrays as themselves; an object of the input
- * or data as a plain object (never changed); an object the policy builds as RegoObject (any key);
- * a set as RegoSet. A local that is not defined is `undefined`.
+ * Rego values, for policies compiled from OPA's plan IR to JavaScript (../plan/compile.ts), the
+ * Wasm host's built-ins (../wasm/value.ts reads a module's values into these) and the TypeScript
+ * templates' helpers. Kept as JavaScript values so that the review and data.inventory are read
+ * where they are, never serialised: null, booleans, numbers, strings and arrays as themselves;
+ * an object of the input or data as a plain object (never changed); an object the policy builds
+ * as RegoObject (any key); a set as RegoSet. A local that is not defined is `undefined`.
  *
  * The order of values, and so the order in which objects and sets are scanned, is OPA's
  * (ast.Compare): null < booleans < numbers < strings < arrays < objects < sets; objects and sets
  * iterate in their keys' order, as topdown's do (ast object/set Iter use sorted keys).
  */
 
-import * as text from "../rego/text";
+import * as text from "./text";
 
 // Taken once as a plain function: some TypeScript runners give a module's exports through getters, one call each.
-const { compareStrings } = text;
+const { compareStrings, goFloatText } = text;
 const hasOwn = Object.prototype.hasOwnProperty;
 
 type Primitive = null | boolean | number | string | bigint;
@@ -24,10 +25,35 @@ type Primitive = null | boolean | number | string | bigint;
  * bigint (exact beyond 2^53, as OPA's). A number of Gatekeeper's input (the review, the
  * parameters, data.inventory) is a Go float64, which OPA writes as Go does (1000000 as 1e+06):
  * the number as it is. The two are equal, ordered and hashed as numbers; they differ where OPA
- * prints them (sprintf, ../wasm/sprintf.ts).
+ * prints them (numberText; sprintf, ./sprintf.ts).
  */
 export function isBigNumber(v: unknown): boolean {
     return typeof v === "bigint" || (typeof v === "number" && Number.isInteger(v) && (v >= 1e6 || v <= -1e6));
+}
+
+/** OPA's text of a number: a bigint's digits, a float64 of at least 1e6 as Go writes it (1e+06), else JavaScript's. */
+export function numberText(v: number | bigint | NumberText): string {
+    if (typeof v === "bigint") return v.toString();
+    if (typeof v === "object") return v.text;
+    return isBigNumber(v) ? goFloatText(v) : String(v);
+}
+
+/**
+ * A number of the Wasm host whose OPA text is not numberText of its value (a literal `1.0`,
+ * units.parse's `0.0010000000`): kept as that text, which sprintf reads (`1.0` is a float64 to
+ * %d) and prints. Ordered as a number (valueOf); the compiled plans never hold one.
+ */
+export class NumberText {
+    constructor(readonly text: string) {}
+    valueOf(): number {
+        return Number(this.text);
+    }
+}
+
+/** A number from OPA's text of it: digits as computedInteger, other text as a float64; `exact`: as NumberText where that would print otherwise. */
+export function numberFromText(text: string, exact = false): number | bigint | NumberText {
+    const n = /^-?\d+$/.test(text) ? computedInteger(text) : Number(text);
+    return !exact || numberText(n) === text ? n : new NumberText(text);
 }
 
 /** The other representation of an integer of at least 1e6 (a set holding one finds the other). */
@@ -254,7 +280,7 @@ export class RegoSet {
 
     /**
      * The members and the values added since the set was last asked, some maybe twice: for a
-     * scan whose order cannot be seen (./compile.ts orderFreeScans), where an element seen
+     * scan whose order cannot be seen (../plan/compile.ts orderFreeScans), where an element seen
      * twice changes nothing (its body only adds to sets, assigns or inserts once, and makes its
      * own arrays and objects).
      */
@@ -454,13 +480,13 @@ export function scanKeys(src: unknown, keep = false): unknown[] | null {
 const sortedDataKeys = new WeakMap<object, unknown[]>();
 const EMPTY: unknown[] = [];
 
-/** The keys a scan whose order cannot be seen visits (./compile.ts orderFreeScans): as scanKeys, in any order. */
+/** The keys a scan whose order cannot be seen visits (../plan/compile.ts orderFreeScans): as scanKeys, in any order. */
 export function scanKeysAnyOrder(src: unknown, keep = false): readonly unknown[] | null {
     if (typeof src !== "object" || src === null) return EMPTY;
     if (Array.isArray(src)) return null;
     if (src instanceof RegoSet) return src.valuesSeenOnceOrMore();
     if (src instanceof RegoObject) return src.sortedKeys();
-    // Keys holding undefined included: the scan skips them (./compile.ts). Kept for the data
+    // Keys holding undefined included: the scan skips them (../plan/compile.ts). Kept for the data
     // document's objects (`keep`) and large objects.
     const cached = largeObjectScanKeys.get(src);
     if (cached !== undefined) return cached;
@@ -471,7 +497,7 @@ export function scanKeysAnyOrder(src: unknown, keep = false): readonly unknown[]
 /** The key lists of large objects scanned (data.inventory's maps), undefined-valued keys included. */
 const largeObjectScanKeys = new WeakMap<object, string[]>();
 
-/** The keys a scan pinned to one key visits (./specialize.ts pinnedScanKey): that key, where src has it (never an array's: the key is a string or boolean). */
+/** The keys a scan pinned to one key visits (../plan/specialize.ts pinnedScanKey): that key, where src has it (never an array's: the key is a string or boolean). */
 export function scanKeysPinned(src: unknown, key: string | boolean): readonly unknown[] {
     if (typeof src !== "object" || src === null || Array.isArray(src)) return EMPTY;
     const found = src instanceof RegoSet ? src.has(key) : src instanceof RegoObject ? src.get(key) !== undefined : typeof key === "string" && hasOwn.call(src, key) && (src as Record<string, unknown>)[key] !== undefined;
@@ -483,7 +509,7 @@ export function scanKeysPinned(src: unknown, key: string | boolean): readonly un
 /** The one-key lists of pinned scans (their keys are literals of the compiled code: few). */
 const pinnedKeys = new Map<string | boolean, readonly unknown[]>();
 
-/** object.get(o, key, fallback) for a key that is not a path (compiled in place, ./compile.ts): undefined where o is no object (the built-in's error). */
+/** object.get(o, key, fallback) for a key that is not a path (compiled in place, ../plan/compile.ts): undefined where o is no object (the built-in's error). */
 export function objectGetOr(o: unknown, key: unknown, fallback: unknown): unknown {
     if (!isObject(o)) return undefined;
     const v = objectGet(o, key);
@@ -532,7 +558,7 @@ function rank(v: unknown): number {
     }
     if (Array.isArray(v)) return 6;
     if (v instanceof RegoSet) return 8;
-    return 7;
+    return v instanceof NumberText ? 2 : 7;
 }
 
 function compareSeq(a: readonly unknown[], b: readonly unknown[]): number {
@@ -706,7 +732,7 @@ export function resultSet(added: unknown[]): unknown[] {
     return set.sortedValues();
 }
 
-/** The empty collections a policy makes and never adds to, shared (./compile.ts). */
+/** The empty collections a policy makes and never adds to, shared (../plan/compile.ts). */
 export const EMPTY_ARRAY: readonly unknown[] = Object.freeze([]);
 export const EMPTY_OBJECT = new RegoObject();
 export const EMPTY_SET = new RegoSet();
@@ -714,7 +740,7 @@ export const EMPTY_SET = new RegoSet();
 const NO_TUPLES: readonly unknown[][] = [];
 
 /**
- * A join's index (./join.ts): what a nest of scans over the data document found for each element,
+ * A join's index (../plan/join.ts): what a nest of scans over the data document found for each element,
  * by the value it compares; a look-up gives the elements whose value equals the given one
  * (equal, as the comparison it replaces), in the order they were added.
  */

@@ -1,25 +1,29 @@
 /**
- * More of OPA's deterministic built-ins that Gatekeeper's Rego driver allows, on the host's value
- * form (./value.ts: numbers keep their text, so an int64 of nanoseconds stays exact), each with
- * OPA 1.17.1's topdown meaning (v1/topdown/time.go, parse_bytes.go, parse_units.go, regex.go):
- * the Wasm host provides them to modules that import them (./builtins.ts), and the plan runtime
- * calls them through that form (../plan/builtins.ts). A function throws on an operand it does not
- * accept (undefined in Gatekeeper's non-strict built-in errors).
+ * More of OPA's deterministic built-ins that Gatekeeper's Rego driver allows, on the values of
+ * ./values.ts, each with OPA 1.17.1's topdown meaning (v1/topdown/time.go, parse_bytes.go,
+ * parse_units.go, regex.go), for the compiled plans (../plan/builtins.ts) and the Wasm host
+ * (../wasm/builtins.ts). Times and sizes are exact (bigints). A function throws on an operand it
+ * does not accept (undefined in Gatekeeper's non-strict built-in errors).
  */
 import { RE2JS } from "re2js";
-import { RegoNumber, type RegoValue } from "./value";
+import * as values from "./values";
 
-type Fn = (args: RegoValue[]) => RegoValue | undefined;
+// Taken once as plain functions: some TypeScript runners give a module's exports through getters, one call each.
+const { computedInteger, isBigNumber, NumberText } = values;
 
-function str(v: RegoValue, pos: number): string {
+type Fn = (...args: unknown[]) => unknown;
+
+function str(v: unknown, pos: number): string {
     if (typeof v !== "string") throw new TypeError(`operand ${pos} must be string`);
     return v;
 }
 
-/** builtins.IntOperand: a number whose text Go reads as an int. */
-function int(v: RegoValue, pos: number): number {
-    if (!(v instanceof RegoNumber) || !/^-?\d+$/.test(v.text)) throw new TypeError(`operand ${pos} must be integer number`);
-    return Number(v.text);
+/** builtins.IntOperand: a number whose OPA text Go reads as an int (digits: not a float64 of the input of at least 1e6, written 1e+06). */
+function int(v: unknown, pos: number): number {
+    if (typeof v === "bigint") return Number(v);
+    if (typeof v === "number" && Number.isInteger(v) && !isBigNumber(v)) return v;
+    if (v instanceof NumberText && /^-?\d+$/.test(v.text)) return Number(v.text);
+    throw new TypeError(`operand ${pos} must be integer number`);
 }
 
 const INT64_MIN = -(1n << 63n);
@@ -332,12 +336,13 @@ export function regexSplit(pattern: string, s: string): string[] {
     return out;
 }
 
-const num = (n: bigint | string) => new RegoNumber(n.toString());
+const integer = (n: bigint) => computedInteger(n.toString());
 
 export const TOPDOWN_BUILTINS: ReadonlyMap<string, Fn> = new Map<string, Fn>([
-    ["time.parse_rfc3339_ns", ([s]) => num(parseRFC3339Nanos(str(s, 1)))],
-    ["time.parse_duration_ns", ([s]) => num(parseExtendedDuration(str(s, 1)))],
-    ["units.parse_bytes", ([s]) => num(unitsParseBytes(str(s, 1)))],
-    ["units.parse", ([s]) => num(unitsParse(str(s, 1)))],
-    ["regex.find_n", ([p, s, n]) => findAllString(str(p, 1), str(s, 2), int(n, 3))],
+    ["time.parse_rfc3339_ns", (s) => integer(parseRFC3339Nanos(str(s, 1)))],
+    ["time.parse_duration_ns", (s) => integer(parseExtendedDuration(str(s, 1)))],
+    ["units.parse_bytes", (s) => integer(unitsParseBytes(str(s, 1)))],
+    // Its decimal (FloatString(10)) as a float64; the Wasm host keeps the text (../wasm/builtins.ts).
+    ["units.parse", (s) => values.numberFromText(unitsParse(str(s, 1)))],
+    ["regex.find_n", (p, s, n) => findAllString(str(p, 1), str(s, 2), int(n, 3))],
 ]);
