@@ -13,6 +13,7 @@ import { hostOf, webIngress } from "./lib/ingress";
 import { AppLabels, appLabels, reloaderAnnotations } from "./lib/labels";
 import { allowOnly, Flow, ingressController, internet, namespace as inNamespace, podsIn } from "./lib/network";
 import { hardenedContainer, hardenedPodSpec, httpProbe, PodArgs, scratch, tcpProbe } from "./lib/pod";
+import { protectedClaim } from "./lib/protectedClaim";
 import { AGENT_PATHS, agentConfigFile, agentServerFlags, ENV, GLOBAL_CONFIG_README } from "./agentServerConfig";
 import { withoutSettlingWait } from "./lib/engineOrder";
 
@@ -153,10 +154,7 @@ function serverInstance(name: string, cfg: StackConfig, args: InstanceArgs, opts
 /** The instance's data and workspace volumes and its one pod, restarted when its configuration or Secrets change. */
 function serverDeployment(name: string, cfg: StackConfig, instance: string, l: AppLabels, args: InstanceArgs, opts: pulumi.CustomResourceOptions): k8s.apps.v1.Deployment {
     const a = cfg.agentServer;
-    const claim = (suffix: string, size: string) => new k8s.core.v1.PersistentVolumeClaim(`${name}-${suffix}`, {
-        metadata: { name: `${instance}-${suffix}`, namespace: a.namespace, labels: l.labels },
-        spec: { accessModes: ["ReadWriteOnce"], storageClassName: a.storageClass, resources: { requests: { storage: size } } },
-    }, { ...opts, protect: cfg.environment.tier === "prod" });
+    const claim = (suffix: string, size: string) => protectedClaim(`${name}-${suffix}`, cfg, { name: `${instance}-${suffix}`, namespace: a.namespace, labels: l.labels, size, storageClass: a.storageClass }, opts);
     const claims = { data: claim("data", a.dataVolumeSize), workspace: claim("workspace", a.workspaceVolumeSize) };
     const { auth, model, gateway, oauth } = args.secrets;
     return new k8s.apps.v1.Deployment(name, {

@@ -26,6 +26,7 @@ import { hostOf, webIngress } from "./lib/ingress";
 import { appLabels, reloaderAnnotations, SQLITE_STORAGE } from "./lib/labels";
 import { allowOnly, ingressController, internet } from "./lib/network";
 import { hardenedContainer, hardenedPodSpec, httpProbe, PodArgs, scratch } from "./lib/pod";
+import { protectedClaim } from "./lib/protectedClaim";
 import { withoutSettlingWait } from "./lib/engineOrder";
 
 export interface BookingArgs {
@@ -60,10 +61,7 @@ export class Booking extends pulumi.ComponentResource {
             type: "Opaque",
             stringData: { [CHAT_KEYS.webhookUrl]: b.chat.webhookUrl, [CHAT_KEYS.secSecret]: b.chat.secSecret, [CHAT_KEYS.revokeSecret]: b.chat.revokeSecret },
         }, child);
-        const data = new k8s.core.v1.PersistentVolumeClaim(`${name}-data`, {
-            metadata: { name: `${APP}-data`, namespace: ns, labels: l.labels },
-            spec: { accessModes: ["ReadWriteOnce"], storageClassName: b.storageClass, resources: { requests: { storage: b.dataVolumeSize } } },
-        }, { ...child, protect: cfg.environment.tier === "prod" });
+        const data = protectedClaim(`${name}-data`, cfg, { name: `${APP}-data`, namespace: ns, labels: l.labels, size: b.dataVolumeSize, storageClass: b.storageClass }, child);
         new k8s.apps.v1.Deployment(name, {
             metadata: { name: APP, namespace: ns, labels: l.labels, annotations: { ...reloaderAnnotations(cfg, { secrets: [CHAT_SECRET] }), ...SQLITE_STORAGE } },
             spec: {

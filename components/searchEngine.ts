@@ -20,6 +20,7 @@ import { hostOf, webIngress } from "./lib/ingress";
 import { appLabels, AppLabels } from "./lib/labels";
 import { allowOnly, Flow, internet, ingressController, namespace as inNamespace, podsIn } from "./lib/network";
 import { execProbe, hardenedContainer, PodArgs, scratch, tcpProbe } from "./lib/pod";
+import { protectedClaim } from "./lib/protectedClaim";
 import type { ClaimGuard } from "./lib/claimGrowth";
 import { statefulServices, statefulWorkload } from "./lib/statefulService";
 import { CERTS, HOME, nodeSettings, prepareConfigScript, readinessScript, s3Endpoint } from "./searchEngine/nodeConfig";
@@ -146,13 +147,17 @@ function snapshotVolume(name: string, cfg: StackConfig, labels: Record<string, s
     const s = cfg.searchEngine;
     const snap = s.snapshot;
     if (snap.type !== "fs") return undefined;
-    return new k8s.core.v1.PersistentVolumeClaim(`${name}-snapshots`, {
-        metadata: { name: `${s.name}-snapshots`, namespace: s.namespace, labels },
-        spec: { accessModes: [snap.fsAccessMode], storageClassName: snap.fsStorageClass, resources: { requests: { storage: snap.fsVolumeSize } } },
     // retainOnDelete: the StatefulSet is deleted with propagation orphan (components/lib/
     // claimGrowth.ts), so on a destroy its pods keep this claim in use and the claim's
     // deletion would wait for them forever; the namespace's deletion removes it instead.
-    }, { ...opts, protect: cfg.environment.tier === "prod", retainOnDelete: true });
+    return protectedClaim(`${name}-snapshots`, cfg, {
+        name: `${s.name}-snapshots`,
+        namespace: s.namespace,
+        labels,
+        size: snap.fsVolumeSize,
+        storageClass: snap.fsStorageClass,
+        accessMode: snap.fsAccessMode,
+    }, { ...opts, retainOnDelete: true });
 }
 
 /** A node's pod: an init container prepares the writable config and the keystore, then the node runs. */

@@ -30,6 +30,7 @@ import type { StackConfig } from "../../config";
 import { appLabels } from "./labels";
 import { allowOnly, Flow } from "./network";
 import { hardenedContainer, hardenedPodSpec, Resources, scratch } from "./pod";
+import { protectedClaim } from "./protectedClaim";
 
 type Volume = k8s.types.input.core.v1.Volume;
 type VolumeMount = k8s.types.input.core.v1.VolumeMount;
@@ -106,10 +107,7 @@ export function backupCronJob(name: string, cfg: StackConfig, args: BackupCronJo
     const backupLabels = appLabels(cfg, { name: args.app, component: "backup", instance: name });
     const restoreLabels = appLabels(cfg, { name: args.app, component: "restore", instance: `${name}-restore` });
 
-    const volumeClaim = new k8s.core.v1.PersistentVolumeClaim(name, {
-        metadata: { name, namespace: ns, labels: backupLabels.labels },
-        spec: { accessModes: ["ReadWriteOnce"], storageClassName: b.storageClass, resources: { requests: { storage: args.volumeSize } } },
-    }, { ...opts, protect: cfg.environment.tier === "prod" });
+    const volumeClaim = protectedClaim(name, cfg, { name, namespace: ns, labels: backupLabels.labels, size: args.volumeSize, storageClass: b.storageClass }, opts);
 
     const scripts = new k8s.core.v1.ConfigMap(`${name}-scripts`, {
         metadata: { name: `${name}-scripts`, namespace: ns, labels: backupLabels.labels },
