@@ -5,6 +5,7 @@
 import * as path from "path";
 import * as pulumi from "@pulumi/pulumi";
 import { renderMocks } from "./mocks";
+import { installPlainStructs, isPlainStruct, PLAIN_STRUCTS_BYPASSED } from "./plainStructs";
 
 // Internal SDK modules: the mock monitor and the RPC queue.
 // eslint-disable-next-line @typescript-eslint/no-var-requires
@@ -51,6 +52,10 @@ export async function runProgram(opts: RunOptions): Promise<ProgramRun> {
     const errors: string[] = [];
     const resources: RegisteredResource[] = [];
     const seen = new Set<string>();
+    // The registrations' objects stay plain values (./plainStructs.ts); a run that bypasses that says so.
+    const checkPlain = (struct: unknown) => {
+        if (!isPlainStruct(struct) && !errors.includes(PLAIN_STRUCTS_BYPASSED)) errors.push(PLAIN_STRUCTS_BYPASSED);
+    };
 
     await pulumi.runtime.setMocks(renderMocks, opts.project, opts.stack, false);
     // Replace, not merge: a previous run in this process must not leak its config.
@@ -69,16 +74,19 @@ export async function runProgram(opts: RunOptions): Promise<ProgramRun> {
         if (seen.has(urn)) errors.push(`duplicate resource URN ${urn}`);
         seen.add(urn);
         const ignoreChanges: string[] = req.getIgnorechangesList?.() ?? [];
+        checkPlain(req.getObject());
         resources.push({ urn, type, name, parent: parent || undefined, custom: req.getCustom(), inputs: req.getObject()?.toJavaScript() ?? {}, dependencies: req.getDependenciesList?.() ?? [], ...(ignoreChanges.length ? { ignoreChanges } : {}) });
         // The SDK writes each response into a debug line (`resp: ${innerResponse}`) that it drops
         // without an engine: printing a protobuf message walks and joins the whole object, a tenth
         // of a run's time. The response's data is untouched; only its text is a name.
         return register(req, (err: unknown, resp: any) => {
             if (resp) resp.toString = responseText;
+            if (resp) checkPlain(resp.getObject());
             callback(err, resp);
         });
     };
 
+    const restoreStructs = installPlainStructs();
     const onRejection = (reason: unknown) => errors.push(`unhandled rejection: ${errorText(reason)}`);
     // The SDK takes a stack trace per resource for its source position, which mocks never use;
     // mapping each one back through the TypeScript source maps is most of a render's time.
@@ -105,6 +113,7 @@ export async function runProgram(opts: RunOptions): Promise<ProgramRun> {
         process.setSourceMapsEnabled(sourceMaps);
         Error.stackTraceLimit = stackTraceLimit;
         process.off("unhandledRejection", onRejection);
+        restoreStructs();
     }
     return { resources, outputs, secretOutputs, errors };
 }
