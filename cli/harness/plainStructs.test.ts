@@ -192,12 +192,14 @@ function samples(): Array<[string, unknown]> {
         ["Kubernetes object", k8s],
         ["Kubernetes objects", { items: [k8s, { ...k8s, metadata: { ...k8s.metadata, name: "two" } }] }],
     ];
+    const scalars: unknown[] = [0, -0, 1, -1, 0.1, 1 / 3, 2 ** 31, 2 ** 32, 2 ** 53, -(2 ** 53), 1e-7, 1e300, NaN, Infinity, -Infinity, "", "0", "-0", "null", "true", "undefined", " ", "\t", "a\u0000b", true, false, null];
+    for (const x of scalars) values.push([`the scalar ${shape(x)} in a field`, { v: x }]);
     return values;
 }
 
 describe("plain values: what google-protobuf's fromJavaScript and toJavaScript give", () => {
     const all = samples();
-    it("has a spread of values to compare", () => assert.ok(all.length >= 60, `${all.length} samples`));
+    it("has a spread of values to compare", () => assert.ok(all.length >= 100, `${all.length} samples`));
     for (const [name, value] of all) {
         it(`${name} (as a Struct, as a Value)`, () => {
             assert.equal(outcome(() => plainStructValue(value)), outcome(() => realFromJavaScript(value).toJavaScript()), "as a Struct");

@@ -153,6 +153,12 @@ class PlainStruct extends Struct {
     }
 }
 
+// jspb's own code calls toArray by its compiled name (setWrapperField, a message's toArray of its
+// fields): the override answers to every name of it.
+for (const name of Object.getOwnPropertyNames(jspb.Message.prototype))
+    if (name !== "toArray" && jspb.Message.prototype[name] === jspb.Message.prototype.toArray)
+        Object.defineProperty(PlainStruct.prototype, name, { value: PlainStruct.prototype.toArray, writable: true, configurable: true });
+
 /** A Struct made by the installed Struct.fromJavaScript and still plain. */
 export function isPlainStruct(value: unknown): boolean {
     return value instanceof PlainStruct && value.isPlain;
