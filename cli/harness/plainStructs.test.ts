@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
+import * as vm from "vm";
 import { afterEach, describe, it } from "node:test";
 import { installPlainStructs, isPlainStruct, plainStructValue, plainValue, PLAIN_STRUCTS_BYPASSED } from "./plainStructs";
 import { runProgram } from "./program";
@@ -100,7 +101,15 @@ function samples(): Array<[string, unknown]> {
             },
         },
     };
+    // Values of another realm (instanceof Array and Object fail there) and closure's other tests of kind.
+    const otherRealm = vm.runInNewContext(`({ list: [1, { b: 2, a: 1 }], object: { y: 1, x: [] }, listLike: (() => { class L { splice() {} } const l = new L(); l.length = 2; l[0] = "a"; l[1] = "b"; return l; })(), fn: () => 1 })`);
+    const callHidden = Object.assign(() => 1, { x: 1 });
+    Object.defineProperty(callHidden, "call", { value: undefined, enumerable: false });
     const values: Array<[string, unknown]> = [
+        ["another realm's list and object", { list: otherRealm.list, object: otherRealm.object }],
+        ["another realm's object with a length and a splice method (closure: a list)", { l: otherRealm.listLike }],
+        ["another realm's function", { f: otherRealm.fn }],
+        ["a function without call (closure: an object)", { f: callHidden }],
         // what Struct.fromJavaScript is given (for...in over anything)
         ["empty object", {}],
         ["null", null],
