@@ -328,17 +328,34 @@ describe("runProgram with the patch", () => {
         assert.equal(Struct.fromJavaScript, realFromJavaScript, "removed after the run");
     });
 
-    it("reports a run whose registrations do not go through it (an SDK that builds its objects otherwise)", async () => {
-        const proto = resproto.RegisterResourceRequest.prototype;
-        const setObject = proto.setObject;
-        proto.setObject = function (value: unknown) {
-            return setObject.call(this, value && Struct.deserializeBinary((value as { serializeBinary(): Uint8Array }).serializeBinary()));
-        };
+    /** runProgram's errors while `method` of `Message` is replaced by what `replace` makes of it. */
+    const errorsWith = async (Message: any, method: string, replace: (original: (...args: any[]) => any) => (...args: any[]) => any) => {
+        const original = Message.prototype[method];
+        Message.prototype[method] = replace(original);
         try {
-            const run = await runProgram(options);
-            assert.deepEqual(run.errors, [PLAIN_STRUCTS_BYPASSED]);
+            return (await runProgram(options)).errors;
         } finally {
-            proto.setObject = setObject;
+            Message.prototype[method] = original;
         }
+    };
+
+    it("reports a run whose registrations bypass it: an SDK that builds the request's object otherwise", async () => {
+        const errors = await errorsWith(resproto.RegisterResourceRequest, "setObject", (setObject) =>
+            function (this: unknown, value: { serializeBinary(): Uint8Array }) {
+                return setObject.call(this, value && Struct.deserializeBinary(value.serializeBinary()));
+            },
+        );
+        assert.deepEqual(errors, [PLAIN_STRUCTS_BYPASSED]);
+    });
+
+    it("reports a run whose registrations bypass it: an SDK that reads the response's object field by field", async () => {
+        const errors = await errorsWith(resproto.RegisterResourceResponse, "getObject", (getObject) =>
+            function (this: unknown) {
+                const object = getObject.call(this);
+                object?.getFieldsMap();
+                return object;
+            },
+        );
+        assert.deepEqual(errors, [PLAIN_STRUCTS_BYPASSED]);
     });
 });

@@ -165,7 +165,7 @@ export function isPlainStruct(value: unknown): boolean {
 }
 
 export const PLAIN_STRUCTS_BYPASSED =
-    "a registration's object did not come from Struct.fromJavaScript as cli/harness/plainStructs.ts expects (did the Pulumi SDK change how it builds RegisterResourceRequest/Response?)";
+    "a registration's object was not a plain struct from end to end, as cli/harness/plainStructs.ts expects (did the Pulumi SDK change how it builds or reads RegisterResourceRequest/Response's object?)";
 
 let installed = false;
 

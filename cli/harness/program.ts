@@ -52,10 +52,8 @@ export async function runProgram(opts: RunOptions): Promise<ProgramRun> {
     const errors: string[] = [];
     const resources: RegisteredResource[] = [];
     const seen = new Set<string>();
-    // The registrations' objects stay plain values (./plainStructs.ts); a run that bypasses that says so.
-    const checkPlain = (struct: unknown) => {
-        if (!isPlainStruct(struct) && !errors.includes(PLAIN_STRUCTS_BYPASSED)) errors.push(PLAIN_STRUCTS_BYPASSED);
-    };
+    // Each registration's request and response object, plain values from end to end (./plainStructs.ts).
+    const structs: unknown[] = [];
 
     await pulumi.runtime.setMocks(renderMocks, opts.project, opts.stack, false);
     // Replace, not merge: a previous run in this process must not leak its config.
@@ -74,14 +72,14 @@ export async function runProgram(opts: RunOptions): Promise<ProgramRun> {
         if (seen.has(urn)) errors.push(`duplicate resource URN ${urn}`);
         seen.add(urn);
         const ignoreChanges: string[] = req.getIgnorechangesList?.() ?? [];
-        checkPlain(req.getObject());
+        structs.push(req.getObject());
         resources.push({ urn, type, name, parent: parent || undefined, custom: req.getCustom(), inputs: req.getObject()?.toJavaScript() ?? {}, dependencies: req.getDependenciesList?.() ?? [], ...(ignoreChanges.length ? { ignoreChanges } : {}) });
         // The SDK writes each response into a debug line (`resp: ${innerResponse}`) that it drops
         // without an engine: printing a protobuf message walks and joins the whole object, a tenth
         // of a run's time. The response's data is untouched; only its text is a name.
         return register(req, (err: unknown, resp: any) => {
             if (resp) resp.toString = responseText;
-            if (resp) checkPlain(resp.getObject());
+            if (resp) structs.push(resp.getObject());
             callback(err, resp);
         });
     };
@@ -107,6 +105,7 @@ export async function runProgram(opts: RunOptions): Promise<ProgramRun> {
         outputs = await resolveOutputs(exported, errors);
         secretOutputs = await secretOutputNames(exported, outputs);
         await settledRegistrations(resources);
+        if (!structs.every(isPlainStruct)) errors.push(PLAIN_STRUCTS_BYPASSED);
     } catch (err) {
         errors.push(errorText(err));
     } finally {
