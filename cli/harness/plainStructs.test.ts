@@ -9,7 +9,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import * as vm from "vm";
-import { afterEach, describe, it } from "node:test";
+import { after, afterEach, describe, it } from "node:test";
 import { installPlainStructs, isPlainStruct, plainStructValue, plainValue, PLAIN_STRUCTS_BYPASSED } from "./plainStructs";
 import { runProgram } from "./program";
 
@@ -311,7 +311,9 @@ describe("the installed patch", () => {
 });
 
 describe("runProgram with the patch", () => {
-    const program = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "plain-structs-")), "program.js");
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "plain-structs-"));
+    after(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const program = path.join(dir, "program.js");
     fs.writeFileSync(
         program,
         `const pulumi = require(${JSON.stringify(require.resolve("@pulumi/pulumi"))});\n` +
