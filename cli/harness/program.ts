@@ -5,6 +5,7 @@
 import * as path from "path";
 import * as pulumi from "@pulumi/pulumi";
 import { renderMocks } from "./mocks";
+import { installPlainStructs, isPlainStruct, PLAIN_STRUCTS_BYPASSED } from "./plainStructs";
 
 // Internal SDK modules: the mock monitor and the RPC queue.
 // eslint-disable-next-line @typescript-eslint/no-var-requires
@@ -51,6 +52,8 @@ export async function runProgram(opts: RunOptions): Promise<ProgramRun> {
     const errors: string[] = [];
     const resources: RegisteredResource[] = [];
     const seen = new Set<string>();
+    // Each registration's request and response object, plain values from end to end (./plainStructs.ts).
+    const structs: unknown[] = [];
 
     await pulumi.runtime.setMocks(renderMocks, opts.project, opts.stack, false);
     // Replace, not merge: a previous run in this process must not leak its config.
@@ -69,16 +72,19 @@ export async function runProgram(opts: RunOptions): Promise<ProgramRun> {
         if (seen.has(urn)) errors.push(`duplicate resource URN ${urn}`);
         seen.add(urn);
         const ignoreChanges: string[] = req.getIgnorechangesList?.() ?? [];
+        structs.push(req.getObject());
         resources.push({ urn, type, name, parent: parent || undefined, custom: req.getCustom(), inputs: req.getObject()?.toJavaScript() ?? {}, dependencies: req.getDependenciesList?.() ?? [], ...(ignoreChanges.length ? { ignoreChanges } : {}) });
         // The SDK writes each response into a debug line (`resp: ${innerResponse}`) that it drops
         // without an engine: printing a protobuf message walks and joins the whole object, a tenth
         // of a run's time. The response's data is untouched; only its text is a name.
         return register(req, (err: unknown, resp: any) => {
             if (resp) resp.toString = responseText;
+            if (resp) structs.push(resp.getObject());
             callback(err, resp);
         });
     };
 
+    const restoreStructs = installPlainStructs();
     const onRejection = (reason: unknown) => errors.push(`unhandled rejection: ${errorText(reason)}`);
     // The SDK takes a stack trace per resource for its source position, which mocks never use;
     // mapping each one back through the TypeScript source maps is most of a render's time.
@@ -99,12 +105,14 @@ export async function runProgram(opts: RunOptions): Promise<ProgramRun> {
         outputs = await resolveOutputs(exported, errors);
         secretOutputs = await secretOutputNames(exported, outputs);
         await settledRegistrations(resources);
+        if (!structs.every(isPlainStruct)) errors.push(PLAIN_STRUCTS_BYPASSED);
     } catch (err) {
         errors.push(errorText(err));
     } finally {
         process.setSourceMapsEnabled(sourceMaps);
         Error.stackTraceLimit = stackTraceLimit;
         process.off("unhandledRejection", onRejection);
+        restoreStructs();
     }
     return { resources, outputs, secretOutputs, errors };
 }
