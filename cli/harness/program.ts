@@ -6,6 +6,7 @@ import * as path from "path";
 import * as pulumi from "@pulumi/pulumi";
 import { renderMocks } from "./mocks";
 import { installPlainStructs, isPlainStruct, PLAIN_STRUCTS_BYPASSED } from "./plainStructs";
+import { skipResourceStackTraces, STACK_TRACES_BYPASSED } from "./resourceStackTraces";
 
 // Internal SDK modules: the mock monitor and the RPC queue.
 // eslint-disable-next-line @typescript-eslint/no-var-requires
@@ -85,6 +86,7 @@ export async function runProgram(opts: RunOptions): Promise<ProgramRun> {
     };
 
     const restoreStructs = installPlainStructs();
+    const stackTraces = skipResourceStackTraces();
     const onRejection = (reason: unknown) => errors.push(`unhandled rejection: ${errorText(reason)}`);
     // The SDK takes a stack trace per resource for its source position, which mocks never use;
     // mapping each one back through the TypeScript source maps is most of a render's time.
@@ -106,6 +108,7 @@ export async function runProgram(opts: RunOptions): Promise<ProgramRun> {
         secretOutputs = await secretOutputNames(exported, outputs);
         await settledRegistrations(resources);
         if (!structs.every(isPlainStruct)) errors.push(PLAIN_STRUCTS_BYPASSED);
+        if (stackTraces.calls() < resources.length) errors.push(STACK_TRACES_BYPASSED);
     } catch (err) {
         errors.push(errorText(err));
     } finally {
@@ -113,6 +116,7 @@ export async function runProgram(opts: RunOptions): Promise<ProgramRun> {
         Error.stackTraceLimit = stackTraceLimit;
         process.off("unhandledRejection", onRejection);
         restoreStructs();
+        stackTraces.restore();
     }
     return { resources, outputs, secretOutputs, errors };
 }

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { templateRegistry } from "../templates";
-import { buildConstraint, createTemplateRegistry, loadConstraintSet, parseGatekeeperConfig } from "./constraints";
+import { parseAllDocuments } from "yaml";
+import { buildConstraint, createTemplateRegistry, loadConstraintSet, parseConstraintObjects, parseGatekeeperConfig } from "./constraints";
 import { evaluate } from "./evaluate";
 import { obj, probeRule, testRegistry } from "./test-support";
 
@@ -164,4 +165,41 @@ test("the Config's spec.sync.syncOnly is read (the kinds a Rego template sees in
     ]);
     assert.equal(parseGatekeeperConfig({ spec: {} }).syncOnly, undefined);
     assert.throws(() => parseGatekeeperConfig({ spec: { sync: { syncOnly: [{ kind: "Pod" }] } } }, "constraints/x.yaml: Config config"), /constraints\/x\.yaml: Config config: spec\.sync\.syncOnly\[0\] must be \{group: string, version: string, kind: string\}/);
+});
+
+describe("parseConstraintObjects, parsing a text once per process", () => {
+    /** What yaml gives for the text, parsed afresh (kind: List flattening aside). */
+    const fresh = (text: string) => parseAllDocuments(text as string).map((d) => d.toJS());
+    const text = "kind: A\nlist: &shared [1, {b: x}]\nagain: *shared\n---\nkind: B\nspec: {n: 2}\n";
+
+    test("hands out new values on every call: what one caller changes, the next does not see", () => {
+        const first = parseConstraintObjects(text) as any[];
+        assert.deepEqual(first, fresh(text));
+        first[0].list[1].b = "changed";
+        first[0].list.push(3);
+        first[1].spec.n = 3;
+        delete first[1].kind;
+        const second = parseConstraintObjects(text) as any[];
+        assert.deepEqual(second, fresh(text));
+        assert.notEqual(second[0], first[0]);
+    });
+
+    test("an alias is still the anchored value within one call", () => {
+        const [doc] = parseConstraintObjects(text) as any[];
+        assert.equal(doc.again, doc.list);
+    });
+
+    test("a text whose scalars are objects (YAML 1.1 timestamps) is parsed again, its values not shared", () => {
+        const dated = "%YAML 1.1\n---\nkind: A\nat: 2001-12-14\n";
+        const [first] = parseConstraintObjects(dated) as any[];
+        assert.ok(first.at instanceof Date);
+        first.at.setTime(0);
+        const [second] = parseConstraintObjects(dated) as any[];
+        assert.notEqual(second.at, first.at);
+        assert.deepEqual(second, fresh(dated)[0]);
+    });
+
+    test("a text with an error fails on every call, with the same message", () => {
+        for (let i = 0; i < 2; i++) assert.throws(() => parseConstraintObjects("kind: [unclosed", "bad.yaml"), /^Error: bad.yaml: document 1: /);
+    });
 });

@@ -1,4 +1,4 @@
-import { parseAllDocuments } from "yaml";
+import { isScalar, parseAllDocuments, visit, type Document } from "yaml";
 import type { TemplateRule } from "../types";
 import { compileMatch, type CompiledMatch, type Match } from "./match";
 import { enforceabilityProblems, namespaceEntryProblem } from "./enforceable";
@@ -141,7 +141,7 @@ export function loadConstraintSet(yamlText: string, registry: TemplateRegistry, 
 
 /** The objects of a multi-document YAML constraint file, `kind: List` documents flattened (parsed once: YAML parsing is most of a load). */
 export function parseConstraintObjects(yamlText: string, source = "constraints"): unknown[] {
-    const docs = parseAllDocuments(yamlText);
+    const docs = parsedDocuments(yamlText);
     const objects: unknown[] = [];
     for (const [i, doc] of (Array.isArray(docs) ? docs : []).entries()) {
         if (doc.errors.length > 0) throw new Error(`${source}: document ${i + 1}: ${doc.errors[0].message}`);
@@ -151,6 +151,39 @@ export function parseConstraintObjects(yamlText: string, source = "constraints")
         else objects.push(value);
     }
     return objects;
+}
+
+/**
+ * The parsed documents of a text, kept for the process: every render reads the same constraint
+ * file (a test process renders many times) and parsing is nearly all of the cost. Reusing a
+ * Document is safe because toJS builds new values on each call, except a scalar whose value is an
+ * object (a YAML 1.1 timestamp or binary), which toJS hands out as it is: such a text is not kept.
+ */
+function parsedDocuments(yamlText: string): ReturnType<typeof parseAllDocuments> {
+    const kept = parsedTexts.get(yamlText);
+    if (kept) return kept;
+    const docs = parseAllDocuments(yamlText);
+    if (Array.isArray(docs) && docs.every(hasOnlyPrimitiveScalars)) {
+        if (parsedTexts.size >= PARSED_TEXTS_KEPT) parsedTexts.delete(parsedTexts.keys().next().value!);
+        parsedTexts.set(yamlText, docs);
+    }
+    return docs;
+}
+
+const PARSED_TEXTS_KEPT = 8;
+const parsedTexts = new Map<string, ReturnType<typeof parseAllDocuments>>();
+
+function hasOnlyPrimitiveScalars(doc: Document.Parsed): boolean {
+    let primitive = true;
+    visit(doc, {
+        Scalar: (_key, node) => {
+            if (isScalar(node) && typeof node.value === "object" && node.value !== null) {
+                primitive = false;
+                return visit.BREAK;
+            }
+        },
+    });
+    return primitive;
 }
 
 /**
