@@ -9,6 +9,7 @@ import { test, before, after, beforeEach } from "node:test";
 import * as assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
+import * as http from "node:http";
 import * as os from "node:os";
 import * as path from "node:path";
 import type { AddressInfo } from "node:net";
@@ -17,6 +18,7 @@ import { readSettings, SettingsError, type Settings } from "../src/settings";
 import { ClientKeys, KeysFileError } from "../src/clientKeys";
 import { parseChatRequest, pieces, stripLeadingEcho, visibleWithEchoFilter } from "../src/openai";
 import { retryFailure } from "../src/turn";
+import { AgentServer, type AgentEvent } from "../src/agentServer";
 import { startFakeAgent, type FakeAgent } from "./fakeAgent";
 import { sseEvents } from "./sse";
 
@@ -520,6 +522,55 @@ test("41.9 the idle sweep deletes the bridge's sessions idle longer than BRIDGE_
     agent.sessions.set("ses_working", { title: "bridge-c-" + "0".repeat(40), created: 0, updated: 0, prompts: [], messages: [], busy: true });
     assert.equal(await bridge.sweep(), 2);
     assert.deepEqual([...agent.sessions.keys()].sort(), ["ses_human", "ses_working"]);
+});
+
+test("the agent server's event stream: events cut anywhere between chunks or several to a chunk each arrive once, whole and in order; comments, bad JSON and a large event of a session nobody watches are passed over", async () => {
+    const ev = (type: string, properties: unknown) => `data: ${JSON.stringify({ type, properties })}\n\n`;
+    const big = (sid: string) => ev("message.part.updated", { sessionID: sid, part: { sessionID: sid, text: "x".repeat(70_000) } });
+    const cut = (text: string) => Array.from(text);
+    const chunks = [
+        ev("server.connected", {}),
+        ...cut(ev("message.updated", { sessionID: "ses_a", n: 1 }) + ": a comment\n\n" + 'data: {"type": "message.updated",\ndata: "properties": {"sessionID": "ses_a", "n": 2}}\n\n' + "data: {not json\n\n"),
+        ...[big("ses_other").slice(0, 40_000), big("ses_other").slice(40_000)],
+        big("ses_a").slice(0, 50_000), big("ses_a").slice(50_000, -1), "\n" + ev("message.updated", { sessionID: "ses_a", n: 3 }).slice(0, 10),
+        ev("message.updated", { sessionID: "ses_a", n: 3 }).slice(10) + ev("message.updated", { sessionID: "ses_a", n: 4 }) + ev("message.updated", { sessionID: "ses_a", n: 5 }),
+    ];
+    const streams: http.ServerResponse[] = [];
+    const server = http.createServer(async (req, res) => {
+        res.writeHead(200, { "Content-Type": "text/event-stream" });
+        streams.push(res);
+        for (const c of chunks) {
+            res.write(c);
+            await sleep(1);
+        }
+    });
+    await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
+    const agentServer = new AgentServer(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, "u", "p");
+    const seen: AgentEvent[] = [];
+    const watched: AgentEvent[] = [];
+    agentServer.watchAll((e) => seen.push(e));
+    agentServer.watch("ses_a", (e) => watched.push(e));
+    try {
+        await agentServer.connectEvents(AbortSignal.timeout(5000));
+        const deadline = Date.now() + 10_000;
+        while (seen.length < 6 && Date.now() < deadline) await sleep(20);
+        await sleep(100);
+        assert.deepEqual(seen.map((e) => [e.type, e.properties.sessionID, e.properties.n ?? e.properties.part?.text.length]), [
+            ["server.connected", undefined, undefined],
+            ["message.updated", "ses_a", 1],
+            ["message.updated", "ses_a", 2],
+            ["message.part.updated", "ses_a", 70_000],
+            ["message.updated", "ses_a", 3],
+            ["message.updated", "ses_a", 4],
+            ["message.updated", "ses_a", 5],
+        ]);
+        assert.equal(watched.length, 6);
+    } finally {
+        agentServer.close();
+        for (const r of streams) r.destroy();
+        server.closeAllConnections();
+        await new Promise((ok) => server.close(ok));
+    }
 });
 
 test("helpers: leading echo, pieces by code point", () => {
