@@ -2,7 +2,8 @@
  * The model bridge (bridge/src) against a stand-in agent server (fakeAgent.ts): settings and keys
  * checked at start without repeating a secret, routes, every request field honoured or refused,
  * streaming as opencode writes, model failures at once with the turn taken out again, continuations
- * serialised, the drain, the body budget and the idle sweep. The real opencode is in
+ * serialised, the drain, the body budget, the idle sweep, the log lines of a failure and the agent
+ * server's event stream read from any chunking. The real opencode is in
  * test/products/bridge.products.ts.
  */
 import { test, before, after, beforeEach } from "node:test";
