@@ -245,54 +245,15 @@ export class AgentServer {
                 return again(res.statusCode === 401 ? "the agent server refused the bridge's credentials (401)" : `HTTP ${res.statusCode}`);
             }
             res.setEncoding("utf8");
-            // An event is held as the chunks it came in until its blank line: a large one (a long
-            // prompt's part) is joined once, not copied again with every chunk.
-            let held: string[] = [];
-            let endsWithNewline = false;
-            const emit = (block: string) => {
-                // A large event of a session no chat here watches (another replica's long prompt) is not parsed.
-                if (block.length > 65_536) {
-                    const id = /"sessionID":"([^"]+)"/.exec(block.slice(0, 4096))?.[1];
-                    if (id && !this.listeners.has(id)) return;
-                }
-                const data = block.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).replace(/^ /, "")).join("\n");
-                if (!data) return;
-                let e: AgentEvent;
-                try {
-                    e = JSON.parse(data);
-                } catch {
-                    return;
-                }
+            res.on("data", eventBlocks((block) => {
+                const e = parseEvent(block, (id) => this.listeners.has(id));
+                if (e === undefined) return;
                 if (e.type === "server.connected") {
                     this.connectedNow = true;
                     settle.resolve();
                 }
                 this.dispatch(e);
-            };
-            res.on("data", (s: string) => {
-                let rest = s;
-                for (;;) {
-                    let i: number;
-                    if (endsWithNewline && rest.startsWith("\n")) {
-                        const block = held.join("");
-                        held = [];
-                        emit(block.slice(0, -1));
-                        rest = rest.slice(1);
-                        endsWithNewline = false;
-                        continue;
-                    }
-                    if ((i = rest.indexOf("\n\n")) < 0) break;
-                    const block = held.length ? held.join("") + rest.slice(0, i) : rest.slice(0, i);
-                    held = [];
-                    endsWithNewline = false;
-                    emit(block);
-                    rest = rest.slice(i + 2);
-                }
-                if (rest) {
-                    held.push(rest);
-                    endsWithNewline = rest.endsWith("\n");
-                }
-            });
+            }));
             res.on("end", () => again("closed by the agent server"));
             res.on("error", (e) => again(e.message));
         });
@@ -312,6 +273,56 @@ export class AgentServer {
         this.closed = true;
         this.events?.req.destroy();
         this.agent.destroy();
+    }
+}
+
+/**
+ * A reader of an event stream's text as it arrives, calling `emit` with each event's block (its
+ * lines before the blank line). An event is held as the chunks it came in until its blank line: a
+ * large one (a long prompt's part) is joined once, not copied again with every chunk.
+ */
+function eventBlocks(emit: (block: string) => void): (chunk: string) => void {
+    let held: string[] = [];
+    let endsWithNewline = false;
+    return (s: string) => {
+        let rest = s;
+        for (;;) {
+            let i: number;
+            if (endsWithNewline && rest.startsWith("\n")) {
+                const block = held.join("");
+                held = [];
+                emit(block.slice(0, -1));
+                rest = rest.slice(1);
+                endsWithNewline = false;
+                continue;
+            }
+            if ((i = rest.indexOf("\n\n")) < 0) break;
+            const block = held.length ? held.join("") + rest.slice(0, i) : rest.slice(0, i);
+            held = [];
+            endsWithNewline = false;
+            emit(block);
+            rest = rest.slice(i + 2);
+        }
+        if (rest) {
+            held.push(rest);
+            endsWithNewline = rest.endsWith("\n");
+        }
+    };
+}
+
+/** The event of a block (its data lines' JSON), or undefined: none, not JSON, or large and of a session not `watched`. */
+function parseEvent(block: string, watched: (session: string) => boolean): AgentEvent | undefined {
+    // A large event of a session no chat here watches (another replica's long prompt) is not parsed.
+    if (block.length > 65_536) {
+        const id = /"sessionID":"([^"]+)"/.exec(block.slice(0, 4096))?.[1];
+        if (id && !watched(id)) return undefined;
+    }
+    const data = block.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).replace(/^ /, "")).join("\n");
+    if (!data) return undefined;
+    try {
+        return JSON.parse(data);
+    } catch {
+        return undefined;
     }
 }
 

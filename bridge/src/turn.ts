@@ -84,9 +84,8 @@ export interface TurnOutcome {
  * message before anything is taken out again and no model call follows.
  */
 export async function runTurn(agent: AgentServer, id: string, body: PromptBody, o: TurnOptions): Promise<TurnOutcome> {
-    const messages: string[] = [];
-    const roles = new Map<string, string>();
-    const parts: { id: string; text: string; done: boolean }[] = [];
+    const record = new TurnRecord();
+    const messages = record.messages;
     let failed: Error | undefined;
     const post = new AbortController();
     let aborted: Promise<void> | undefined;
@@ -97,50 +96,25 @@ export async function runTurn(agent: AgentServer, id: string, body: PromptBody, 
         setTimeout(() => post.abort(new AgentError("the agent server did not end the aborted turn within 10 s", "timeout")), 10_000).unref();
     };
     const onOuter = () => stop(o.signal.reason instanceof Error ? o.signal.reason : new AgentError("the client went away", "aborted"));
-    const shown = () =>
-        parts.map((p, i) => (p.done || i < parts.length - 1 ? p.text.trimEnd() : p.text.replace(/\s+$/, ""))).join("");
 
     const onEvent = (e: AgentEvent) => {
         const p = e.properties ?? {};
         switch (e.type) {
             case "message.updated":
-                if (p.info?.id && !roles.has(p.info.id)) {
-                    roles.set(p.info.id, p.info.role);
-                    messages.push(p.info.id);
-                }
+                record.message(p.info);
                 break;
-            case "message.part.updated": {
-                const part = p.part;
-                if (part?.type !== "text" || roles.get(part.messageID) !== "assistant" || part.synthetic || part.ignored) break;
-                let known = parts.find((x) => x.id === part.id);
-                if (!known) parts.push((known = { id: part.id, text: "", done: false }));
-                if (typeof part.text === "string" && part.text.length >= known.text.length) known.text = part.text;
-                if (part.time?.end) known.done = true;
-                if (!failed) o.onText?.(shown());
+            case "message.part.updated":
+                if (record.part(p.part) && !failed) o.onText?.(record.shown());
                 break;
-            }
-            case "message.part.delta": {
-                if (p.field !== "text" || roles.get(p.messageID) !== "assistant") break;
-                const known = parts.find((x) => x.id === p.partID);
-                if (!known || typeof p.delta !== "string") break;
-                known.text += p.delta;
-                if (!failed) o.onText?.(shown());
+            case "message.part.delta":
+                if (record.delta(p) && !failed) o.onText?.(record.shown());
                 break;
-            }
             case "session.status":
                 if (p.status?.type === "retry") stop(retryFailure(p.status, Date.now()));
                 break;
             case "permission.asked":
-                if (o.rejectAsks && p.id) {
-                    o.log(`session ${id}: opencode asked for permission ${p.permission ?? ""}; rejected (nobody can answer through the bridge)`);
-                    agent.rejectPermission(p.id).catch((err) => o.log(`session ${id}: rejecting a permission request failed: ${(err as Error).message}`));
-                }
-                break;
             case "question.asked":
-                if (o.rejectAsks && p.id) {
-                    o.log(`session ${id}: opencode asked a question; rejected (nobody can answer through the bridge)`);
-                    agent.rejectQuestion(p.id).catch((err) => o.log(`session ${id}: rejecting a question failed: ${(err as Error).message}`));
-                }
+                if (o.rejectAsks && p.id) rejectAsk(agent, id, e, o.log);
                 break;
         }
     };
@@ -160,6 +134,57 @@ export async function runTurn(agent: AgentServer, id: string, body: PromptBody, 
     } finally {
         unwatch();
         o.signal.removeEventListener("abort", onOuter);
+    }
+}
+
+/** What a turn's events tell: the messages it created, in order, and its assistant text parts. */
+class TurnRecord {
+    readonly messages: string[] = [];
+    private readonly roles = new Map<string, string>();
+    private readonly parts: { id: string; text: string; done: boolean }[] = [];
+
+    /** message.updated: each message once. */
+    message(info: { id?: string; role: string } | undefined): void {
+        if (info?.id && !this.roles.has(info.id)) {
+            this.roles.set(info.id, info.role);
+            this.messages.push(info.id);
+        }
+    }
+
+    /** message.part.updated; whether it was an assistant's text part. */
+    part(part: any): boolean {
+        if (part?.type !== "text" || this.roles.get(part.messageID) !== "assistant" || part.synthetic || part.ignored) return false;
+        let known = this.parts.find((x) => x.id === part.id);
+        if (!known) this.parts.push((known = { id: part.id, text: "", done: false }));
+        if (typeof part.text === "string" && part.text.length >= known.text.length) known.text = part.text;
+        if (part.time?.end) known.done = true;
+        return true;
+    }
+
+    /** message.part.delta; whether it added to an assistant's text part. */
+    delta(p: any): boolean {
+        if (p.field !== "text" || this.roles.get(p.messageID) !== "assistant") return false;
+        const known = this.parts.find((x) => x.id === p.partID);
+        if (!known || typeof p.delta !== "string") return false;
+        known.text += p.delta;
+        return true;
+    }
+
+    /** The answer so far. */
+    shown(): string {
+        return this.parts.map((p, i) => (p.done || i < this.parts.length - 1 ? p.text.trimEnd() : p.text.replace(/\s+$/, ""))).join("");
+    }
+}
+
+/** Rejects the permission request or question `e` asked in session `id`. */
+function rejectAsk(agent: AgentServer, id: string, e: AgentEvent, log: (line: string) => void): void {
+    const p = e.properties;
+    if (e.type === "permission.asked") {
+        log(`session ${id}: opencode asked for permission ${p.permission ?? ""}; rejected (nobody can answer through the bridge)`);
+        agent.rejectPermission(p.id).catch((err) => log(`session ${id}: rejecting a permission request failed: ${(err as Error).message}`));
+    } else {
+        log(`session ${id}: opencode asked a question; rejected (nobody can answer through the bridge)`);
+        agent.rejectQuestion(p.id).catch((err) => log(`session ${id}: rejecting a question failed: ${(err as Error).message}`));
     }
 }
 

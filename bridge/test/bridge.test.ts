@@ -2,13 +2,15 @@
  * The model bridge (bridge/src) against a stand-in agent server (fakeAgent.ts): settings and keys
  * checked at start without repeating a secret, routes, every request field honoured or refused,
  * streaming as opencode writes, model failures at once with the turn taken out again, continuations
- * serialised, the drain, the body budget and the idle sweep. The real opencode is in
+ * serialised, the drain, the body budget, the idle sweep, the log lines of a failure and the agent
+ * server's event stream read from any chunking. The real opencode is in
  * test/products/bridge.products.ts.
  */
 import { test, before, after, beforeEach } from "node:test";
 import * as assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
+import * as http from "node:http";
 import * as os from "node:os";
 import * as path from "node:path";
 import type { AddressInfo } from "node:net";
@@ -17,6 +19,7 @@ import { readSettings, SettingsError, type Settings } from "../src/settings";
 import { ClientKeys, KeysFileError } from "../src/clientKeys";
 import { parseChatRequest, pieces, stripLeadingEcho, visibleWithEchoFilter } from "../src/openai";
 import { retryFailure } from "../src/turn";
+import { AgentServer, type AgentEvent } from "../src/agentServer";
 import { startFakeAgent, type FakeAgent } from "./fakeAgent";
 import { sseEvents } from "./sse";
 
@@ -68,6 +71,7 @@ beforeEach(() => {
     agent.rejected.length = 0;
     agent.reply = (text) => ({ text: `answer to ${text}` });
     agent.failTitle = false;
+    agent.deleteDelayMs = 0;
     lines.length = 0;
 });
 after(async () => {
@@ -415,6 +419,67 @@ test("41.8 request bodies: larger than BRIDGE_REQUEST_MEMORY_BYTES is 413; more 
     assert.equal(many.find((r) => r.status === 503)!.headers.get("retry-after"), "1");
 });
 
+test("41.8 a body's memory goes back once its prompt is sent, and when the request is refused: another body as large is taken meanwhile", async () => {
+    const base = await start({ requestMemoryBytes: 100_000 });
+    assert.equal((await chat(base, { messages: [user("a".repeat(60_000))], temperature: 0.5 })).status, 400);
+    assert.equal((await chat(base, { messages: [user("a".repeat(60_000))], temperature: 0.5 })).status, 400, "the refused body's memory went back");
+    agent.reply = (t) => ({ text: `answer to ${t.length}`, delayMs: 800 });
+    const first = chat(base, { messages: [user("a".repeat(60_000))] });
+    const deadline = Date.now() + 5000;
+    while (![...agent.sessions.values()].some((x) => x.prompts.length > 0) && Date.now() < deadline) await sleep(10);
+    const second = await chat(base, { messages: [user("b".repeat(60_000))] });
+    assert.equal(second.status, 200, "the running turn's body is not held any more");
+    assert.equal((await first).status, 200);
+});
+
+test("stream: the event stream's headers; a failure after them is one error event, then [DONE], after the role chunk and the comment lines", async () => {
+    const base = await start({ upstreamTimeoutMs: 400, keepAliveMs: 100 });
+    agent.reply = () => ({ text: "late", delayMs: 1500 });
+    const res = await chat(base, { messages: [user("x")], stream: true });
+    assert.equal(res.status, 200);
+    assert.deepEqual(["content-type", "cache-control", "x-accel-buffering"].map((h) => res.headers.get(h)), ["text/event-stream; charset=utf-8", "no-cache", "no"]);
+    const events = (await res.text()).split("\n\n");
+    assert.equal(events.pop(), "", "every event ends with a blank line");
+    assert.deepEqual(JSON.parse(events[0].slice("data: ".length)).choices[0].delta, { role: "assistant", content: "" });
+    assert.equal(events.at(-1), "data: [DONE]");
+    const error = JSON.parse(events.at(-2)!.slice("data: ".length));
+    assert.deepEqual(Object.keys(error), ["error"]);
+    assert.equal(error.error.code, "agent_server_timeout");
+    assert.match(error.error.message, /within 400 ms \(BRIDGE_UPSTREAM_TIMEOUT_MS\)/);
+    const between = events.slice(1, -2);
+    assert.ok(between.length >= 2 && between.every((e) => e === ": working"), JSON.stringify(between));
+    assert.equal(agent.sessions.size, 0, "the new conversation's session is deleted");
+});
+
+test("logs: a failed turn names its session and what became of it, a 5xx or 429 names the chat, every /v1 request has its access line; a client gone is no error", async () => {
+    const base = await start();
+    agent.reply = () => ({ retry: { message: "Rate limit reached for requests", inMs: 7000 } });
+    assert.equal((await (await chat(base, { messages: [user("x")] })).text()).includes("rate_limit_exceeded"), true);
+    const m1 = user("first");
+    agent.reply = (t) => ({ text: `answer to ${t}` });
+    const r1 = await (await chat(base, { messages: [m1] })).json();
+    agent.reply = () => ({ retry: { message: "Service Unavailable", inMs: 2000 } });
+    assert.equal((await chat(base, { messages: [m1, r1.choices[0].message, user("second")] })).status, 502);
+    agent.reply = () => ({ text: "late", delayMs: 3000 });
+    const ctl = new AbortController();
+    const gone = chat(base, { messages: [user("y")] }, KEY, ctl.signal).catch(() => "aborted");
+    await sleep(300);
+    ctl.abort();
+    await gone;
+    const deadline = Date.now() + 5000;
+    while (!lines.some((l) => l.includes("the client went away")) && Date.now() < deadline) await sleep(20);
+    await sleep(50);
+    const failed = lines.filter((l) => /^session |^chat /.test(l));
+    assert.equal(failed.length, 5, failed.join("\n"));
+    assert.match(failed[0], /^session ses_\d+: turn status \(the model API is rate limiting: Rate limit reached for requests\); its new session deleted$/);
+    assert.match(failed[1], /^chat chatcmpl-[0-9a-f]{24}: 429 the model API is rate limiting: Rate limit reached for requests$/);
+    assert.match(failed[2], /^session ses_\d+: turn status \(the model API failed: Service Unavailable\); taken out of the session$/);
+    assert.match(failed[3], /^chat chatcmpl-[0-9a-f]{24}: 502 the model API failed: Service Unavailable$/);
+    assert.match(failed[4], /^session ses_\d+: turn aborted \(the client went away\); its new session deleted$/);
+    const access = lines.filter((l) => l.startsWith("POST "));
+    assert.deepEqual(access.map((l) => l.replace(/ \d+ms$/, " <t>ms")), ["POST /v1/chat/completions 429 <t>ms", "POST /v1/chat/completions 200 <t>ms", "POST /v1/chat/completions 502 <t>ms"]);
+});
+
 test("41.7 shutdown: running chats finish, new ones get 503, /ready is 503; what outlives the grace is aborted (503)", async () => {
     const { url, bridge } = await startWith();
     agent.reply = () => ({ text: "finished", delayMs: 400 });
@@ -433,8 +498,22 @@ test("41.7 shutdown: running chats finish, new ones get 503, /ready is 503; what
     const long = chat(second.url, { messages: [user("z")] });
     await sleep(100);
     await second.bridge.shutdown(200);
-    assert.equal((await long).status, 503);
+    const aborted = await long;
+    assert.equal(aborted.status, 503);
+    assert.equal(aborted.headers.get("retry-after"), "1");
+    assert.equal((await aborted.json()).error.code, "bridge_shutting_down");
     assert.equal(agent.aborted.length, 1);
+    assert.ok(lines.includes("model bridge: 1 chat(s) still running after 200 ms; aborting them in the agent server"), lines.join("\n"));
+});
+
+test("41.7 shutdown waits for a finished continuation's lock to be deleted in the agent server", async () => {
+    const { url, bridge } = await startWith();
+    const m1 = user("first");
+    const r1 = await (await chat(url, { messages: [m1] })).json();
+    agent.deleteDelayMs = 300;
+    assert.equal((await chat(url, { messages: [m1, r1.choices[0].message, user("second")] })).status, 200);
+    await bridge.shutdown(100);
+    assert.equal([...agent.sessions.values()].filter((s) => s.title.startsWith("bridge-l-")).length, 0);
 });
 
 test("41.9 the idle sweep deletes the bridge's sessions idle longer than BRIDGE_SESSION_IDLE_MS, not others, not locked or working ones", async () => {
@@ -444,6 +523,55 @@ test("41.9 the idle sweep deletes the bridge's sessions idle longer than BRIDGE_
     agent.sessions.set("ses_working", { title: "bridge-c-" + "0".repeat(40), created: 0, updated: 0, prompts: [], messages: [], busy: true });
     assert.equal(await bridge.sweep(), 2);
     assert.deepEqual([...agent.sessions.keys()].sort(), ["ses_human", "ses_working"]);
+});
+
+test("the agent server's event stream: events cut anywhere between chunks or several to a chunk each arrive once, whole and in order; comments, bad JSON and a large event of a session nobody watches are passed over", async () => {
+    const ev = (type: string, properties: unknown) => `data: ${JSON.stringify({ type, properties })}\n\n`;
+    const big = (sid: string) => ev("message.part.updated", { sessionID: sid, part: { sessionID: sid, text: "x".repeat(70_000) } });
+    const cut = (text: string) => Array.from(text);
+    const chunks = [
+        ev("server.connected", {}),
+        ...cut(ev("message.updated", { sessionID: "ses_a", n: 1 }) + ": a comment\n\n" + 'data: {"type": "message.updated",\ndata: "properties": {"sessionID": "ses_a", "n": 2}}\n\n' + "data: {not json\n\n"),
+        ...[big("ses_other").slice(0, 40_000), big("ses_other").slice(40_000)],
+        big("ses_a").slice(0, 50_000), big("ses_a").slice(50_000, -1), "\n" + ev("message.updated", { sessionID: "ses_a", n: 3 }).slice(0, 10),
+        ev("message.updated", { sessionID: "ses_a", n: 3 }).slice(10) + ev("message.updated", { sessionID: "ses_a", n: 4 }) + ev("message.updated", { sessionID: "ses_a", n: 5 }),
+    ];
+    const streams: http.ServerResponse[] = [];
+    const server = http.createServer(async (req, res) => {
+        res.writeHead(200, { "Content-Type": "text/event-stream" });
+        streams.push(res);
+        for (const c of chunks) {
+            res.write(c);
+            await sleep(1);
+        }
+    });
+    await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
+    const agentServer = new AgentServer(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, "u", "p");
+    const seen: AgentEvent[] = [];
+    const watched: AgentEvent[] = [];
+    agentServer.watchAll((e) => seen.push(e));
+    agentServer.watch("ses_a", (e) => watched.push(e));
+    try {
+        await agentServer.connectEvents(AbortSignal.timeout(5000));
+        const deadline = Date.now() + 10_000;
+        while (seen.length < 6 && Date.now() < deadline) await sleep(20);
+        await sleep(100);
+        assert.deepEqual(seen.map((e) => [e.type, e.properties.sessionID, e.properties.n ?? e.properties.part?.text.length]), [
+            ["server.connected", undefined, undefined],
+            ["message.updated", "ses_a", 1],
+            ["message.updated", "ses_a", 2],
+            ["message.part.updated", "ses_a", 70_000],
+            ["message.updated", "ses_a", 3],
+            ["message.updated", "ses_a", 4],
+            ["message.updated", "ses_a", 5],
+        ]);
+        assert.equal(watched.length, 6);
+    } finally {
+        agentServer.close();
+        for (const r of streams) r.destroy();
+        server.closeAllConnections();
+        await new Promise((ok) => server.close(ok));
+    }
 });
 
 test("helpers: leading echo, pieces by code point", () => {

@@ -44,6 +44,8 @@ export interface FakeAgent {
     requests: { method: string; path: string; authorization?: string }[];
     /** PATCH /session/:id answers 500. */
     failTitle: boolean;
+    /** DELETE /session/:id answers after this long. */
+    deleteDelayMs: number;
     agents: string[];
     reply: (text: string) => Reply;
     /** Sends an event to every /event listener. */
@@ -66,6 +68,7 @@ export async function startFakeAgent(): Promise<FakeAgent> {
         rejected: [],
         requests: [],
         failTitle: false,
+        deleteDelayMs: 0,
         agents: ["build", "plan", "bridge"],
         reply: (text) => ({ text: `answer to ${text}` }),
         publish: (type, properties) => {
@@ -124,6 +127,7 @@ export async function startFakeAgent(): Promise<FakeAgent> {
             return json(200, info(m[1]));
         }
         if (m && s && !m[2] && req.method === "DELETE") {
+            if (fake.deleteDelayMs) await new Promise((ok) => setTimeout(ok, fake.deleteDelayMs));
             const was = info(m[1]);
             fake.sessions.delete(m[1]);
             fake.publish("session.deleted", { info: was });
