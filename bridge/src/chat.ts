@@ -52,14 +52,14 @@ export interface ChatContext {
 export async function chat(c: ChatContext, req: http.IncomingMessage, res: http.ServerResponse, clientKey: string): Promise<void> {
     if (c.draining()) throw new ShuttingDown();
     const { value, release } = await c.bodies.read(req);
-    let body;
+    let body, name;
     try {
         body = parseChatRequest(value);
+        name = resolveModel(c, body.model);
     } catch (e) {
         release();
         throw e;
     }
-    const name = resolveModel(c, body.model);
     return new ChatTurn(c, res, body, name, release).run(clientKey);
 }
 

@@ -423,6 +423,9 @@ test("41.8 a body's memory goes back once its prompt is sent, and when the reque
     const base = await start({ requestMemoryBytes: 100_000 });
     assert.equal((await chat(base, { messages: [user("a".repeat(60_000))], temperature: 0.5 })).status, 400);
     assert.equal((await chat(base, { messages: [user("a".repeat(60_000))], temperature: 0.5 })).status, 400, "the refused body's memory went back");
+    // Another model is refused after the body is parsed: its memory goes back too.
+    assert.equal((await chat(base, { model: "other", messages: [user("a".repeat(60_000))] })).status, 404);
+    assert.equal((await chat(base, { model: "other", messages: [user("a".repeat(60_000))] })).status, 404, "the 404's body memory went back");
     agent.reply = (t) => ({ text: `answer to ${t.length}`, delayMs: 800 });
     const first = chat(base, { messages: [user("a".repeat(60_000))] });
     const deadline = Date.now() + 5000;
